@@ -1,0 +1,214 @@
+"""Importer plumbing: the importer protocol, format detection, errors, and the per-file transaction.
+
+An importer turns one source file into events, yielding `(line, event)` pairs so that every error
+can name the source line. `ingest_path` imports one file in one transaction: a file either lands
+whole or not at all (DESIGN.md "Bad input").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import hashlib
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Protocol
+
+import duckdb
+from pydantic import ValidationError
+
+from ..events import Event
+from ..store.writer import DuplicateError, EventWriter
+
+
+class IngestError(ValueError):
+    """A user-facing import error: one sentence naming file, line and field."""
+
+    def __init__(self, path: str | os.PathLike[str], line: int | None, field: str | None, reason: str):
+        self.path, self.line, self.field, self.reason = str(path), line, field, reason
+        where = self.path + (f":{line}" if line is not None else "")
+        what = f" field `{field}`:" if field else ""
+        super().__init__(f"{where}:{what} {reason}")
+
+
+def validation_reason(err: ValidationError) -> tuple[str | None, str]:
+    """The first problem of a pydantic error as (dotted field path, reason)."""
+    first = err.errors()[0]
+    loc = [str(x) for x in first.get("loc", ())]
+    # Drop the discriminator tag pydantic puts first for tagged unions.
+    if loc and loc[0] in _EVENT_TAGS:
+        loc = loc[1:]
+    msg = first.get("msg", "invalid value")
+    if first.get("type") == "json_invalid":
+        return None, f"invalid JSON ({first.get('ctx', {}).get('error', msg)})"
+    if first.get("type") == "union_tag_invalid":
+        tag = first.get("input", {}).get("type") if isinstance(first.get("input"), dict) else None
+        return "type", f"unknown event type {tag!r}"
+    if first.get("type") == "union_tag_not_found":
+        return "type", "missing event type"
+    return ".".join(loc) or None, msg
+
+
+_EVENT_TAGS = {
+    "run", "episode_start", "model_call", "tool_result", "retraction", "history_rewrite",
+    "memory_change", "memory_search", "memory_delivery", "episode_end",
+}
+
+
+class Importer(Protocol):
+    """One source format."""
+
+    name: str
+    """Format name shown by `memuse info` and stored in `files.format`."""
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        """True when the file looks like this format (`head`: the first 64 KiB, decompressed)."""
+
+    def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
+        """Events of the file with their source line (None when not line-based).
+
+        Raise IngestError for bad input.
+        """
+
+
+_REGISTRY: list[Importer] = []
+
+
+def register(importer: Importer) -> Importer:
+    """Add an importer to format detection (earlier registrations win)."""
+    _REGISTRY.append(importer)
+    return importer
+
+
+def importers() -> list[Importer]:
+    from . import formats  # noqa: F401  (registers the built-in formats)
+
+    return list(_REGISTRY)
+
+
+def open_text(path: Path) -> io.TextIOBase:
+    """Open a text file, transparently decompressing `.gz`."""
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+def read_head(path: Path, n: int = 65536) -> bytes:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rb") as f:
+            return f.read(n)
+    with open(path, "rb") as f:
+        return f.read(n)
+
+
+def detect(path: Path) -> Importer:
+    """The importer for a file, or IngestError naming the file."""
+    try:
+        head = read_head(path)
+    except (OSError, EOFError) as e:
+        raise IngestError(path, None, None, f"cannot read file ({e})") from e
+    if not head.strip():
+        raise IngestError(path, None, None, "file is empty")
+    if b"\x00" in head[:4096]:
+        raise IngestError(path, None, None, "binary file, not a trajectory or event log")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # A multi-byte character may be cut at the end of the head; only earlier errors count.
+        if e.start < len(head) - 4:
+            raise IngestError(path, None, None, f"not UTF-8 text (byte {e.start})") from e
+    for imp in importers():
+        if imp.sniff(path, head):
+            return imp
+    raise IngestError(path, 1, None, "unknown format (not a MemUse event log or a supported trajectory)")
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class IngestResult:
+    """What importing one file did."""
+
+    path: str
+    format: str
+    status: str
+    """`imported`, `skipped` (same file already imported) or `failed`."""
+    episodes: int = 0
+    events: int = 0
+    error: str | None = None
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Files to import: files as given, folders walked recursively in sorted order."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(q for q in p.rglob("*") if q.is_file() and not q.name.startswith(".")))
+        else:
+            out.append(p)
+    return out
+
+
+def ingest_path(
+    con: duckdb.DuckDBPyConnection,
+    path: str | os.PathLike[str],
+    *,
+    importer: Importer | None = None,
+    known_blobs: set[int] | None = None,
+    on_event: Callable[[int], None] | None = None,
+) -> IngestResult:
+    """Import one file in one transaction; raises IngestError (store unchanged) on bad input."""
+    p = Path(path)
+    if not p.exists():
+        raise IngestError(p, None, None, "file does not exist")
+    imp = importer or detect(p)
+    sha = file_sha256(p)
+    row = con.execute("SELECT path FROM files WHERE sha256 = ?", [sha]).fetchone()
+    if row:
+        return IngestResult(str(p), imp.name, "skipped", error=f"already imported from {row[0]}")
+    con.execute("BEGIN TRANSACTION")
+    line: int | None = None
+    try:
+        file_id = con.execute("SELECT coalesce(max(file_id), 0) + 1 FROM files").fetchone()[0]  # type: ignore[index]
+        w = EventWriter(con, file_id, known_blobs=set(known_blobs) if known_blobs is not None else None)
+        n = 0
+        for line, ev in imp.events(p):
+            try:
+                w.add(ev, line if line is not None else n + 1)
+            except DuplicateError as e:
+                raise IngestError(p, line, None, f"{e} (import each recording once)") from e
+            except ValueError as e:
+                raise IngestError(p, line, None, str(e)) from e
+            n += 1
+            if on_event is not None and n % 1000 == 0:
+                on_event(1000)
+        if n == 0:
+            raise IngestError(p, None, None, "no events in file")
+        w.finish()
+        con.execute(
+            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [file_id, str(p), sha, p.stat().st_size, imp.name, n, dt.datetime.now()],
+        )
+        con.execute("COMMIT")
+        if known_blobs is not None:
+            known_blobs |= w.known
+        if on_event is not None:
+            on_event(n % 1000)
+        return IngestResult(str(p), imp.name, "imported", len(w.episodes_written), n)
+    except IngestError:
+        con.execute("ROLLBACK")
+        raise
+    except duckdb.Error as e:
+        con.execute("ROLLBACK")
+        raise IngestError(p, line, None, f"database error: {str(e).splitlines()[0]}") from e
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise

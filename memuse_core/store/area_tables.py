@@ -1,0 +1,112 @@
+"""DDL of the derived and judged tables, one section per area.
+
+Derived tables (`DERIVED_TABLES`) are recomputed from events by `memuse build --rebuild`; judged
+and human tables (`KEPT_TABLES`) are never dropped by a rebuild. Span ids are deterministic
+(`<episode_id>/<first delivery_id>`), so judgments keep pointing at the same span after a rebuild.
+"""
+
+from __future__ import annotations
+
+# ---- Evaluation context (MemUse 3.3, A.1) ------------------------------------------------------
+CONTEXT_DDL = [
+    """CREATE TABLE IF NOT EXISTS recording_checks (
+        episode_id VARCHAR, ok BOOLEAN, rule VARCHAR, detail VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS delivery_context (
+        delivery_id VARCHAR PRIMARY KEY, episode_id VARCHAR, consuming_step INTEGER,
+        attributed BOOLEAN, verified BOOLEAN, span_id VARCHAR, restatement BOOLEAN,
+        chars BIGINT, problem VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS entry_exposure (
+        delivery_id VARCHAR, pos INTEGER, exposure VARCHAR, placement_pos INTEGER,
+        stage VARCHAR, exposed_hash BIGINT, exposed_chars INTEGER)""",
+    """CREATE TABLE IF NOT EXISTS spans (
+        span_id VARCHAR PRIMARY KEY, episode_id VARCHAR, status VARCHAR, first_step INTEGER,
+        last_step INTEGER, first_delivery_id VARCHAR, n_deliveries INTEGER,
+        restatements INTEGER, n_entries INTEGER, chars BIGINT, est_tokens BIGINT,
+        form VARCHAR, route VARCHAR, reason VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS span_deliveries (
+        span_id VARCHAR, delivery_id VARCHAR, pos INTEGER)""",
+    """CREATE TABLE IF NOT EXISTS span_entries (
+        span_id VARCHAR, pos INTEGER, episode_id VARCHAR, namespace VARCHAR, item_id VARCHAR,
+        version VARCHAR, digest VARCHAR, display_key VARCHAR, exposure VARCHAR,
+        exposed_hash BIGINT, exposed_chars INTEGER, window_start INTEGER, window_end INTEGER,
+        PRIMARY KEY (span_id, pos))""",
+    """CREATE TABLE IF NOT EXISTS prior_sources (
+        span_id VARCHAR, pos INTEGER, kind VARCHAR, message_index INTEGER, role VARCHAR,
+        text_hash BIGINT, chars INTEGER, cut JSON)""",
+]
+
+# ---- Judging and verdicts (MemUse 3.4-3.5, A.2-A.4.2) ------------------------------------------
+JUDGE_DDL = [
+    """CREATE TABLE IF NOT EXISTS judge_batches (
+        batch_id VARCHAR PRIMARY KEY, judge VARCHAR, model VARCHAR, settings JSON,
+        started_at TIMESTAMP, ended_at TIMESTAMP, status VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS judgments (
+        judgment_id VARCHAR PRIMARY KEY, span_id VARCHAR, batch_id VARCHAR, judge VARCHAR,
+        model VARCHAR, settings JSON, prompt_hash VARCHAR, status VARCHAR, reason VARCHAR,
+        calls INTEGER, followups INTEGER, forced BOOLEAN, input_tokens BIGINT,
+        cached_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE, started_at TIMESTAMP,
+        ended_at TIMESTAMP, summary VARCHAR, confidence DOUBLE, transcript JSON,
+        attempts JSON)""",
+    """CREATE TABLE IF NOT EXISTS assessments (
+        judgment_id VARCHAR, span_id VARCHAR, pos INTEGER, item_id VARCHAR, relevance BOOLEAN,
+        accuracy VARCHAR, novelty VARCHAR, influence VARCHAR, effect VARCHAR,
+        anchors INTEGER[], evidence INTEGER[], notes VARCHAR, usage_label VARCHAR,
+        window_read BOOLEAN)""",
+    """CREATE TABLE IF NOT EXISTS verdicts (
+        span_id VARCHAR PRIMARY KEY, judgment_id VARCHAR, triage VARCHAR, profiled BOOLEAN,
+        n_entries INTEGER, relevance DOUBLE, corroboration DOUBLE, information_gain DOUBLE,
+        acted_on DOUBLE, benefit DOUBLE, harm DOUBLE, u_accuracy DOUBLE, u_novelty DOUBLE,
+        u_influence DOUBLE, u_effect DOUBLE, effect_resets INTEGER)""",
+]
+
+# ---- Human annotations and case studies (app) --------------------------------------------------
+ANNOTATION_DDL = [
+    """CREATE TABLE IF NOT EXISTS annotations (
+        annotation_id VARCHAR PRIMARY KEY, target_kind VARCHAR, target_id VARCHAR,
+        episode_id VARCHAR, note VARCHAR, tags VARCHAR[], labels JSON, author VARCHAR,
+        case_study_id VARCHAR, created_at TIMESTAMP)""",
+    """CREATE TABLE IF NOT EXISTS case_studies (
+        case_study_id VARCHAR PRIMARY KEY, name VARCHAR, description VARCHAR,
+        created_at TIMESTAMP)""",
+]
+
+# ---- Demo corpus ground truth ------------------------------------------------------------------
+DEMO_DDL = [
+    """CREATE TABLE IF NOT EXISTS planted_truth (
+        episode_id VARCHAR, delivery_id VARCHAR, pos INTEGER, namespace VARCHAR,
+        item_id VARCHAR, relevance BOOLEAN, novelty VARCHAR, influence VARCHAR,
+        effect VARCHAR, anchor_step INTEGER, note VARCHAR)""",
+]
+
+# ---- MemTrim what-if (memtrim paper 3, A.1) ----------------------------------------------------
+TRIM_DDL = [
+    """CREATE TABLE IF NOT EXISTS trim_results (
+        delivery_id VARCHAR, pos INTEGER, episode_id VARCHAR, shared INTEGER,
+        conflicting INTEGER, memory_only INTEGER, outcome VARCHAR, chars_before BIGINT,
+        chars_after BIGINT, decision JSON)""",
+]
+
+DDL = CONTEXT_DDL + JUDGE_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL
+
+DERIVED_TABLES = [
+    "recording_checks",
+    "delivery_context",
+    "entry_exposure",
+    "spans",
+    "span_deliveries",
+    "span_entries",
+    "prior_sources",
+    "trim_results",
+]
+"""Recomputed from events by `memuse build --rebuild`."""
+
+KEPT_TABLES = [
+    "judge_batches",
+    "judgments",
+    "assessments",
+    "verdicts",
+    "annotations",
+    "case_studies",
+    "planted_truth",
+]
+"""Never dropped by a rebuild (verdicts are re-derived from kept judgments)."""

@@ -1,0 +1,147 @@
+"""Opening the DuckDB store: path resolution, lock-conflict retries, schema creation and migration.
+
+DuckDB lets one process hold a file read-write, and then no other process can open it at all
+(notes/STACK.md). Every MemUse process therefore opens the store per unit of work and closes it,
+retrying a lock conflict with backoff and naming the holder after a timeout (DESIGN.md
+"Concurrency").
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import duckdb
+
+from .schema import SCHEMA_VERSION, all_ddl
+
+DEFAULT_DB = Path("data") / "memuse.duckdb"
+
+
+class StoreError(RuntimeError):
+    """A user-facing store problem (one clear sentence)."""
+
+
+class StoreLocked(StoreError):
+    """Another process holds the database file."""
+
+
+def db_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """Resolve the database path: explicit argument, then `MEMUSE_DB`, then data/memuse.duckdb."""
+    if path:
+        return Path(path)
+    env = os.environ.get("MEMUSE_DB")
+    return Path(env) if env else DEFAULT_DB
+
+
+_LOCK_RE = re.compile(r"Conflicting lock is held in (.*?)(?: \(PID (\d+)\))?(?:\.|$| by)", re.S)
+
+
+def _lock_holder(msg: str) -> str:
+    m = _LOCK_RE.search(msg)
+    if not m:
+        return "another process"
+    prog, pid = m.group(1).strip(), m.group(2)
+    return f"{prog} (PID {pid})" if pid else prog
+
+
+def connect(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    read_only: bool = False,
+    timeout: float = 30.0,
+    create: bool = True,
+) -> duckdb.DuckDBPyConnection:
+    """Open the store, retrying lock conflicts for up to `timeout` seconds with backoff.
+
+    A new read-write store gets the full schema; an older one is migrated forward.
+    """
+    p = db_path(path)
+    if read_only and not p.exists():
+        raise StoreError(f"database {p} does not exist (build it with `memuse demo` or `memuse ingest`)")
+    if not read_only and create:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        try:
+            con = duckdb.connect(str(p), read_only=read_only)
+            break
+        except duckdb.IOException as e:
+            msg = str(e)
+            if "lock" not in msg.lower():
+                raise StoreError(f"cannot open database {p}: {msg.splitlines()[0]}") from e
+            if time.monotonic() >= deadline:
+                raise StoreLocked(
+                    f"database {p} is locked by {_lock_holder(msg)}; wait for it to finish or "
+                    "stop it, then retry"
+                ) from e
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        except duckdb.Error as e:
+            raise StoreError(f"cannot open database {p}: {str(e).splitlines()[0]}") from e
+    if not read_only:
+        ensure_schema(con)
+    return con
+
+
+@contextmanager
+def open_store(
+    path: str | os.PathLike[str] | None = None, *, read_only: bool = False, timeout: float = 30.0
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Context manager: one unit of work on the store, closed afterwards."""
+    con = connect(path, read_only=read_only, timeout=timeout)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Schema version and forward migration
+# --------------------------------------------------------------------------------------------
+
+MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] = {}
+"""Steps from version v-1 to v. Add one (and bump SCHEMA_VERSION) for every change to an
+existing table; new tables appear by themselves through CREATE TABLE IF NOT EXISTS."""
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except duckdb.CatalogException:
+        return None
+    return int(row[0]) if row else None
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create missing tables and migrate an older store forward to SCHEMA_VERSION."""
+    current = schema_version(con)
+    if current is not None and current > SCHEMA_VERSION:
+        raise StoreError(
+            f"database schema version {current} is newer than this MemUse ({SCHEMA_VERSION}); "
+            "upgrade MemUse"
+        )
+    if current is not None and current < SCHEMA_VERSION:
+        for v in range(current + 1, SCHEMA_VERSION + 1):
+            step = MIGRATIONS.get(v)
+            if step is None:
+                continue
+            con.execute("BEGIN")
+            if callable(step):
+                step(con)
+            else:
+                for sql in step:
+                    con.execute(sql)
+            con.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)]
+            )
+            con.execute("COMMIT")
+    for sql in all_ddl():
+        con.execute(sql)
+    if current is None:
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])

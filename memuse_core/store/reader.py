@@ -1,0 +1,277 @@
+"""Reading events back from the store: whole episodes as `EpisodeRecord`s, the event stream of a
+file (lossless round trip), and summaries."""
+
+from __future__ import annotations
+
+import heapq
+import json
+from typing import Any, Iterator
+
+import duckdb
+
+from ..episode import EpisodeRecord, episodes_from_events
+from ..events import (
+    Entry,
+    EpisodeEnd,
+    EpisodeStart,
+    Event,
+    HistoryRewrite,
+    MemoryChange,
+    MemoryDelivery,
+    MemorySearch,
+    Message,
+    ModelCall,
+    Placement,
+    Proof,
+    Request,
+    Response,
+    Retraction,
+    RunEvent,
+    SearchResult,
+    ToolResultEvent,
+    Usage,
+)
+from .writer import BLOB_REF, iter_blob_texts
+
+
+def _texts(con: duckdb.DuckDBPyConnection, hashes: list[int | None]) -> dict[int, str]:
+    return iter_blob_texts(con, [h for h in hashes if h is not None])
+
+
+def _messages(con: duckdb.DuckDBPyConnection, shells: list[int]) -> dict[int, Message]:
+    """Rebuild Message objects from shell blobs (and their content blobs)."""
+    shell_text = _texts(con, list(shells))
+    parsed = {h: json.loads(t) for h, t in shell_text.items()}
+    refs = [d["content"][BLOB_REF] for d in parsed.values()
+            if isinstance(d.get("content"), dict) and BLOB_REF in d["content"]]
+    contents = _texts(con, refs)
+    out = {}
+    for h, d in parsed.items():
+        c = d.get("content")
+        if isinstance(c, dict) and BLOB_REF in c:
+            d["content"] = contents[c[BLOB_REF]]
+        out[h] = Message.model_validate(d)
+    return out
+
+
+def _episode_events(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> list[tuple[tuple[int, int], Event]]:
+    """Every event of the given episodes with its (file_id, seq) sort key."""
+    out: list[tuple[tuple[int, int], Event]] = []
+    if not episode_ids:
+        return out
+    ids = episode_ids
+    eps = con.execute(
+        "SELECT episode_id, run_id, task_id, position, repo, task_hash, reference_hash, resolved, "
+        "exit_status, submission_hash, ended, file_id, seq, end_seq FROM episodes "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+    calls = con.execute(
+        "SELECT call_id, episode_id, call_seq, role, status, base_call_id, base_len, msg_hashes, "
+        "tools_hash, request_extra, response_hash, input_tokens, output_tokens, cached_tokens, "
+        "reasoning_tokens, cost_usd, started_at, ended_at, op_ref, model, file_id, seq FROM calls "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY episode_id, call_seq", [ids]).fetchall()
+    trs = con.execute(
+        "SELECT episode_id, call_id, tool_call_id, name, arguments_hash, output_hash, exit_code, "
+        "file_id, seq FROM tool_results WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+    ctx = con.execute(
+        "SELECT episode_id, type, before_call_id, payload, file_id, seq FROM context_events "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+    dels = con.execute(
+        "SELECT delivery_id, episode_id, route, form, consuming_call_id, search_id, "
+        "provisional_step, file_id, seq FROM deliveries "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+    ents = con.execute(
+        "SELECT delivery_id, pos, namespace, item_id, id_scheme, version, version_portable, digest, "
+        "value_hash, display_key, labels FROM delivery_entries "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
+    pls = con.execute(
+        "SELECT delivery_id, pos, slot, kind, text_hash, digest, size, message_index, json_pointer, "
+        "message_digest, start FROM placements "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
+    srs = con.execute(
+        "SELECT search_id, episode_id, run_id, route, query_hash, scope, results, file_id, seq "
+        "FROM searches WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+    chg = con.execute(
+        "SELECT namespace, item_id, version, op, value_hash, episode_id, run_id, op_ref, changed_at, "
+        "file_id, seq FROM item_events WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+
+    hashes: list[int | None] = []
+    for r in eps:
+        hashes += [r[5], r[6], r[9]]
+    for r in calls:
+        hashes += [r[8], r[10]]
+    for r in trs:
+        hashes += [r[4], r[5]]
+    for r in ents:
+        hashes.append(r[8])
+    for r in pls:
+        hashes.append(r[4])
+    for r in srs:
+        hashes.append(r[4])
+    for r in chg:
+        hashes.append(r[4])
+    texts = _texts(con, hashes)
+    t = texts.get
+
+    # calls: resolve nothing here (delta kept as stored); gather shells
+    shells: set[int] = set()
+    for r in calls:
+        shells.update(r[7] or [])
+    msgs = _messages(con, list(shells))
+
+    for r in eps:
+        (eid, run_id, task_id, pos, repo, th, rh, resolved, exit_status, sh, ended, fid, seq, eseq) = r
+        out.append(((fid, seq), EpisodeStart(episode_id=eid, run_id=run_id, task_id=task_id,
+                                              position=pos, repo=repo, task=t(th) if th is not None else None,
+                                              reference=t(rh) if rh is not None else None)))
+        if ended:
+            out.append(((fid, eseq), EpisodeEnd(episode_id=eid, resolved=resolved, exit_status=exit_status,
+                                                submission=t(sh) if sh is not None else None)))
+    for r in calls:
+        (cid, eid, _cs, role, status, base_id, base_len, mh, toh, rx, rsh, it, ot, ct, rt, cost,
+         sa, ea, op, model, fid, seq) = r
+        extra = json.loads(rx) if rx else {}
+        req = Request(messages=[msgs[h] for h in (mh or [])],
+                      tools=json.loads(texts[toh]) if toh is not None else None,
+                      base_call_id=base_id, base_len=base_len, **extra)
+        resp = Response.model_validate_json(texts[rsh]) if rsh is not None else None
+        usage = None
+        if any(x is not None for x in (it, ot, ct, rt)):
+            usage = Usage(input_tokens=it, output_tokens=ot, cached_tokens=ct, reasoning_tokens=rt)
+        out.append(((fid, seq), ModelCall(episode_id=eid, call_id=cid, role=role, status=status,
+                                          request=req, response=resp, usage=usage, cost_usd=cost,
+                                          started_at=sa, ended_at=ea, op_ref=op, model=model)))
+    for r in trs:
+        (eid, cid, tcid, name, ah, oh, code, fid, seq) = r
+        out.append(((fid, seq), ToolResultEvent(episode_id=eid, call_id=cid, tool_call_id=tcid,
+                                                name=name, arguments=t(ah) if ah is not None else None,
+                                                output=t(oh) or "" if oh is not None else "",
+                                                exit_code=code)))
+    for r in ctx:
+        (eid, typ, before, payload, fid, seq) = r
+        data = json.loads(payload)
+        ev: Event
+        if typ == "retraction":
+            ev = Retraction(episode_id=eid, before_call_id=before, **data)
+        else:
+            ev = HistoryRewrite(episode_id=eid, before_call_id=before, **data)
+        out.append(((fid, seq), ev))
+    ent_by: dict[str, list[Entry]] = {}
+    for r in ents:
+        (did, _pos, ns, iid, scheme, ver, portable, dg, vh, dk, labels) = r
+        ent_by.setdefault(did, []).append(Entry(
+            namespace=ns, item_id=iid, id_scheme=scheme, version=ver, version_portable=portable,
+            digest=dg, value=t(vh) if vh is not None else None, display_key=dk,
+            labels=json.loads(labels) if labels else {}))
+    pl_by: dict[str, list[Placement]] = {}
+    for r in pls:
+        (did, _pos, slot, kind, th, dg, size, mi, jp, md, start) = r
+        proof = None
+        if any(x is not None for x in (mi, jp, md, start)):
+            proof = Proof(message_index=mi, json_pointer=jp, message_digest=md, start=start)
+        text = t(th) if th is not None else None
+        pl_by.setdefault(did, []).append(Placement(
+            slot=slot, kind=kind, text=text, digest=dg, size=None if text is not None else size,
+            proof=proof))
+    for r in dels:
+        (did, eid, route, form, ccid, sid, pstep, fid, seq) = r
+        out.append(((fid, seq), MemoryDelivery(
+            episode_id=eid, delivery_id=did, route=route, form=form, consuming_call_id=ccid,
+            search_id=sid, provisional_step=pstep, entries=ent_by.get(did, []),
+            placements=pl_by.get(did, []))))
+    for r in srs:
+        (sid, eid, run_id, route, qh, scope, results, fid, seq) = r
+        out.append(((fid, seq), MemorySearch(
+            search_id=sid, episode_id=eid, run_id=run_id, route=route,
+            query=t(qh) if qh is not None else None, scope=scope,
+            results=[SearchResult.model_validate(x) for x in json.loads(results)])))
+    for r in chg:
+        (ns, iid, ver, op, vh, eid, run_id, op_ref, at, fid, seq) = r
+        out.append(((fid, seq), MemoryChange(
+            namespace=ns, item_id=iid, version=ver, op=op, value=t(vh) if vh is not None else None,
+            episode_id=eid, run_id=run_id, op_ref=op_ref, at=at)))
+    out.sort(key=lambda x: x[0])
+    return out
+
+
+def load_episode(con: duckdb.DuckDBPyConnection, episode_id: str) -> EpisodeRecord:
+    """The full record of one stored episode (raises KeyError when it is not stored)."""
+    recs = load_episodes(con, [episode_id])
+    if episode_id not in recs:
+        raise KeyError(f"episode {episode_id!r} is not in the store")
+    return recs[episode_id]
+
+
+def load_episodes(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> dict[str, EpisodeRecord]:
+    """Full records of several episodes, loaded with one query per table."""
+    evs = [ev for _, ev in _episode_events(con, list(episode_ids))]
+    run_ids = sorted({ev.run_id for ev in evs if isinstance(ev, EpisodeStart)})
+    runs = [ev for _, ev in _run_events(con, run_ids)]
+    return episodes_from_events([*runs, *evs])
+
+
+def _run_events(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None) -> list[tuple[tuple[int, int], Event]]:
+    q = "SELECT run_id, config, label, agent, model, meta, file_id, seq FROM runs"
+    rows = (con.execute(q + " WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]).fetchall()
+            if run_ids is not None else con.execute(q).fetchall())
+    return [((r[6], r[7]), RunEvent(run_id=r[0], config=r[1], label=r[2], agent=r[3], model=r[4],
+                                    meta=json.loads(r[5]) if r[5] else {})) for r in rows]
+
+
+def export_events(con: duckdb.DuckDBPyConnection, *, batch: int = 200) -> Iterator[Event]:
+    """Every stored event in recorded order (file, then line): the inverse of ingest.
+
+    Episode-less memory changes and searches (a shared corpus) are included. Requests come back
+    delta-encoded against the previous call, which resolves to the same full inputs.
+    """
+    streams: list[list[tuple[tuple[int, int], Event]]] = [_run_events(con, None)]
+    eids = [r[0] for r in con.execute("SELECT episode_id FROM episodes ORDER BY file_id, seq").fetchall()]
+    for i in range(0, len(eids), batch):
+        streams.append(_episode_events(con, eids[i:i + batch]))
+    # episode-less events
+    rows = con.execute(
+        "SELECT namespace, item_id, version, op, value_hash, episode_id, run_id, op_ref, changed_at, file_id, "
+        "seq FROM item_events WHERE episode_id IS NULL").fetchall()
+    texts = _texts(con, [r[4] for r in rows])
+    streams.append([((r[9], r[10]), MemoryChange(
+        namespace=r[0], item_id=r[1], version=r[2], op=r[3],
+        value=texts.get(r[4]) if r[4] is not None else None, episode_id=None, run_id=r[6],
+        op_ref=r[7], at=r[8])) for r in rows])
+    srows = con.execute(
+        "SELECT search_id, episode_id, run_id, route, query_hash, scope, results, file_id, seq "
+        "FROM searches WHERE episode_id IS NULL").fetchall()
+    texts = _texts(con, [r[4] for r in srows])
+    streams.append([((r[7], r[8]), MemorySearch(
+        search_id=r[0], episode_id=None, run_id=r[2], route=r[3],
+        query=texts.get(r[4]) if r[4] is not None else None, scope=r[5],
+        results=[SearchResult.model_validate(x) for x in json.loads(r[6])])) for r in srows])
+    for s in streams:
+        s.sort(key=lambda x: x[0])
+    for _, ev in heapq.merge(*streams, key=lambda x: x[0]):
+        yield ev
+
+
+def store_info(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Counts and sizes of what the store holds."""
+    def one(sql: str) -> Any:
+        return con.execute(sql).fetchone()[0]  # type: ignore[index]
+
+    info: dict[str, Any] = {
+        "runs": one("SELECT count(*) FROM runs"),
+        "configs": one("SELECT count(DISTINCT config) FROM runs"),
+        "episodes": one("SELECT count(*) FROM episodes"),
+        "steps": one("SELECT count(*) FROM steps"),
+        "model_calls": one("SELECT count(*) FROM calls"),
+        "tool_results": one("SELECT count(*) FROM tool_results"),
+        "deliveries": one("SELECT count(*) FROM deliveries"),
+        "delivery_entries": one("SELECT count(*) FROM delivery_entries"),
+        "items": one("SELECT count(*) FROM (SELECT DISTINCT namespace, item_id FROM item_events "
+                     "UNION SELECT DISTINCT namespace, item_id FROM delivery_entries WHERE item_id IS NOT NULL)"),
+        "memory_changes": one("SELECT count(*) FROM item_events"),
+        "searches": one("SELECT count(*) FROM searches"),
+        "files": one("SELECT count(*) FROM files"),
+        "blobs": one("SELECT count(*) FROM blobs"),
+        "unique_text_chars": one("SELECT coalesce(sum(length(text)), 0) FROM blobs"),
+        "spans": one("SELECT count(*) FROM spans"),
+        "judgments": one("SELECT count(*) FROM judgments"),
+    }
+    return info

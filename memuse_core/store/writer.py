@@ -1,0 +1,426 @@
+"""Writing events into the store: content-addressed text, delta-encoded inputs, steps.
+
+`EventWriter` buffers rows per table and appends them through Arrow; the caller owns the
+transaction (one per imported file, so a bad file leaves the store unchanged).
+
+Messages are stored as a small JSON *shell* whose string content is replaced by a reference to a
+text blob (`{"$b": <hash>}`), so a tool output that also reaches the next request as a `tool`
+message is stored once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import duckdb
+import pyarrow as pa
+
+from ..events import (
+    EpisodeEnd,
+    EpisodeStart,
+    Event,
+    HistoryRewrite,
+    MemoryChange,
+    MemoryDelivery,
+    MemorySearch,
+    Message,
+    ModelCall,
+    Retraction,
+    RunEvent,
+    ToolResultEvent,
+    message_text,
+    text_digest,
+)
+
+BLOB_REF = "$b"
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+
+
+def blob_hash(text: str) -> int:
+    """64-bit signed content hash of a text (blake2b); the key of `blobs`."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+
+
+def message_shell(msg: Message) -> tuple[str, str | None]:
+    """(shell JSON, content text or None) of a message; the shell references the content blob."""
+    d = msg.model_dump(exclude_none=True)
+    content = d.get("content")
+    if isinstance(content, str):
+        d["content"] = {BLOB_REF: blob_hash(content)}
+        return json.dumps(d, sort_keys=True, ensure_ascii=False), content
+    return json.dumps(d, sort_keys=True, ensure_ascii=False), None
+
+
+I64 = pa.int64()
+I32 = pa.int32()
+S = pa.string()
+B = pa.bool_()
+F = pa.float64()
+LI = pa.list_(pa.int64())
+
+TABLE_COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
+    "blobs": [("hash", I64), ("text", S)],
+    "runs": [("run_id", S), ("config", S), ("label", S), ("agent", S), ("model", S), ("meta", S),
+             ("file_id", I32), ("seq", I32)],
+    "episodes": [("episode_id", S), ("run_id", S), ("task_id", S), ("position", I32), ("repo", S),
+                 ("task_hash", I64), ("reference_hash", I64), ("resolved", B), ("exit_status", S),
+                 ("submission_hash", I64), ("ended", B), ("n_steps", I32), ("file_id", I32),
+                 ("seq", I32), ("end_seq", I32)],
+    "calls": [("call_id", S), ("episode_id", S), ("call_seq", I32), ("role", S), ("status", S),
+              ("base_call_id", S), ("base_len", I32), ("msg_hashes", LI), ("n_messages", I32),
+              ("input_chars", I64), ("tools_hash", I64), ("request_extra", S),
+              ("response_hash", I64), ("input_tokens", I64), ("output_tokens", I64),
+              ("cached_tokens", I64), ("reasoning_tokens", I64), ("cost_usd", F),
+              ("started_at", F), ("ended_at", F), ("op_ref", S), ("model", S), ("file_id", I32),
+              ("seq", I32)],
+    "steps": [("episode_id", S), ("step", I32), ("call_id", S), ("response_hash", I64),
+              ("action", S), ("tools", S), ("exit_code", I32), ("obs_hashes", LI),
+              ("obs_chars", I64)],
+    "tool_results": [("episode_id", S), ("call_id", S), ("tool_call_id", S), ("name", S),
+                     ("arguments_hash", I64), ("output_hash", I64), ("exit_code", I32),
+                     ("file_id", I32), ("seq", I32)],
+    "context_events": [("episode_id", S), ("type", S), ("before_call_id", S), ("payload", S),
+                       ("file_id", I32), ("seq", I32)],
+    "item_events": [("namespace", S), ("item_id", S), ("version", S), ("op", S),
+                    ("value_hash", I64), ("episode_id", S), ("run_id", S), ("op_ref", S),
+                    ("changed_at", F), ("file_id", I32), ("seq", I32)],
+    "searches": [("search_id", S), ("episode_id", S), ("run_id", S), ("route", S),
+                 ("query_hash", I64), ("scope", S), ("results", S), ("n_results", I32),
+                 ("file_id", I32), ("seq", I32)],
+    "deliveries": [("delivery_id", S), ("episode_id", S), ("route", S), ("form", S),
+                   ("consuming_call_id", S), ("search_id", S), ("provisional_step", I32),
+                   ("n_entries", I32), ("chars", I64), ("file_id", I32), ("seq", I32)],
+    "delivery_entries": [("delivery_id", S), ("pos", I32), ("episode_id", S), ("namespace", S),
+                         ("item_id", S), ("id_scheme", S), ("version", S),
+                         ("version_portable", B), ("digest", S), ("value_hash", I64),
+                         ("display_key", S), ("labels", S)],
+    "placements": [("delivery_id", S), ("pos", I32), ("episode_id", S), ("slot", S), ("kind", S),
+                   ("text_hash", I64), ("digest", S), ("size", I64), ("message_index", I32),
+                   ("json_pointer", S), ("message_digest", S), ("start", I32)],
+}
+
+
+def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple[Any, ...]],
+                *, or_ignore: bool = False) -> None:
+    """Append rows (tuples in TABLE_COLUMNS order) to a table through one Arrow batch."""
+    if not rows:
+        return
+    cols = TABLE_COLUMNS[table]
+    arrays = [pa.array(list(col), type=t) for col, (_, t) in zip(zip(*rows), cols)]
+    tbl = pa.Table.from_arrays(arrays, names=[c for c, _ in cols])
+    con.register("_memuse_rows", tbl)
+    try:
+        verb = "INSERT OR IGNORE INTO" if or_ignore else "INSERT INTO"
+        con.execute(f"{verb} {table} SELECT * FROM _memuse_rows")
+    finally:
+        con.unregister("_memuse_rows")
+
+
+class DuplicateError(ValueError):
+    """An event names an id that the store already holds from another file."""
+
+
+@dataclass
+class _CallState:
+    call_id: str
+    role: str
+    status: str
+    hashes: list[int]
+    roles: list[str]
+    contents: list[str | None]
+    """Content text of each input message (shared references, not copies)."""
+    response_hash: int | None
+    action: str
+    tools: str
+    tool_rows: list[tuple[int | None, int | None, int]] = field(default_factory=list)
+    """(output hash, exit code, output chars) per tool result."""
+
+
+@dataclass
+class _EpisodeState:
+    episode_id: str
+    calls: list[_CallState] = field(default_factory=list)
+    by_id: dict[str, _CallState] = field(default_factory=dict)
+
+
+class EventWriter:
+    """Buffers events of one file and appends them to the store (caller holds the transaction)."""
+
+    FLUSH_ROWS = 20_000
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, file_id: int, *, known_blobs: set[int] | None = None):
+        self.con = con
+        self.file_id = file_id
+        self.rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in TABLE_COLUMNS}
+        self.blob_rows: list[tuple[int, str]] = []
+        self.known = known_blobs if known_blobs is not None else set()
+        self.open: dict[str, _EpisodeState] = {}
+        self.ended: dict[str, tuple[Any, ...]] = {}
+        self.n_rows = 0
+        self.n_events = 0
+        self._existing_eps = {r[0] for r in con.execute("SELECT episode_id FROM episodes").fetchall()}
+        self._existing_runs = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
+        self.episodes_written: list[str] = []
+
+    # -- text ----------------------------------------------------------------------------------
+    def text(self, s: str | None) -> int | None:
+        if s is None:
+            return None
+        h = blob_hash(s)
+        if h not in self.known:
+            self.known.add(h)
+            self.blob_rows.append((h, s))
+        return h
+
+    def _row(self, table: str, row: tuple[Any, ...]) -> None:
+        self.rows[table].append(row)
+        self.n_rows += 1
+        if self.n_rows >= self.FLUSH_ROWS:
+            self.flush()
+
+    # -- events --------------------------------------------------------------------------------
+    def add(self, ev: Event, seq: int) -> None:
+        """Buffer one validated event; `seq` is its line number in the source."""
+        self.n_events += 1
+        fid = self.file_id
+        if isinstance(ev, RunEvent):
+            if ev.run_id in self._existing_runs:
+                raise DuplicateError(f"run_id {ev.run_id!r} is already stored")
+            self._existing_runs.add(ev.run_id)
+            self._row("runs", (ev.run_id, ev.config, ev.label, ev.agent, ev.model,
+                               json.dumps(ev.meta, ensure_ascii=False), fid, seq))
+        elif isinstance(ev, EpisodeStart):
+            if ev.episode_id in self._existing_eps:
+                raise DuplicateError(f"episode_id {ev.episode_id!r} is already stored")
+            self._existing_eps.add(ev.episode_id)
+            self.open[ev.episode_id] = _EpisodeState(ev.episode_id)
+            self.ended[ev.episode_id] = (ev, seq, None, None)
+        elif isinstance(ev, ModelCall):
+            self._call(ev, seq)
+        elif isinstance(ev, ToolResultEvent):
+            st = self._ep(ev.episode_id, "tool_result")
+            cs = st.by_id.get(ev.call_id)
+            if cs is None:
+                raise ValueError(f"call_id {ev.call_id!r} is not an earlier model_call of the episode")
+            oh = self.text(ev.output)
+            cs.tool_rows.append((oh, ev.exit_code, len(ev.output)))
+            self._row("tool_results", (ev.episode_id, ev.call_id, ev.tool_call_id, ev.name,
+                                       self.text(ev.arguments), oh, ev.exit_code, fid, seq))
+        elif isinstance(ev, (Retraction, HistoryRewrite)):
+            self._ep(ev.episode_id, ev.type)
+            payload = ev.model_dump(exclude={"type", "v", "episode_id", "before_call_id"}, mode="json")
+            self._row("context_events", (ev.episode_id, ev.type, ev.before_call_id,
+                                         json.dumps(payload, ensure_ascii=False), fid, seq))
+        elif isinstance(ev, MemoryChange):
+            self._row("item_events", (ev.namespace, ev.item_id, ev.version, ev.op,
+                                      self.text(ev.value), ev.episode_id, ev.run_id, ev.op_ref,
+                                      ev.at, fid, seq))
+        elif isinstance(ev, MemorySearch):
+            results = [r.model_dump(exclude_none=True) for r in ev.results]
+            self._row("searches", (ev.search_id, ev.episode_id, ev.run_id, ev.route,
+                                   self.text(ev.query), ev.scope,
+                                   json.dumps(results, ensure_ascii=False), len(results), fid, seq))
+        elif isinstance(ev, MemoryDelivery):
+            self._delivery(ev, seq)
+        elif isinstance(ev, EpisodeEnd):
+            self._ep(ev.episode_id, "episode_end")
+            start, sseq, _, _ = self.ended[ev.episode_id]
+            self.ended[ev.episode_id] = (start, sseq, ev, seq)
+            self._close_episode(ev.episode_id)
+        else:  # pragma: no cover
+            raise TypeError(type(ev))
+
+    def _ep(self, episode_id: str | None, what: str) -> _EpisodeState:
+        st = self.open.get(episode_id or "")
+        if st is None:
+            raise ValueError(f"{what} for episode {episode_id!r} that has not started in this file")
+        return st
+
+    def _call(self, ev: ModelCall, seq: int) -> None:
+        st = self._ep(ev.episode_id, "model_call")
+        if ev.call_id in st.by_id:
+            raise DuplicateError(f"call_id {ev.call_id!r} appears twice")
+        new_hashes: list[int] = []
+        new_roles: list[str] = []
+        new_contents: list[str | None] = []
+        chars = 0
+        for m in ev.request.messages:
+            shell, content = message_shell(m)
+            if content is not None:
+                self.text(content)
+                chars += len(content)
+            else:
+                flat = message_text(m.content)
+                chars += len(flat)
+                if flat:
+                    self.text(flat)
+            new_hashes.append(self.text(shell))  # type: ignore[arg-type]
+            new_roles.append(m.role)
+            new_contents.append(content if content is not None else message_text(m.content))
+        req = ev.request
+        if req.base_call_id is not None:
+            base = st.by_id.get(req.base_call_id)
+            if base is None:
+                raise ValueError(f"request.base_call_id {req.base_call_id!r} is not an earlier call of the episode")
+            n = len(base.hashes) if req.base_len is None else req.base_len
+            if n > len(base.hashes):
+                raise ValueError(f"request.base_len {n} exceeds the {len(base.hashes)} messages of {req.base_call_id}")
+            full = base.hashes[:n] + new_hashes
+            roles = base.roles[:n] + new_roles
+            contents = base.contents[:n] + new_contents
+            base_id, base_len, stored = req.base_call_id, n, new_hashes
+        else:
+            full, roles, contents = new_hashes, new_roles, new_contents
+            base_id, base_len, stored = None, None, new_hashes
+            prev = st.calls[-1] if st.calls else None
+            if prev is not None:
+                k = _common_prefix(prev.hashes, full)
+                if k:
+                    base_id, base_len, stored = prev.call_id, k, full[k:]
+        extra = req.model_dump(exclude={"messages", "tools", "base_call_id", "base_len"}, exclude_none=True)
+        tools_hash = self.text(json.dumps(req.tools, sort_keys=True, ensure_ascii=False)) if req.tools is not None else None
+        resp = ev.response
+        resp_hash = self.text(resp.model_dump_json(exclude_none=True)) if resp is not None else None
+        action, tools = _action_summary(ev)
+        u = ev.usage
+        cs = _CallState(ev.call_id, ev.role, ev.status, full, roles, contents, resp_hash, action, tools)
+        st.calls.append(cs)
+        st.by_id[ev.call_id] = cs
+        self._row("calls", (
+            ev.call_id, ev.episode_id, len(st.calls) - 1, ev.role, ev.status, base_id, base_len,
+            stored, len(full), chars, tools_hash, json.dumps(extra, ensure_ascii=False) if extra else None,
+            resp_hash, u.input_tokens if u else None, u.output_tokens if u else None,
+            u.cached_tokens if u else None, u.reasoning_tokens if u else None, ev.cost_usd,
+            ev.started_at, ev.ended_at, ev.op_ref, ev.model, self.file_id, seq))
+
+    def _delivery(self, ev: MemoryDelivery, seq: int) -> None:
+        self._ep(ev.episode_id, "memory_delivery")
+        chars = 0
+        for i, p in enumerate(ev.placements):
+            th = self.text(p.text)
+            size = len(p.text) if p.text is not None else p.size
+            chars += size or 0
+            digest = p.digest or (text_digest(p.text) if p.text is not None else None)
+            pr = p.proof
+            self._row("placements", (
+                ev.delivery_id, i, ev.episode_id, p.slot, p.kind, th, digest, size,
+                pr.message_index if pr else None, pr.json_pointer if pr else None,
+                pr.message_digest if pr else None, pr.start if pr else None))
+        for i, e in enumerate(ev.entries):
+            digest = e.digest or (text_digest(e.value) if e.value is not None else None)
+            self._row("delivery_entries", (
+                ev.delivery_id, i, ev.episode_id, e.namespace, e.item_id, e.id_scheme, e.version,
+                e.version_portable, digest, self.text(e.value), e.display_key,
+                json.dumps(e.labels, ensure_ascii=False) if e.labels else None))
+        self._row("deliveries", (ev.delivery_id, ev.episode_id, ev.route, ev.form,
+                                 ev.consuming_call_id, ev.search_id, ev.provisional_step,
+                                 len(ev.entries), chars, self.file_id, seq))
+
+    def _close_episode(self, episode_id: str) -> None:
+        st = self.open.pop(episode_id, None)
+        start, sseq, end, eseq = self.ended.pop(episode_id)
+        steps = _steps(st) if st else []
+        for row in steps:
+            self._row("steps", (episode_id, *row))
+        self._row("episodes", (
+            start.episode_id, start.run_id, start.task_id, start.position, start.repo,
+            self.text(start.task), self.text(start.reference),
+            end.resolved if end else None, end.exit_status if end else None,
+            self.text(end.submission) if end else None, end is not None, len(steps),
+            self.file_id, sseq, eseq))
+        self.episodes_written.append(episode_id)
+
+    # -- flushing ------------------------------------------------------------------------------
+    def flush(self) -> None:
+        if self.blob_rows:
+            append_rows(self.con, "blobs", self.blob_rows, or_ignore=True)
+            self.blob_rows = []
+        for table, rows in self.rows.items():
+            if rows:
+                append_rows(self.con, table, rows)
+                self.rows[table] = []
+        self.n_rows = 0
+
+    def finish(self) -> None:
+        """Close episodes left open (no episode_end: outcome unknown) and flush everything."""
+        for ep in list(self.open):
+            self._close_episode(ep)
+        self.flush()
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _action_summary(ev: ModelCall) -> tuple[str, str]:
+    """A one-line summary of what a call's response did, and the tool names it used."""
+    r = ev.response
+    if r is None:
+        return "", ""
+    if r.tool_calls:
+        acts = []
+        for tc in r.tool_calls:
+            try:
+                args = json.loads(tc.arguments) if tc.arguments else {}
+            except json.JSONDecodeError:
+                args = tc.arguments
+            if isinstance(args, dict) and len(args) == 1:
+                args = next(iter(args.values()))
+            acts.append(f"{tc.name}: {args}" if not isinstance(args, str) else f"{tc.name}: {args}")
+        return " | ".join(acts)[:400], ",".join(tc.name for tc in r.tool_calls)
+    text = r.content or ""
+    m = re.search(r"```(?:bash|sh|shell)?\s*\n(.*?)```", text, re.S)
+    if m:
+        return m.group(1).strip()[:400], "bash"
+    return text.strip().split("\n")[-1][:400], ""
+
+
+def _steps(st: _EpisodeState) -> list[tuple[Any, ...]]:
+    """Step rows for an episode: completed agent calls in order with their observations (3.1)."""
+    agent = [c for c in st.calls if c.role == "agent" and c.status == "ok"]
+    rows = []
+    for i, cs in enumerate(agent):
+        exit_code = None
+        obs_chars = 0
+        if cs.tool_rows:
+            obs = [h for h, _, _ in cs.tool_rows if h is not None]
+            codes = [c for _, c, _ in cs.tool_rows if c is not None]
+            exit_code = codes[-1] if codes else None
+            obs_chars = sum(n for _, _, n in cs.tool_rows)
+        else:
+            obs = []
+            nxt = agent[i + 1] if i + 1 < len(agent) else None
+            if nxt is not None:
+                j = len(cs.hashes)
+                if j < len(nxt.roles) and nxt.roles[j] == "assistant":
+                    j += 1
+                while j < len(nxt.roles) and nxt.roles[j] in ("user", "tool"):
+                    text = nxt.contents[j] or ""
+                    obs.append(blob_hash(text))
+                    obs_chars += len(text)
+                    m = _RETURNCODE.search(text)
+                    if m:
+                        exit_code = int(m.group(1))
+                    j += 1
+        rows.append((i + 1, cs.call_id, cs.response_hash, cs.action, cs.tools, exit_code, obs, obs_chars))
+    return rows
+
+
+
+def iter_blob_texts(con: duckdb.DuckDBPyConnection, hashes: Iterable[int]) -> dict[int, str]:
+    """Fetch blob texts by hash in one query."""
+    hs = sorted({h for h in hashes if h is not None})
+    if not hs:
+        return {}
+    rows = con.execute(
+        "SELECT hash, text FROM blobs WHERE hash IN (SELECT unnest(?::BIGINT[]))", [hs]
+    ).fetchall()
+    return dict(rows)
