@@ -1,0 +1,246 @@
+"""A small, exact builder of recorded episodes as events: for hand-made test episodes and for the
+demo generator.
+
+It keeps the agent's visible history like a tool-calling harness does, emits one `model_call` per
+step (delta-encoded against the previous call), the `tool_result` of each step, and the
+`memory_delivery` events of memory placed in each request, with placement proofs that resolve
+(message index + digest + offset), so recording checks pass unless a test breaks them on purpose.
+
+    b = EpisodeBuilder("e1", task="Fix the date parser")
+    b.host_block("recall", "User Memories:\\n- parse dates with fromisoformat", entries=[...])
+    b.step("look", "grep -rn parse_date .", "src/dates.py:3:def parse_date(s):")
+    b.step("edit", "sed -i ... src/dates.py", "", tool_memory=None)
+    events = b.finish(resolved=True)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .events import (
+    Entry,
+    EpisodeEnd,
+    EpisodeStart,
+    Event,
+    HistoryRewrite,
+    MemoryDelivery,
+    MemorySearch,
+    Message,
+    ModelCall,
+    Placement,
+    Proof,
+    Request,
+    Response,
+    Retraction,
+    SearchResult,
+    ToolCall,
+    ToolResultEvent,
+    Usage,
+    text_digest,
+)
+
+
+@dataclass
+class _Block:
+    """A host-scheduled block inserted into the system message on every call while active."""
+
+    name: str
+    text: str
+    entries: list[Entry]
+    form: str
+    slot: str
+    search_id: str | None = None
+
+
+@dataclass
+class _Pending:
+    """Memory that arrived in a tool result and is consumed by the next call."""
+
+    message_index: int
+    text: str
+    entries: list[Entry]
+    form: str
+    search_id: str | None
+    slot: str = "tool_result"
+
+
+@dataclass
+class EpisodeBuilder:
+    """Builds the events of one episode step by step (see module docstring)."""
+
+    episode_id: str
+    run_id: str = "run-1"
+    task: str = "Fix the failing test."
+    task_id: str | None = None
+    system: str = "You are a software engineer working in a shell. Reply with one command per turn."
+    position: int = 0
+    repo: str | None = None
+    reference: str | None = None
+    model: str | None = None
+    events: list[Event] = field(default_factory=list)
+    history: list[Message] = field(default_factory=list)
+    blocks: dict[str, _Block] = field(default_factory=dict)
+    pending: list[_Pending] = field(default_factory=list)
+    _n_calls: int = 0
+    _n_deliveries: int = 0
+    _n_searches: int = 0
+    _prev_call: str | None = None
+    _prev_len: int = 0
+    _system_dirty: bool = True
+
+    def __post_init__(self) -> None:
+        self.events.append(EpisodeStart(
+            episode_id=self.episode_id, run_id=self.run_id, task_id=self.task_id or self.episode_id,
+            position=self.position, repo=self.repo, task=self.task, reference=self.reference))
+        self.history = [Message(role="system", content=self.system), Message(role="user", content=self.task)]
+
+    # -- memory --------------------------------------------------------------------------------
+    def host_block(self, name: str, text: str, entries: list[Entry], *, form: str = "task_recall",
+                   slot: str = "system_suffix", search_id: str | None = None) -> None:
+        """Insert (or replace) a block at the end of the system message, restated on every call."""
+        self.blocks[name] = _Block(name, text, entries, form, slot, search_id)
+        self._rebuild_system()
+
+    def drop_block(self, name: str) -> None:
+        """Remove a host block from the system message."""
+        self.blocks.pop(name, None)
+        self._rebuild_system()
+
+    def _rebuild_system(self) -> None:
+        text = self.system
+        for b in self.blocks.values():
+            text += "\n\n" + b.text
+        self.history[0] = Message(role="system", content=text)
+
+    def search(self, query: str, results: list[tuple[str, str]], *, route: str = "agent",
+               namespace: str = "default") -> str:
+        """Record a memory search; returns its id."""
+        self._n_searches += 1
+        sid = f"{self.episode_id}-s{self._n_searches}"
+        self.events.append(MemorySearch(
+            episode_id=self.episode_id, search_id=sid, route=route, query=query,  # type: ignore[arg-type]
+            run_id=self.run_id,
+            results=[SearchResult(namespace=namespace, item_id=i, value=v) for i, v in results]))
+        return sid
+
+    # -- steps ---------------------------------------------------------------------------------
+    def step(self, thought: str, command: str, output: str, *, exit_code: int | None = 0,
+             tool_memory: tuple[list[Entry], str] | None = None, tool_form: str = "search_result",
+             search_id: str | None = None, tool_name: str = "bash",
+             usage: Usage | None = None, cost_usd: float | None = None) -> int:
+        """One agent step: a call, its tool call, and the tool's output (returns the step number).
+
+        `tool_memory=(entries, form)` marks the tool output as an agent-directed delivery whose
+        placement is the whole output (`tool_form` names the delivered form); it is consumed by
+        the next call.
+        """
+        call_id = self._emit_call(Response(
+            content=thought, tool_calls=[ToolCall(id=f"tc{self._n_calls + 1}", name=tool_name,
+                                                  arguments=json.dumps({"command": command}))]),
+            usage=usage, cost_usd=cost_usd)
+        tcid = f"tc{self._n_calls}"
+        self.events.append(ToolResultEvent(
+            episode_id=self.episode_id, call_id=call_id, tool_call_id=tcid, name=tool_name,
+            arguments=command, output=output, exit_code=exit_code))
+        self.history.append(Message(role="assistant", content=thought, tool_calls=[
+            ToolCall(id=tcid, name=tool_name, arguments=json.dumps({"command": command}))]))
+        self.history.append(Message(role="tool", tool_call_id=tcid, content=output))
+        if tool_memory is not None:
+            entries, form = tool_memory
+            self.pending.append(_Pending(len(self.history) - 1, output, entries, form or tool_form, search_id))
+        return self._n_calls
+
+    def final(self, text: str = "Done.") -> int:
+        """A last step with no tool call (e.g. the submission message)."""
+        self._emit_call(Response(content=text))
+        self.history.append(Message(role="assistant", content=text))
+        return self._n_calls
+
+    def failed_call(self) -> None:
+        """A call that errored (no attributed step)."""
+        self._emit_call(None, status="error")
+
+    def retract(self, positions: list[int]) -> None:
+        """Remove messages (by index in the current history) before the next call."""
+        self.events.append(Retraction(episode_id=self.episode_id,
+                                      before_call_id=f"{self.episode_id}-c{self._n_calls + 1}",
+                                      removed=sorted(positions)))
+        keep = set(range(len(self.history))) - set(positions)
+        # Pending tool memory whose message is removed is no longer delivered.
+        remap = {old: new for new, old in enumerate(sorted(keep))}
+        self.pending = [_Pending(remap[p.message_index], p.text, p.entries, p.form, p.search_id)
+                        for p in self.pending if p.message_index in keep]
+        self.history = [m for i, m in enumerate(self.history) if i in keep]
+        self._prev_len = 0  # force a full request next time
+
+    def rewrite(self, kept_prefix: int, replacement: list[Message]) -> None:
+        """Replace the history after `kept_prefix` messages (e.g. a summary) before the next call."""
+        self.events.append(HistoryRewrite(episode_id=self.episode_id,
+                                          before_call_id=f"{self.episode_id}-c{self._n_calls + 1}",
+                                          kept_prefix=kept_prefix, replacement=replacement))
+        self.history = self.history[:kept_prefix] + list(replacement)
+        self.pending = [p for p in self.pending if p.message_index < kept_prefix]
+        self._prev_len = 0
+
+    def _emit_call(self, response: Response | None, *, status: str = "ok",
+                   usage: Usage | None = None, cost_usd: float | None = None) -> str:
+        self._n_calls += 1
+        call_id = f"{self.episode_id}-c{self._n_calls}"
+        msgs = list(self.history)
+        if self._prev_call is not None and self._prev_len and self._prev_msgs[:self._prev_len] == msgs[:self._prev_len]:
+            k = self._common(msgs)
+            req = Request(base_call_id=self._prev_call, base_len=k, messages=msgs[k:])
+        else:
+            req = Request(messages=msgs)
+        self.events.append(ModelCall(episode_id=self.episode_id, call_id=call_id, request=req,
+                                     response=response, status=status, usage=usage,  # type: ignore[arg-type]
+                                     cost_usd=cost_usd, model=self.model))
+        self._deliveries_for(call_id, msgs)
+        self._prev_call, self._prev_msgs, self._prev_len = call_id, msgs, len(msgs)
+        return call_id
+
+    _prev_msgs: list[Message] = field(default_factory=list)
+
+    def _common(self, msgs: list[Message]) -> int:
+        n = min(len(msgs), len(self._prev_msgs))
+        k = 0
+        while k < n and msgs[k] == self._prev_msgs[k]:
+            k += 1
+        return k
+
+    def _deliveries_for(self, call_id: str, msgs: list[Message]) -> None:
+        sys_text = msgs[0].text()
+        for b in self.blocks.values():
+            start = sys_text.find(b.text)
+            self._deliver(call_id, "host", b.form, b.entries, b.slot, b.text, 0, sys_text, start, b.search_id)
+        for p in self.pending:
+            host = msgs[p.message_index].text()
+            self._deliver(call_id, "agent", p.form, p.entries, p.slot, p.text, p.message_index, host,
+                          host.find(p.text), p.search_id)
+        self.pending = []
+
+    def _deliver(self, call_id: str, route: str, form: str, entries: list[Entry], slot: str, text: str,
+                 index: int, host_text: str, start: int, search_id: str | None) -> None:
+        self._n_deliveries += 1
+        self.events.append(MemoryDelivery(
+            episode_id=self.episode_id, delivery_id=f"{self.episode_id}-d{self._n_deliveries}",
+            route=route, form=form, consuming_call_id=call_id, search_id=search_id,  # type: ignore[arg-type]
+            entries=[e.model_copy() for e in entries],
+            placements=[Placement(slot=slot, kind="block" if route == "host" else "tool_output", text=text,
+                                  proof=Proof(message_index=index, message_digest=text_digest(host_text),
+                                              start=start if start >= 0 else None))] if text else []))
+
+    def finish(self, resolved: bool | None = None, exit_status: str | None = "Submitted",
+               submission: str | None = None) -> list[Event]:
+        """End the episode and return all its events."""
+        self.events.append(EpisodeEnd(episode_id=self.episode_id, resolved=resolved,
+                                      exit_status=exit_status, submission=submission))
+        return self.events
+
+
+def entry(item_id: str, value: str, *, namespace: str = "default", version: str | None = "1",
+          display_key: str | None = None, **labels: object) -> Entry:
+    """Shorthand for a delivered entry."""
+    return Entry(namespace=namespace, item_id=item_id, id_scheme="test", version=version, value=value,
+                 digest=text_digest(value), display_key=display_key, labels=dict(labels))

@@ -1,0 +1,1 @@
+"""Subcommands of `memuse`, one module per area (imported by `memuse_core.cli.main`)."""

@@ -1,0 +1,99 @@
+"""Foundation commands: schema, ingest, info."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..cli import DbOption, app, user_errors
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of one event-log line."""
+    from ..events import event_json_schema
+
+    typer.echo(json.dumps(event_json_schema(), indent=2))
+
+
+@app.command()
+@user_errors
+def ingest(
+    paths: list[Path] = typer.Argument(..., help="Files or folders (formats are detected)."),
+    db: Optional[Path] = DbOption,
+    build: bool = typer.Option(True, "--build/--no-build", help="Build the evaluation context afterwards."),
+) -> None:
+    """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped."""
+    from ..ingest import IngestError, expand_paths, ingest_path
+    from ..progress import progress_bar
+    from ..store import connect
+
+    files = expand_paths(paths)
+    if not files:
+        raise typer.BadParameter("no files found")
+    failed = 0
+    imported_eps = 0
+    con = connect(db)
+    try:
+        known: set[int] = set()
+        with progress_bar(total=len(files), desc="ingest", unit="file") as bar:
+            for f in files:
+                try:
+                    res = ingest_path(con, f, known_blobs=known)
+                except IngestError as e:
+                    failed += 1
+                    typer.echo(f"error: {e}", err=True)
+                else:
+                    imported_eps += res.episodes
+                    if res.status == "skipped":
+                        typer.echo(f"skipped {f}: {res.error}", err=True)
+                bar.update(1)
+    finally:
+        con.close()
+    typer.echo(f"imported {imported_eps} episodes from {len(files) - failed} of {len(files)} files")
+    if build and imported_eps:
+        _maybe_build(db)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _maybe_build(db: Optional[Path]) -> None:
+    """Run the evaluation-context build when that area is installed."""
+    try:
+        from ..context.build import build_store
+    except ImportError:
+        return
+    build_store(db)
+
+
+@app.command()
+@user_errors
+def info(db: Optional[Path] = DbOption, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Summarise what the store holds: runs, episodes, steps, deliveries, items, sizes."""
+    from ..store import connect, db_path, store_info
+
+    con = connect(db, read_only=True)
+    try:
+        data = store_info(con)
+        runs = con.execute(
+            "SELECT r.config, r.run_id, count(e.episode_id), avg(CAST(e.resolved AS INT)) "
+            "FROM runs r LEFT JOIN episodes e USING (run_id) GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
+    finally:
+        con.close()
+    p = db_path(db)
+    data["db_bytes"] = p.stat().st_size if p.exists() else 0
+    if as_json:
+        typer.echo(json.dumps({**data, "by_run": [list(r) for r in runs]}, default=str))
+        return
+    typer.echo(f"database {p} ({data['db_bytes'] / 1e6:.1f} MB)")
+    for k, v in data.items():
+        if k != "db_bytes":
+            typer.echo(f"  {k:<18} {v:,}" if isinstance(v, int) else f"  {k:<18} {v}")
+    if runs:
+        typer.echo("  runs:")
+        for config, run_id, n, rate in runs:
+            rr = "-" if rate is None else f"{rate:.1%}"
+            typer.echo(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}")
