@@ -13,8 +13,8 @@ agent call appends after the assistant turn.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from .events import (
     EpisodeEnd,

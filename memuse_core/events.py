@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 EVENT_SCHEMA_VERSION = 1
 """Version of the event-log format; bump it and add a step to `migrate_event` on any change."""
@@ -159,6 +159,12 @@ class Entry(_Model):
     labels: dict[str, Any] = Field(default_factory=dict)
     """Annotation-only metadata (type labels, scores): never shown to the judge (A.2.1)."""
 
+    @model_validator(mode="after")
+    def _fill_digest(self) -> Entry:
+        if self.digest is None and self.value is not None:
+            self.digest = text_digest(self.value)
+        return self
+
 
 class Proof(_Model):
     """Where a placement sits in the consuming request (MemUse A.1.1 "Placements and proofs")."""
@@ -188,6 +194,12 @@ class Placement(_Model):
     """Character count when `text` is redacted."""
     proof: Proof | None = None
     """Proof of location; None when absent (the placement then cannot be verified)."""
+
+    @model_validator(mode="after")
+    def _fill_digest(self) -> Placement:
+        if self.digest is None and self.text is not None:
+            self.digest = text_digest(self.text)
+        return self
 
 
 class SearchResult(_Model):

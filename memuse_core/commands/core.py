@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -23,7 +22,7 @@ def schema() -> None:
 @user_errors
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders (formats are detected)."),
-    db: Optional[Path] = DbOption,
+    db: Path | None = DbOption,
     build: bool = typer.Option(True, "--build/--no-build", help="Build the evaluation context afterwards."),
 ) -> None:
     """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped."""
@@ -60,7 +59,7 @@ def ingest(
         raise typer.Exit(1)
 
 
-def _maybe_build(db: Optional[Path]) -> None:
+def _maybe_build(db: Path | None) -> None:
     """Run the evaluation-context build when that area is installed."""
     try:
         from ..context.build import build_store
@@ -71,7 +70,7 @@ def _maybe_build(db: Optional[Path]) -> None:
 
 @app.command()
 @user_errors
-def info(db: Optional[Path] = DbOption, as_json: bool = typer.Option(False, "--json")) -> None:
+def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json")) -> None:
     """Summarise what the store holds: runs, episodes, steps, deliveries, items, sizes."""
     from ..store import connect, db_path, store_info
 

@@ -12,9 +12,10 @@ import gzip
 import hashlib
 import io
 import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Protocol
 
 import duckdb
 from pydantic import ValidationError
