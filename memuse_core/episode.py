@@ -47,6 +47,9 @@ class CallView:
     tool_results: list[ToolResultEvent] = field(default_factory=list)
     step: int | None = None
     """Step number (1-based) when this call completed an agent step, else None."""
+    input_gap: str | None = None
+    """Why the input could not be fully reconstructed (e.g. an unresolvable delta base); only set
+    when records are built with `strict=False` (the recording checks of A.1.3 report it)."""
 
     @property
     def call_id(self) -> str:
@@ -174,8 +177,12 @@ def _text_observations(cv: CallView, nxt: CallView | None) -> list[str]:
     return out
 
 
-def episodes_from_events(events: Iterable[Event]) -> dict[str, EpisodeRecord]:
-    """Group a stream of events into episode records (run events attach to their episodes)."""
+def episodes_from_events(events: Iterable[Event], *, strict: bool = True) -> dict[str, EpisodeRecord]:
+    """Group a stream of events into episode records (run events attach to their episodes).
+
+    With `strict=False`, a delta-encoded request whose base cannot be resolved keeps only its own
+    messages and records the problem in `CallView.input_gap` instead of raising.
+    """
     runs: dict[str, RunEvent] = {}
     recs: dict[str, EpisodeRecord] = {}
     pending: list[Event] = []
@@ -195,9 +202,15 @@ def episodes_from_events(events: Iterable[Event]) -> dict[str, EpisodeRecord]:
             resolved[ev.episode_id] = {}
         elif isinstance(ev, ModelCall):
             rec = need(ev.episode_id, f"model_call {ev.call_id}")
-            msgs = resolve_messages(ev, resolved[ev.episode_id])
+            gap = None
+            try:
+                msgs = resolve_messages(ev, resolved[ev.episode_id])
+            except EpisodeError as e:
+                if strict:
+                    raise
+                msgs, gap = list(ev.request.messages), str(e)
             resolved[ev.episode_id][ev.call_id] = msgs
-            cv = CallView(call=ev, messages=msgs, seq=len(rec.calls))
+            cv = CallView(call=ev, messages=msgs, seq=len(rec.calls), input_gap=gap)
             rec.calls.append(cv)
             by_call[ev.call_id] = cv
             rec.order.append(("model_call", ev.call_id))
