@@ -1,0 +1,345 @@
+"""A scripted OpenAI-compatible chat-completions server (stdlib only).
+
+It lets the real `openai` client drive the real judge loop offline: tests, benchmarks, and users
+who want to try `memuse judge --judge llm` without an endpoint. Like mini-swe-agent's scripted model,
+it is a real thing made small, not a mock.
+
+Every conversation (keyed by its first two messages) walks the script's reply list with its own
+cursor, so many concurrent conversations can share one script. A reply can be a text message, tool
+calls (arguments as an object or a raw string, e.g. invalid JSON), an automatic valid answer built
+from the entry list in the conversation's first user message, an HTTP error (429/500) or a slow
+reply. Usage is reported with cached tokens (the prefix shared with the conversation's previous
+request, or with the static system prompt).
+
+Python:
+
+    with ScriptedServer(Script(replies=[ScriptedReply(answer="auto")]), latency=0.2) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="unused")
+
+Command line:
+
+    python -m memuse_core.judge.scripted_server --script script.json --port 8099 [--latency 1]
+
+Script file (JSON): {"replies": [{"tool_calls": [{"name": "read_evidence", "arguments":
+{"path": "steps/S3.md"}}]}, {"answer": "auto", "answer_overrides": {"relevance": true}}],
+"when_exhausted": "auto_answer"}
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ENTRIES_MARKER = "ENTRIES_JSON:"
+"""Line prefix of the machine-readable entry list in the judge's first user message."""
+
+
+class ScriptedToolCall(BaseModel):
+    """One tool call the scripted model makes."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    name: str
+    """Tool name, e.g. `read_evidence`."""
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    """Arguments as an object (serialised to JSON) or a raw string sent as is (e.g. broken JSON)."""
+
+
+class ScriptedReply(BaseModel):
+    """One scripted reply (or failure) of the model."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    content: str | None = None
+    """Assistant text."""
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    """Tool calls to make."""
+    answer: Literal["auto"] | None = None
+    """`auto`: call the `answer` tool with a valid answer for every listed entry."""
+    answer_overrides: dict[str, Any] = Field(default_factory=dict)
+    """Signal values applied to every auto-answered entry (e.g. {"influence": "none"})."""
+    entry_overrides: dict[int, dict[str, Any]] = Field(default_factory=dict)
+    """Per-entry overrides of the auto answer, keyed by entry number."""
+    status: int = 200
+    """HTTP status; 429 or 5xx make an error reply that is consumed like any other reply."""
+    error: str = "scripted error"
+    """Error message for a non-200 status."""
+    retry_after: float | None = None
+    """Retry-After header (seconds) for error replies."""
+    delay: float = 0.0
+    """Extra seconds to wait before replying (simulates a slow reply or a timeout)."""
+    usage: dict[str, int] | None = None
+    """Override of the reported usage: prompt_tokens, completion_tokens, cached_tokens."""
+
+
+class Script(BaseModel):
+    """A reply list that every conversation walks with its own cursor."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    replies: list[ScriptedReply] = Field(default_factory=list)
+    """Replies in order."""
+    latency: float = 0.0
+    """Fixed seconds added to every reply."""
+    when_exhausted: Literal["auto_answer", "repeat_last", "error"] = "auto_answer"
+    """What to reply once a conversation has used every scripted reply."""
+
+
+ReplyFn = Callable[[dict[str, Any], int], ScriptedReply]
+"""A policy instead of a list: (request body, reply index in its conversation) -> reply."""
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def listed_entries(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entry list (entry number, item id) that the judge's first user message carries."""
+    for m in messages:
+        if m.get("role") != "user":
+            continue
+        for line in _text(m.get("content")).splitlines():
+            if line.startswith(ENTRIES_MARKER):
+                try:
+                    return list(json.loads(line[len(ENTRIES_MARKER):]))
+                except json.JSONDecodeError:
+                    return []
+        break
+    return []
+
+
+def auto_answer(messages: list[dict[str, Any]], reply: ScriptedReply) -> dict[str, Any]:
+    """A structurally valid answer that needs only the mandatory evidence (influence undetermined)."""
+    out = []
+    for e in listed_entries(messages):
+        a: dict[str, Any] = {
+            "entry": e.get("entry"), "item_id": e.get("item_id"), "relevance": False,
+            "accuracy": "uncontradicted", "novelty": None, "influence": None, "effect": None,
+            "anchors": [], "evidence": [], "notes": "scripted answer",
+        }
+        a.update(reply.answer_overrides)
+        a.update(reply.entry_overrides.get(int(e.get("entry", -1)), {}))
+        out.append(a)
+    return {"assessments": out, "summary": "scripted", "confidence": 0.5}
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    step = 4096
+    while i < n and a[i:i + step] == b[i:i + step]:
+        i += step
+    i = min(i, n)
+    while i > 0 and a[:i] != b[:i]:
+        i -= 1
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+class ScriptedServer:
+    """A local chat-completions server with scripted replies (see module docstring)."""
+
+    def __init__(self, script: Script | ReplyFn | None = None, *, latency: float | None = None,
+                 host: str = "127.0.0.1", port: int = 0) -> None:
+        self.script = script if script is not None else Script()
+        base_latency = self.script.latency if isinstance(self.script, Script) else 0.0
+        self.latency = base_latency if latency is None else latency
+        self.requests: list[dict[str, Any]] = []
+        """Every request body received, in arrival order."""
+        self._cursor: dict[str, int] = {}
+        self._last: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._n = 0
+        self._httpd = ThreadingHTTPServer((host, port), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """Base URL for `openai.OpenAI(base_url=...)`."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ScriptedServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- replies ---------------------------------------------------------------------------
+    def _next_reply(self, body: dict[str, Any]) -> tuple[ScriptedReply, int, dict[str, int]]:
+        msgs = body.get("messages") or []
+        key = hashlib.sha256(json.dumps(msgs[:2], sort_keys=True).encode()).hexdigest()
+        ser = json.dumps(msgs, sort_keys=True)
+        with self._lock:
+            self.requests.append(body)
+            idx = self._cursor.get(key, 0)
+            self._cursor[key] = idx + 1
+            prev = self._last.get(key)
+            self._last[key] = ser
+            self._n += 1
+            n = self._n
+        cached = _common_prefix(prev, ser) if prev else len(json.dumps(msgs[:1], sort_keys=True))
+        if callable(self.script):
+            reply = self.script(body, idx)
+        elif idx < len(self.script.replies):
+            reply = self.script.replies[idx]
+        elif self.script.when_exhausted == "repeat_last" and self.script.replies:
+            reply = self.script.replies[-1]
+        elif self.script.when_exhausted == "error":
+            reply = ScriptedReply(status=500, error="script exhausted")
+        else:
+            reply = ScriptedReply(answer="auto")
+        usage = {"prompt_tokens": len(ser) // 4, "cached_tokens": min(cached, len(ser)) // 4}
+        return reply, n, usage
+
+    def _completion(self, body: dict[str, Any], reply: ScriptedReply, n: int,
+                    usage: dict[str, int]) -> dict[str, Any]:
+        msgs = body.get("messages") or []
+        calls = []
+        for i, tc in enumerate(reply.tool_calls):
+            args = tc.arguments if isinstance(tc.arguments, str) else json.dumps(tc.arguments)
+            calls.append({"id": f"call_{n}_{i}", "type": "function",
+                          "function": {"name": tc.name, "arguments": args}})
+        if reply.answer == "auto":
+            calls.append({"id": f"call_{n}_a", "type": "function",
+                          "function": {"name": "answer",
+                                       "arguments": json.dumps(auto_answer(msgs, reply))}})
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if calls:
+            message["tool_calls"] = calls
+        out_tokens = max(1, len(json.dumps(message)) // 4)
+        u = {"prompt_tokens": usage["prompt_tokens"], "completion_tokens": out_tokens,
+             "cached_tokens": usage["cached_tokens"]}
+        if reply.usage:
+            u.update(reply.usage)
+        return {
+            "id": f"chatcmpl-scripted-{n}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "scripted"),
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": u["prompt_tokens"], "completion_tokens": u["completion_tokens"],
+                      "total_tokens": u["prompt_tokens"] + u["completion_tokens"],
+                      "prompt_tokens_details": {"cached_tokens": u["cached_tokens"]}},
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not re.search(r"/chat/completions/?$", self.path):
+                    self._send(404, {"error": {"message": f"unknown path {self.path}"}})
+                    return
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    self._send(400, {"error": {"message": "request body is not JSON"}})
+                    return
+                reply, n, usage = server._next_reply(body)
+                wait = server.latency + reply.delay
+                if wait > 0:
+                    time.sleep(wait)
+                if reply.status != 200:
+                    headers = {}
+                    if reply.retry_after is not None:
+                        headers["Retry-After"] = str(reply.retry_after)
+                    self._send(reply.status, {"error": {"message": reply.error, "type": "scripted",
+                                                        "code": str(reply.status)}}, headers)
+                    return
+                self._send(200, server._completion(body, reply, n, usage))
+
+        return Handler
+
+
+def load_script(path: str | Path) -> Script:
+    """Read a script file (JSON); raises ValueError naming the file on a bad script."""
+    p = Path(path)
+    try:
+        return Script.model_validate_json(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{p}: file not found") from None
+    except ValueError as e:
+        first = str(e).splitlines()
+        raise ValueError(f"{p}: invalid script: {' '.join(first[:3])}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m memuse_core.judge.scripted_server",
+                                 description="Serve scripted chat-completions replies on localhost.")
+    ap.add_argument("--script", help="JSON script file (default: answer every span automatically)")
+    ap.add_argument("--port", type=int, default=8099)
+    ap.add_argument("--latency", type=float, default=None, help="seconds added to every reply")
+    a = ap.parse_args(argv)
+    try:
+        script = load_script(a.script) if a.script else Script()
+    except ValueError as e:
+        print(f"error: {e}")
+        return 1
+    srv = ScriptedServer(script, latency=a.latency, port=a.port)
+    print(f"scripted chat-completions server on {srv.base_url} (Ctrl-C to stop)", flush=True)
+    try:
+        srv._httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv._httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
