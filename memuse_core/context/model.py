@@ -52,6 +52,10 @@ class SpanEntry(BaseModel):
     """ε_S(m): the matched value or prefix; None when exposure is unknown."""
     window: tuple[int, int] | None = None
     """Credit window [start, end] in steps, inclusive; None for an empty window."""
+    resident: bool = False
+    """True when the entry is a resident copy of a still-visible earlier copy (A.1.5)."""
+    stage: str | None = None
+    """Exposure matching stage (A.1.2)."""
 
 
 class EarlierCopy(BaseModel):
@@ -86,6 +90,21 @@ class PriorSource(BaseModel):
     """True when the whole message was the target delivery (kept as a position marker)."""
 
 
+class EntryExposure(BaseModel):
+    """Exposure of one entry of one delivery (A.1.2)."""
+
+    pos: int
+    """Entry position in the delivery."""
+    exposure: Exposure
+    """full / clipped / unknown."""
+    exposed_text: str | None = None
+    """ε: matched value or prefix; None when unknown."""
+    placement_pos: int | None = None
+    """Placement whose text gave the match."""
+    stage: str | None = None
+    """Matching stage: verbatim, json, numbered, xml, normalized or prefix."""
+
+
 class DeliveryContext(BaseModel):
     """Per-delivery results of the build."""
 
@@ -107,6 +126,8 @@ class DeliveryContext(BaseModel):
     """Placement characters (delivered volume, A.4.4)."""
     problem: str | None = None
     """Why it is not verified/attributed, when it is not."""
+    entries: list[EntryExposure] = Field(default_factory=list)
+    """Exposure of each entry (A.1.2)."""
 
 
 class SpanContext(BaseModel):
@@ -142,6 +163,11 @@ class SpanContext(BaseModel):
     """B_S: visible sources of the first consuming input with the target cut out."""
     earlier_copies: list[EarlierCopy] = Field(default_factory=list)
     """Earlier deliveries of the target items."""
+    removed_steps: list[int] = Field(default_factory=list)
+    """Steps before t_first whose messages were removed or rewritten out of the input: not in
+    B_S, still readable as evidence (A.1.3)."""
+    task: str | None = None
+    """The episode's task text q."""
 
     @property
     def est_tokens(self) -> int:
