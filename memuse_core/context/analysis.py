@@ -1,0 +1,271 @@
+"""Per-episode facts shared by the span, window and prior-context rules (MemUse 3.3, A.1).
+
+`analyze_episode` runs once per episode: consuming-step attribution (A.1.1), placement proofs and
+recording checks (A.1.1, A.1.3), exposure per entry (A.1.2), entry/placement equality keys
+(A.1.4), and persistent message identities that say whether a placement of an earlier call is
+still in a later call's input (visibility, A.1.4, A.2.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..episode import CallView, EpisodeRecord
+from ..events import Entry, HistoryRewrite, MemoryDelivery, Retraction, text_digest
+from .attribution import Attribution, attribute_delivery, processing_order
+from .checks import ResolvedPlacement, as_checks, call_level_checks, input_checks, resolve_placement
+from .exposure import UNKNOWN, ExposureMatch, PlacementText, contains_exposed, match_exposure
+from .model import RecordingCheck
+
+TOOL_SLOTS = ("tool", "tool_result", "tool_output", "observation")
+
+
+def item_identity(e: Entry) -> str | None:
+    """Item identity with the display-key fallback of A.1.4: the item id, else the display key
+    unless that key is itself an operation-local version identifier."""
+    if e.item_id:
+        return e.item_id
+    if e.display_key and not (not e.version_portable and e.display_key == e.version):
+        return e.display_key
+    return None
+
+
+def item_key(e: Entry) -> tuple:
+    """Which memory item an entry belongs to (namespace, identity); identity-less entries are
+    told apart by content."""
+    ident = item_identity(e)
+    if ident is not None:
+        return (e.namespace, ident)
+    return (e.namespace, None, e.digest or (text_digest(e.value) if e.value else None))
+
+
+def entry_key(e: Entry) -> tuple:
+    """Entry equality (A.1.4): namespace, item identity, id scheme, portable version, digest;
+    with neither a portable version nor a digest, namespace, identity and recorded value."""
+    ident = item_identity(e)
+    version = e.version if e.version_portable else None
+    if version is None and e.digest is None:
+        return ("value", e.namespace, ident, e.value)
+    return ("id", e.namespace, ident, e.id_scheme, version, e.digest)
+
+
+def placement_key(p) -> tuple:  # noqa: ANN001 - events.Placement
+    """Placement equality (A.1.4): slot, kind and text, or the digest when text is unresolved."""
+    return (p.slot, p.kind, text_digest(p.text) if p.text is not None else ("digest", p.digest))
+
+
+@dataclass
+class DInfo:
+    """Everything the span rules need about one delivery."""
+
+    idx: int
+    """Index in `rec.deliveries` (recorded position)."""
+    d: MemoryDelivery
+    att: Attribution
+    placements: list[ResolvedPlacement]
+    exposures: list[ExposureMatch]
+    ekeys: tuple
+    ikeys: list[tuple]
+    pkeys: tuple
+    chars: int
+    order: int = 0
+    """Position in processing order."""
+    redacted_without_size: bool = False
+
+    @property
+    def id(self) -> str:
+        return self.d.delivery_id
+
+    @property
+    def step(self) -> int | None:
+        return self.att.step
+
+    @property
+    def call(self) -> CallView | None:
+        return self.att.call
+
+    @property
+    def verified(self) -> bool:
+        return bool(self.placements) and all(rp.verified for rp in self.placements)
+
+    @property
+    def signature(self) -> tuple:
+        """Ordered entries, placements and exposure (A.1.4 equality), plus attribution status."""
+        return (self.ekeys, self.pkeys, tuple(x.exposure for x in self.exposures), self.att.attributed)
+
+
+@dataclass
+class EpisodeAnalysis:
+    rec: EpisodeRecord
+    infos: list[DInfo]
+    """In processing order."""
+    checks: list[RecordingCheck]
+    gap_calls: set[str]
+    msg_ids: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """Persistent identity of every message of every agent call's input."""
+    _id_index: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def failed_rules(self) -> list[str]:
+        return sorted({c.rule for c in self.checks if not c.ok})
+
+    def by_item(self) -> dict[tuple, list[DInfo]]:
+        """Deliveries of each item, in processing order."""
+        idx = getattr(self, "_by_item", None)
+        if idx is None:
+            idx = {}
+            for di in self.infos:
+                for k in dict.fromkeys(di.ikeys):
+                    idx.setdefault(k, []).append(di)
+            self._by_item = idx
+        return idx
+
+    def index_in(self, call_id: str, ident: tuple[int, int]) -> int | None:
+        idx = self._id_index.get(call_id)
+        if idx is None:
+            idx = {m: i for i, m in enumerate(self.msg_ids.get(call_id, []))}
+            self._id_index[call_id] = idx
+        return idx.get(ident)
+
+    def placement_survives(self, src: DInfo, rp: ResolvedPlacement, call: CallView) -> bool:
+        """Whether a proven placement of an earlier delivery is still in `call`'s input (A.1.4):
+        its host message persists (same identity after replaying removals) and still holds the
+        placement text."""
+        if not rp.verified or src.call is None or rp.host is None or rp.text is None:
+            return False
+        ids = self.msg_ids.get(src.call.call_id)
+        if ids is None or rp.host >= len(ids):
+            return False
+        j = self.index_in(call.call_id, ids[rp.host])
+        if j is None:
+            return False
+        return rp.text in call.messages[j].text()
+
+    def copy_visible(self, src: DInfo, pos: int, call: CallView, exposed: str | None,
+                     display_key: str | None) -> bool:
+        """An earlier copy of entry `pos` of `src` is visible in `call`'s input (A.1.4): the
+        exposed text matches in full within a surviving proven placement of that copy, and any
+        displayed key is still visible in the copy's surviving placements."""
+        if exposed is None or call.call_id in self.gap_calls:
+            return False
+        alive = [rp for rp in src.placements if self.placement_survives(src, rp, call)]
+        if not alive:
+            return False
+        tool = src.d.route == "agent"
+        if not any(contains_exposed(rp.text, exposed, tool_result=tool) for rp in alive):
+            return False
+        if display_key and not any(display_key in (rp.text or "") for rp in alive):
+            return False
+        return True
+
+
+def _message_ids(rec: EpisodeRecord) -> dict[str, list[tuple[int, int]]]:
+    """Give each message of each agent input a persistent identity: a message keeps the identity
+    of the previous input's message at the same replayed position (retractions and rewrites of
+    A.1.3 applied), and new messages get (call seq, index)."""
+    by_before: dict[str, list[Retraction | HistoryRewrite]] = {}
+    for ev in rec.context_events:
+        by_before.setdefault(ev.before_call_id, []).append(ev)
+    out: dict[str, list[tuple[int, int]]] = {}
+    prev: CallView | None = None
+    for cv in rec.calls:
+        if cv.call.role != "agent":
+            continue
+        n = len(cv.messages)
+        if prev is None or cv.input_gap:
+            ids = [(cv.seq, i) for i in range(n)]
+        else:
+            base = list(out[prev.call_id])
+            for ev in by_before.get(cv.call_id, []):
+                if isinstance(ev, Retraction):
+                    drop = set(ev.removed)
+                    base = [x for i, x in enumerate(base) if i not in drop]
+                else:
+                    base = base[:ev.kept_prefix] + [(cv.seq, -1 - k) for k in range(len(ev.replacement))]
+            ids = []
+            for i in range(n):
+                ids.append(base[i] if i < len(base) and base[i][1] >= 0 else (cv.seq, i))
+        out[cv.call_id] = ids
+        prev = cv
+    return out
+
+
+def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
+    """Attribution, proofs, checks, exposures and message identities of one episode (A.1)."""
+    findings: list[tuple[str, str]] = []
+    gap_findings, gap_calls = input_checks(rec)
+    findings += gap_findings
+    atts = {d.delivery_id: attribute_delivery(rec, d) for d in rec.deliveries}
+    texts_cache: dict[str, list[str]] = {}
+    by_call: dict[str, list[tuple[str, list[ResolvedPlacement]]]] = {}
+    memo: dict[tuple, ExposureMatch] = {}
+    infos: list[DInfo] = []
+    any_nonempty_attr = False
+    for i, d in enumerate(rec.deliveries):
+        a = atts[d.delivery_id]
+        if a.problem == "consuming_call_missing":
+            findings.append(("consuming_call_missing",
+                             f"{d.delivery_id}: consuming call {d.consuming_call_id!r} is not recorded in the episode"))
+        rps: list[ResolvedPlacement] = []
+        if a.call is not None and a.attributed:
+            cid = a.call.call_id
+            texts = texts_cache.get(cid)
+            if texts is None:
+                texts = texts_cache[cid] = [m.text() for m in a.call.messages]
+            rps = [resolve_placement(p, k, a.call, texts) for k, p in enumerate(d.placements)]
+            by_call.setdefault(cid, []).append((d.delivery_id, rps))
+            if d.entries:
+                any_nonempty_attr = True
+                if not d.placements:
+                    findings.append(("placement_missing", f"{d.delivery_id}: nonempty delivery with no placement"))
+                if cid in gap_calls:
+                    findings.append(("input_gap", f"{d.delivery_id}: consuming input of {cid} has gaps"))
+        else:
+            rps = [ResolvedPlacement(pos=k, slot=p.slot, text=p.text, rule="unbound")
+                   for k, p in enumerate(d.placements)]
+        ptexts = [PlacementText(k, rp.text if rp.text is not None else d.placements[k].text,
+                                tool_result=(d.route == "agent" or d.placements[k].slot in TOOL_SLOTS))
+                  for k, rp in enumerate(rps)]
+        exps = []
+        for e in d.entries:
+            key = (e.value, tuple((p.text, p.tool_result) for p in ptexts))
+            m = memo.get(key)
+            if m is None:
+                m = memo[key] = match_exposure(e.value, ptexts) if e.value else UNKNOWN
+            exps.append(m)
+        chars = 0
+        redacted = False
+        for p in d.placements:
+            if p.text is not None:
+                chars += len(p.text)
+            elif p.size is not None:
+                chars += p.size
+            else:
+                redacted = True
+        infos.append(DInfo(idx=i, d=d, att=a, placements=rps, exposures=exps,
+                           ekeys=tuple(entry_key(e) for e in d.entries),
+                           ikeys=[item_key(e) for e in d.entries],
+                           pkeys=tuple(placement_key(p) for p in d.placements), chars=chars,
+                           redacted_without_size=redacted))
+    for resolved in by_call.values():
+        findings += call_level_checks(resolved)
+        for did, rps in resolved:
+            for rp in rps:
+                if rp.rule is not None and rp.rule not in ("proof_duplicated", "shared_host_unresolved"):
+                    findings.append((rp.rule, f"{did}: {rp.detail}"))
+    if any_nonempty_attr:
+        if not (rec.start.task or "").strip():
+            findings.append(("task_missing", "episode has no task text"))
+        if rec.end is None:
+            findings.append(("episode_boundary_unresolved", "episode has no recorded end"))
+    order = processing_order(rec, atts)
+    pos = {i: k for k, i in enumerate(order)}
+    infos.sort(key=lambda x: pos[x.idx])
+    for k, di in enumerate(infos):
+        di.order = k
+    an = EpisodeAnalysis(rec=rec, infos=infos, checks=as_checks(rec.episode_id, findings), gap_calls=gap_calls)
+    an.msg_ids = _message_ids(rec)
+    return an

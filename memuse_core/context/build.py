@@ -1,0 +1,116 @@
+"""Build the evaluation context of episodes (MemUse 3.3, A.1) and store it.
+
+`build_episode_context` is pure: EpisodeRecord in, EpisodeContext out. `build_store` loads
+stored episodes in batches, builds them, and writes the derived tables (memuse_core.store.context).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..episode import EpisodeRecord
+from ..spans import credit_windows, group_spans, span_status
+from .analysis import analyze_episode
+from .model import DeliveryContext, EntryExposure, EpisodeContext, SpanContext, SpanEntry
+from .prior import earlier_copies, prior_sources, removed_steps
+
+
+def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
+    """The evaluation context of one episode (3.3): recording checks (A.1.3), per-delivery
+    attribution and exposure (A.1.1, A.1.2), injection spans (A.1.4) with credit windows (A.1.5),
+    eligibility (3.3), volume C_S (A.4.4), prior context B_S and earlier copies (A.1.3, A.2.1)."""
+    an = analyze_episode(rec)
+    spans = group_spans(an)
+    credit_windows(an, spans)
+    failed = an.failed_rules()
+    dctx: dict[str, DeliveryContext] = {}
+    for di in an.infos:
+        problem = di.att.problem
+        if problem is None and not di.verified and di.placements:
+            bad = next(rp for rp in di.placements if not rp.verified)
+            problem = f"{bad.rule}: {bad.detail}" if bad.detail else bad.rule
+        elif problem is None and not di.placements and di.d.entries:
+            problem = "placement_missing"
+        dctx[di.id] = DeliveryContext(
+            delivery_id=di.id, episode_id=rec.episode_id, consuming_step=di.step,
+            attributed=di.att.attributed, verified=di.verified, chars=di.chars, problem=problem,
+            entries=[EntryExposure(pos=k, exposure=x.exposure, exposed_text=x.exposed_text,  # type: ignore[arg-type]
+                                   placement_pos=x.placement_pos, stage=x.stage)
+                     for k, x in enumerate(di.exposures)])
+    out_spans: list[SpanContext] = []
+    for s in spans:
+        status, reason = span_status(s, an.valid, failed)
+        first = s.first
+        ids = [d.id for d in s.deliveries]
+        for k, d in enumerate(s.deliveries):
+            dc = dctx[d.id]
+            dc.span_id, dc.restatement = s.span_id, k > 0
+        entries = []
+        for pos, e in enumerate(first.d.entries):
+            x = first.exposures[pos]
+            entries.append(SpanEntry(
+                pos=pos, namespace=e.namespace, item_id=first.ikeys[pos][1], version=e.version,
+                digest=e.digest, display_key=e.display_key, value=e.value,
+                exposure=x.exposure, exposed_text=x.exposed_text,  # type: ignore[arg-type]
+                window=s.windows[pos] if s.windows else None,
+                resident=bool(s.resident[pos]) if s.resident else False, stage=x.stage))
+        attributed = s.attributed and s.nonempty
+        out_spans.append(SpanContext(
+            span_id=s.span_id, episode_id=rec.episode_id, status=status, reason=reason,  # type: ignore[arg-type]
+            first_step=s.first_step, last_step=s.last_step, delivery_ids=ids,
+            restatements=len(ids) - 1, chars=s.chars, form=first.d.form, route=first.d.route,
+            placements=list(first.d.placements), entries=entries,
+            prior_sources=prior_sources(an, first) if attributed else [],
+            earlier_copies=earlier_copies(an, first, set(ids)) if s.nonempty else [],
+            removed_steps=removed_steps(an, first) if attributed else [],
+            task=rec.start.task))
+    return EpisodeContext(episode_id=rec.episode_id, checks=an.checks,
+                          deliveries=[dctx[di.id] for di in an.infos], spans=out_spans)
+
+
+Progress = Callable[[int, int], None]
+
+
+def build_store(db: str | os.PathLike[str] | Path | None = None, *, rebuild: bool = False,
+                episode_ids: Iterable[str] | None = None, progress: Progress | None = None,
+                batch: int = 100) -> dict[str, int]:
+    """Build and store the evaluation context of stored episodes.
+
+    Without `rebuild`, only episodes not built yet (or the given `episode_ids`); with `rebuild`,
+    every derived context table is recomputed from the events. Judgments, annotations,
+    verdicts and planted truth are never touched. `progress(done, total)` is called per batch.
+    Returns counts (episodes, spans, errors).
+    """
+    from ..store import connect, load_episodes
+    from ..store.context import clear_context, episodes_to_build, write_contexts
+
+    con = connect(db)
+    try:
+        if rebuild and episode_ids is None:
+            clear_context(con)
+        todo = episodes_to_build(con, list(episode_ids) if episode_ids is not None else None, rebuild=rebuild)
+        stats = {"episodes": 0, "spans": 0, "errors": 0}
+        total = len(todo)
+        if progress:
+            progress(0, total)
+        for i in range(0, total, batch):
+            ids = todo[i:i + batch]
+            recs = load_episodes(con, ids)
+            ctxs = [build_episode_context(recs[e]) for e in ids if e in recs]
+            con.execute("BEGIN")
+            try:
+                write_contexts(con, ctxs, replace=True)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            stats["episodes"] += len(ctxs)
+            stats["spans"] += sum(len(c.spans) for c in ctxs)
+            stats["errors"] += sum(1 for c in ctxs if not c.valid)
+            if progress:
+                progress(min(i + batch, total), total)
+        return stats
+    finally:
+        con.close()
