@@ -9,30 +9,37 @@ from __future__ import annotations
 
 # ---- Evaluation context (MemUse 3.3, A.1) ------------------------------------------------------
 CONTEXT_DDL = [
+    """CREATE TABLE IF NOT EXISTS context_built (
+        episode_id VARCHAR PRIMARY KEY, valid BOOLEAN, n_deliveries INTEGER, n_spans INTEGER,
+        built_at TIMESTAMP)""",
     """CREATE TABLE IF NOT EXISTS recording_checks (
         episode_id VARCHAR, ok BOOLEAN, rule VARCHAR, detail VARCHAR)""",
     """CREATE TABLE IF NOT EXISTS delivery_context (
-        delivery_id VARCHAR PRIMARY KEY, episode_id VARCHAR, consuming_step INTEGER,
+        delivery_id VARCHAR PRIMARY KEY, episode_id VARCHAR, seq INTEGER, consuming_step INTEGER,
         attributed BOOLEAN, verified BOOLEAN, span_id VARCHAR, restatement BOOLEAN,
         chars BIGINT, problem VARCHAR)""",
     """CREATE TABLE IF NOT EXISTS entry_exposure (
-        delivery_id VARCHAR, pos INTEGER, exposure VARCHAR, placement_pos INTEGER,
-        stage VARCHAR, exposed_hash BIGINT, exposed_chars INTEGER)""",
+        delivery_id VARCHAR, pos INTEGER, episode_id VARCHAR, exposure VARCHAR,
+        placement_pos INTEGER, stage VARCHAR, exposed_hash BIGINT, exposed_chars INTEGER)""",
     """CREATE TABLE IF NOT EXISTS spans (
-        span_id VARCHAR PRIMARY KEY, episode_id VARCHAR, status VARCHAR, first_step INTEGER,
-        last_step INTEGER, first_delivery_id VARCHAR, n_deliveries INTEGER,
+        span_id VARCHAR PRIMARY KEY, episode_id VARCHAR, seq INTEGER, status VARCHAR,
+        first_step INTEGER, last_step INTEGER, first_delivery_id VARCHAR, n_deliveries INTEGER,
         restatements INTEGER, n_entries INTEGER, chars BIGINT, est_tokens BIGINT,
-        form VARCHAR, route VARCHAR, reason VARCHAR)""",
+        form VARCHAR, route VARCHAR, reason VARCHAR, removed_steps INTEGER[])""",
     """CREATE TABLE IF NOT EXISTS span_deliveries (
-        span_id VARCHAR, delivery_id VARCHAR, pos INTEGER)""",
+        span_id VARCHAR, delivery_id VARCHAR, pos INTEGER, episode_id VARCHAR)""",
     """CREATE TABLE IF NOT EXISTS span_entries (
         span_id VARCHAR, pos INTEGER, episode_id VARCHAR, namespace VARCHAR, item_id VARCHAR,
-        version VARCHAR, digest VARCHAR, display_key VARCHAR, exposure VARCHAR,
-        exposed_hash BIGINT, exposed_chars INTEGER, window_start INTEGER, window_end INTEGER,
+        version VARCHAR, digest VARCHAR, display_key VARCHAR, value_hash BIGINT,
+        exposure VARCHAR, stage VARCHAR, exposed_hash BIGINT, exposed_chars INTEGER,
+        window_start INTEGER, window_end INTEGER, resident BOOLEAN,
         PRIMARY KEY (span_id, pos))""",
     """CREATE TABLE IF NOT EXISTS prior_sources (
-        span_id VARCHAR, pos INTEGER, kind VARCHAR, message_index INTEGER, role VARCHAR,
-        text_hash BIGINT, chars INTEGER, cut JSON)""",
+        span_id VARCHAR, pos INTEGER, episode_id VARCHAR, kind VARCHAR, message_index INTEGER,
+        role VARCHAR, text_hash BIGINT, chars INTEGER, cut JSON)""",
+    """CREATE TABLE IF NOT EXISTS span_earlier_copies (
+        span_id VARCHAR, entry_pos INTEGER, episode_id VARCHAR, delivery_id VARCHAR,
+        step INTEGER, visibility VARCHAR, contains_target BOOLEAN)""",
 ]
 
 # ---- Judging and verdicts (MemUse 3.4-3.5, A.2-A.4.2) ------------------------------------------
@@ -89,6 +96,7 @@ TRIM_DDL = [
 DDL = CONTEXT_DDL + JUDGE_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL
 
 DERIVED_TABLES = [
+    "context_built",
     "recording_checks",
     "delivery_context",
     "entry_exposure",
@@ -96,6 +104,7 @@ DERIVED_TABLES = [
     "span_deliveries",
     "span_entries",
     "prior_sources",
+    "span_earlier_copies",
     "trim_results",
 ]
 """Recomputed from events by `memuse build --rebuild`."""
