@@ -1,0 +1,82 @@
+"""Evaluation-context commands: `memuse build` and `memuse spans` (MemUse 3.3, A.1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ..cli import DbOption, app, fail, user_errors
+
+
+@app.command()
+@user_errors
+def build(
+    db: Path | None = DbOption,
+    rebuild: bool = typer.Option(False, "--rebuild", help="Recompute every derived context table from the events."),
+) -> None:
+    """Build exposure, prior context, recording checks, injection spans, credit windows and
+    eligibility for stored episodes (only episodes not built yet, unless --rebuild).
+    Judgments, annotations and verdicts are never touched."""
+    from ..context.build import build_store
+    from ..progress import progress_bar
+
+    with progress_bar(total=None, desc="build", unit="episode") as bar:
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        stats = build_store(db, rebuild=rebuild, progress=progress)
+    typer.echo(f"built {stats['episodes']} episodes, {stats['spans']} spans "
+               f"({stats['errors']} episodes failed recording checks)")
+
+
+def _window(w: tuple[int, int] | None) -> str:
+    return "-" if w is None else f"{w[0]}-{w[1]}"
+
+
+@app.command()
+@user_errors
+def spans(
+    episode: str = typer.Option(..., "--episode", help="Episode id."),
+    db: Path | None = DbOption,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for other tools."),
+) -> None:
+    """Show an episode's injection spans with entries, exposure, credit windows and status."""
+    from ..store import connect
+    from ..store.context import load_episode_context
+
+    con = connect(db, read_only=True)
+    try:
+        try:
+            ctx = load_episode_context(con, episode)
+        except KeyError as e:
+            fail(str(e.args[0]))
+            return
+    finally:
+        con.close()
+    if as_json:
+        typer.echo(json.dumps({
+            "episode_id": ctx.episode_id,
+            "spans": [{
+                "span_id": s.span_id, "status": s.status, "first_step": s.first_step,
+                "last_step": s.last_step, "deliveries": s.delivery_ids, "restatements": s.restatements,
+                "chars": s.chars,
+                "entries": [{"item_id": e.item_id, "exposure": e.exposure,
+                             "window": list(e.window) if e.window is not None else None} for e in s.entries],
+            } for s in ctx.spans]}))
+        return
+    bad = [c for c in ctx.checks if not c.ok]
+    typer.echo(f"episode {ctx.episode_id}: {len(ctx.spans)} spans, {len(ctx.deliveries)} deliveries, "
+               f"recording checks {'passed' if not bad else 'FAILED'}")
+    for c in bad:
+        typer.echo(f"  check {c.rule}: {c.detail}")
+    typer.echo(f"  {'span':<34} {'status':<13} {'steps':<9} {'deliv':>5} {'chars':>7}  entries (item exposure window)")
+    for s in ctx.spans:
+        steps = "-" if s.first_step is None else f"{s.first_step}-{s.last_step}"
+        ents = ", ".join(f"{e.item_id} {e.exposure} {_window(e.window)}" for e in s.entries) or "(none)"
+        typer.echo(f"  {s.span_id:<34} {s.status:<13} {steps:<9} {len(s.delivery_ids):>5} {s.chars:>7}  {ents}")
+        if s.reason and s.status != "eligible":
+            typer.echo(f"  {'':<34} reason: {s.reason}")
