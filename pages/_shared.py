@@ -1,0 +1,190 @@
+"""UI helpers shared by the pages: cached read-only queries, shared selections, deep links,
+and safe rendering of recorded text.
+
+Every query opens the store read-only for one unit of work and closes it (a batch judge may hold
+the write lock); results are cached with `st.cache_data`, keyed by the database path and its
+modification times, so a judge run or an annotation invalidates them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from memuse_core.store import StoreError, StoreLocked, connect
+from memuse_core.store import app_queries as Q
+
+SHARED = ("episode", "span", "step", "item")
+"""Selections shared by every page and mirrored in the URL (?episode=…&span=…&step=…&item=…)."""
+
+NOT_BUILT = "not computed yet — run `memuse build` (context) and `memuse judge` (verdicts)"
+
+
+def db_path() -> str:
+    return str(st.session_state.get("db_path") or os.environ.get("MEMUSE_DB") or "data/memuse.duckdb")
+
+
+def db_key() -> tuple[str, float, float]:
+    """Cache key of the database state: path and modification times of the file and its WAL."""
+    p = Path(db_path())
+    wal = Path(str(p) + ".wal")
+    return (str(p.resolve()), p.stat().st_mtime if p.exists() else 0.0,
+            wal.stat().st_mtime if wal.exists() else 0.0)
+
+
+def _freeze(a: Any) -> Any:
+    if isinstance(a, list):
+        return ("__list__", tuple(a))
+    return a
+
+
+def _thaw(a: Any) -> Any:
+    if isinstance(a, tuple) and len(a) == 2 and a[0] == "__list__":
+        return list(a[1])
+    return a
+
+
+@st.cache_data(ttl=600, max_entries=512, show_spinner=False)
+def _cached(key: tuple[str, float, float], fn: str, args: tuple[Any, ...]) -> Any:
+    con = connect(key[0], read_only=True, timeout=5.0)
+    try:
+        return getattr(Q, fn)(con, *[_thaw(a) for a in args])
+    finally:
+        con.close()
+
+
+def q(fn: str, *args: Any) -> Any:
+    """Run `app_queries.<fn>(con, *args)` on a read-only connection, cached.
+
+    A lock conflict or a missing database ends the page with one clear message.
+    """
+    try:
+        return _cached(db_key(), fn, tuple(_freeze(a) for a in args))
+    except StoreLocked as e:
+        st.warning(f"The database is busy: {e}. The page will work again when that process finishes.")
+        st.stop()
+    except StoreError as e:
+        st.error(str(e))
+        st.stop()
+
+
+def q_or_empty(fn: str, *args: Any) -> pd.DataFrame:
+    """Like `q` for a derived table that may not exist yet in an older store."""
+    import duckdb
+
+    try:
+        return q(fn, *args)
+    except duckdb.CatalogException:
+        return pd.DataFrame()
+
+
+def scope() -> list[str] | None:
+    """Run ids picked in the sidebar (None: every run)."""
+    return st.session_state.get("scope_runs") or None
+
+
+# ---- Shared selections and deep links --------------------------------------------------------
+
+def sync_from_url() -> None:
+    """Apply query params to the shared selections, each distinct value once."""
+    seen = st.session_state.setdefault("_qp_seen", {})
+    for k in SHARED:
+        v = st.query_params.get(k)
+        if v and seen.get(k) != v:
+            seen[k] = v
+            st.session_state[f"sel_{k}"] = int(v) if k == "step" and v.isdigit() else v
+
+
+def sel(k: str) -> Any:
+    return st.session_state.get(f"sel_{k}")
+
+
+def set_sel(**kw: Any) -> None:
+    for k, v in kw.items():
+        st.session_state[f"sel_{k}"] = v
+
+
+def write_url(**kw: Any) -> None:
+    """Write the page's selections back to the URL (None removes a key)."""
+    seen = st.session_state.setdefault("_qp_seen", {})
+    for k, v in kw.items():
+        if v is None or v == "":
+            if k in st.query_params:
+                del st.query_params[k]
+            seen.pop(k, None)
+        else:
+            sv = str(v)
+            if st.query_params.get(k) != sv:
+                st.query_params[k] = sv
+            seen[k] = sv
+
+
+def seed(widget_key: str, shared: str) -> None:
+    """Before creating a widget: take the shared selection when it changed elsewhere."""
+    v = sel(shared)
+    marker = f"_seed_{widget_key}"
+    if v is not None and st.session_state.get(marker) != v:
+        st.session_state[widget_key] = v
+        st.session_state[marker] = v
+
+
+def link(page: str, label: str, **params: Any) -> None:
+    """A page link carrying deep-link params."""
+    st.page_link(PAGES[page], label=label, query_params={k: str(v) for k, v in params.items() if v is not None})
+
+
+def go(page: str, **shared: Any) -> None:
+    """Switch page with shared selections set (and in the URL)."""
+    set_sel(**shared)
+    st.session_state.setdefault("_qp_seen", {}).update({k: str(v) for k, v in shared.items() if v is not None})
+    st.switch_page(PAGES[page], query_params={k: str(v) for k, v in shared.items() if v is not None})
+
+
+PAGES = {
+    "overview": "pages/1_overview.py", "episodes": "pages/2_episodes.py",
+    "timeline": "pages/3_timeline.py", "span": "pages/4_span.py", "lineage": "pages/5_lineage.py",
+    "cases": "pages/6_case_studies.py", "compare": "pages/7_compare.py",
+    "judge": "pages/8_judge_runs.py", "trim": "pages/9_memtrim.py",
+}
+
+
+# ---- Safe rendering of recorded text ---------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_escape(text: Any) -> str:
+    """Recorded text made inert for st.markdown: every markup character backslash-escaped.
+
+    Streamlit never renders raw HTML without unsafe_allow_html; escaping also disables links,
+    images and emphasis that recorded text may contain.
+    """
+    s = "" if text is None else str(text)
+    return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+def show_text(text: Any, *, max_chars: int = 20000, language: str | None = None) -> None:
+    """Show recorded text verbatim (inert), truncated with a note when very long."""
+    s = "" if text is None else str(text)
+    if len(s) > max_chars:
+        st.code(s[:max_chars], language=language, wrap_lines=True)
+        st.caption(f"… {len(s) - max_chars:,} more characters not shown")
+    else:
+        st.code(s or " ", language=language, wrap_lines=True)
+
+
+def fmt_pct(v: Any, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return "—"
+    return f"{100 * float(v):.{digits}g}%"
+
+
+def fmt_num(v: Any, digits: int = 4) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return "—"
+    return f"{float(v):.{digits}g}"
