@@ -141,3 +141,86 @@ def test_mini_swe_agent_matches_source(path: Path | None, tmp_path: Path) -> Non
             assert rec.calls[k].messages[-1].text() == msgs[i - 1]["content"]
             k += 1
     roundtrip(tmp_path, path, events)
+
+
+# ------------------------------------------------------------------------------------------------
+# SWE-agent
+# ------------------------------------------------------------------------------------------------
+
+SWEA = real_files("swe-agent", "*.traj")
+
+
+@pytest.mark.parametrize("path", SWEA or [None], ids=_ids(SWEA) or ["absent"])
+def test_swe_agent_matches_source(path: Path | None, tmp_path: Path) -> None:
+    need(SWEA)
+    assert path is not None
+    src = json.loads(path.read_text())
+    events = import_events(path, "swe-agent")
+    (rec,) = episodes_from_events(events).values()
+    stats = src["info"]["model_stats"]
+    assert rec.T == len(src["trajectory"]) == stats["api_calls"]
+    assert close(sum(c.call.cost_usd for c in rec.calls), stats["instance_cost"])
+    assert rec.end.exit_status == src["info"]["exit_status"]
+    assert rec.end.submission == src["info"]["submission"]
+    for s, step in zip(rec.steps, src["trajectory"]):
+        assert s.call.call.response.content == step["response"]
+        if s.t < rec.T:  # the observation reaches the next input, with SWE-agent's state suffix
+            assert s.observations[0].startswith(step["observation"].rstrip("\n"))
+    roundtrip(tmp_path, path, events)
+
+
+# ------------------------------------------------------------------------------------------------
+# OpenHands
+# ------------------------------------------------------------------------------------------------
+
+OH_LINES = real_files("openhands", "*.jsonl")
+OH_EVENTS = real_files("openhands", "*.json")
+
+
+@pytest.mark.parametrize("path", OH_LINES or [None], ids=_ids(OH_LINES) or ["absent"])
+def test_openhands_output_lines_match_source(path: Path | None, tmp_path: Path) -> None:
+    need(OH_LINES)
+    assert path is not None
+    events = import_events(path, "openhands")
+    recs = episodes_from_events(events)
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    assert len(recs) == len(lines)
+    for rec, src in zip(recs.values(), lines):
+        hist = src["history"]
+        responses = {e["tool_call_metadata"]["model_response"]["id"] for e in hist
+                     if e.get("source") == "agent" and "tool_call_metadata" in e and "action" in e}
+        assert rec.T == len(responses) == len(src["metrics"]["token_usages"])
+        n_obs = sum(1 for e in hist if "observation" in e and "tool_call_metadata" in e)
+        assert sum(len(s.tool_results) for s in rec.steps) == n_obs
+        assert close(sum(c.call.cost_usd or 0.0 for c in rec.calls), src["metrics"]["accumulated_cost"])
+        assert rec.end.submission == src["test_result"]["git_patch"]
+        assert rec.end.exit_status == ("error" if src["error"] else "finished")
+        # the recall observation is a delivery in every call after it, with resolving proofs
+        recall = [e for e in hist if e.get("observation") == "recall"]
+        knowledge = [k for e in recall for k in e["extras"]["microagent_knowledge"]]
+        if knowledge:
+            assert len(rec.deliveries) == rec.T
+            for d in rec.deliveries:
+                assert d.form == recall[0]["extras"]["recall_type"] and d.route == "host"
+                assert [e.item_id for e in d.entries] == [k["name"] for k in knowledge]
+                assert [e.value for e in d.entries] == [k["content"] for k in knowledge]
+            assert check_proofs(rec) == rec.T * len(knowledge)
+            host = rec.calls[0].messages[rec.deliveries[0].placements[0].proof.message_index]
+            assert host.role == "user" and "<EXTRA_INFO>" in host.text()
+    roundtrip(tmp_path, path, events)
+
+
+@pytest.mark.parametrize("path", OH_EVENTS or [None], ids=_ids(OH_EVENTS) or ["absent"])
+def test_openhands_event_list_replay(path: Path | None, tmp_path: Path) -> None:
+    need(OH_EVENTS)
+    assert path is not None
+    src = json.loads(path.read_text())
+    events = import_events(path, "openhands")
+    (rec,) = episodes_from_events(events).values()
+    agent_actions = [e for e in src if e.get("source") == "agent" and "action" in e]
+    assert rec.T == len(agent_actions)
+    assert rec.calls[0].messages[0].role == "user"
+    assert rec.calls[0].messages[0].text() == src[0]["args"]["content"]
+    assert sum(len(s.tool_results) for s in rec.steps) == sum("observation" in e for e in src)
+    assert rec.end.exit_status == "finished"
+    roundtrip(tmp_path, path, events)

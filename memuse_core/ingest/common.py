@@ -228,6 +228,18 @@ def stem(path: Path) -> str:
     return name
 
 
+def looks_native(head: bytes) -> bool:
+    """True when the first line is a complete JSON object with a string `type` (a MemUse event)."""
+    first = head.lstrip().split(b"\n", 1)[0]
+    if not first.startswith(b"{"):
+        return False
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and isinstance(obj.get("type"), str)
+
+
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text) of a text file, streamed; decoding errors become IngestErrors."""
     with open_text(path) as fh:

@@ -1,14 +1,18 @@
-"""Registers the built-in importers, most specific first (format detection order).
+"""Registers the built-in importers in format-detection order.
 
-Each importer's `sniff` looks only at the first 64 KiB; the checks are mutually exclusive:
-native logs have a `type` on their first line, mini-swe-agent has `mini_version` /
-`trajectory_format`, SWE-agent `.traj` has `trajectory` + `history`/`environment`, OpenHands has
-`history` events with `source`, Letta agent files have top-level `agents` and `blocks`.
+Each importer's `sniff` looks only at the first 64 KiB, and the checks exclude each other: a
+trajectory sniff refuses any head whose first line is a complete event object (`looks_native`),
+mini-swe-agent needs `mini_version`/`trajectory_format`, SWE-agent `.traj` needs `trajectory` +
+`history`/`environment` near the top, OpenHands needs `history` events with a `source`, Letta
+agent files need top-level `agents` and `blocks`, Reflexion logs their own keys. The native event
+log comes last because its check for a truncated first line of a `.jsonl` file is the loosest.
 """
 
 from __future__ import annotations
 
-from . import (
-    miniswe,  # noqa: F401
-    native,  # noqa: F401
-)
+# isort: off
+from . import miniswe  # noqa: F401
+from . import sweagent  # noqa: F401
+from . import openhands  # noqa: F401
+from . import native  # noqa: F401
+# isort: on

@@ -36,7 +36,16 @@ from ..events import (
     ToolResultEvent,
 )
 from .base import register
-from .common import CallChain, Fields, distribute_cost, load_json, openai_tool_calls, openai_usage, stem
+from .common import (
+    CallChain,
+    Fields,
+    distribute_cost,
+    load_json,
+    looks_native,
+    openai_tool_calls,
+    openai_usage,
+    stem,
+)
 from .observers import active_observers, observe_lines
 
 _BASH_BLOCK = re.compile(r"```(?:bash|sh)?\s*\n(.*?)\n```", re.S)
@@ -48,6 +57,8 @@ class MiniSweAgentImporter:
     name = "mini-swe-agent"
 
     def sniff(self, path: Path, head: bytes) -> bool:
+        if looks_native(head):
+            return False
         if not head.lstrip().startswith(b"{"):
             return False
         if b'"trajectory_format": "mini-swe-agent' in head or b'"mini_version"' in head:

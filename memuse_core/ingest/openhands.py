@@ -1,0 +1,333 @@
+"""OpenHands outputs: evaluation `output.jsonl` lines (one instance per line, streamed) and bare
+event-list trajectories (a JSON list of history events, e.g. `tests/runtime/trajs/basic.json`).
+
+OpenHands records events (actions and observations), not the raw LLM requests. The importer
+therefore rebuilds the agent's visible history the way a function-calling CodeAct agent assembles
+it, and states this as an assumption: the system action's text is the system message; user
+`message` actions are user messages; every distinct `model_response` behind agent actions is one
+model call whose response is that recorded message (content + tool calls) and whose input is the
+history so far; each observation answering a tool call is a `tool` message (command output with
+its recorded prefix/suffix) and a `tool_result`; agent messages without a tool call are assistant
+messages. Condensation, truncation and provider-side formatting are not reconstructed.
+
+Memory (MemUse 3.1): a `recall` observation carries what OpenHands retrieved for the user's
+message (`workspace_context` or `knowledge`). It becomes a user message rendered like OpenHands'
+prompt: runtime/repository information, then one `<EXTRA_INFO>` block per microagent knowledge
+item. Every later call restates that message, so every consuming call gets one `memory_delivery`
+(route `host`, form = the recall type) with one entry per microagent (namespace
+`openhands:microagents`, id = microagent name) and one placement per `<EXTRA_INFO>` block whose
+proof (message index + digest + start) resolves in the rebuilt input.
+
+Costs: `metrics.costs` when it has one entry per call, else `metrics.accumulated_cost` split by
+recorded tokens; the total equals `accumulated_cost`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..events import (
+    Entry,
+    EpisodeEnd,
+    EpisodeStart,
+    Event,
+    MemoryDelivery,
+    Message,
+    Placement,
+    Proof,
+    Response,
+    RunEvent,
+    ToolResultEvent,
+    text_digest,
+)
+from .base import IngestError, read_head, register
+from .common import (
+    CallChain,
+    Fields,
+    distribute_cost,
+    iter_lines,
+    load_json,
+    looks_native,
+    openai_tool_calls,
+    openai_usage,
+    parse_json,
+    safe_id,
+    stem,
+)
+from .observers import active_observers, observe_lines
+
+EXTRA_INFO_HEAD = ('The following information has been included based on a keyword match for "{trigger}".\n'
+                   "It may or may not be relevant to the user's request.\n\n")
+
+
+class OpenHandsImporter:
+    """OpenHands `output.jsonl` instances and event-list trajectories."""
+
+    name = "openhands"
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        if looks_native(head):
+            return False
+        h = head.lstrip()
+        if h.startswith(b"["):
+            return b'"source"' in head and (b'"action"' in head or b'"observation"' in head)
+        if h.startswith(b"{"):
+            first = h.split(b"\n", 1)[0]
+            return b'"history"' in first and (b'"instance_id"' in first or b'"metrics"' in first) \
+                and b'"source"' in first
+        return False
+
+    def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
+        yield from observe_lines(self._events(path), active_observers())
+
+    def _events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
+        if read_head(path, 4096).lstrip()[:1] == b"[":
+            doc = load_json(path)
+            f = Fields(path)
+            if not isinstance(doc, list):
+                raise f.fail(None, f"expected a list of events, got {type(doc).__name__}")
+            run_name = stem(path)
+            run_id = f"oh:{safe_id(run_name)}"
+            yield None, RunEvent(run_id=run_id, config=run_name, label=run_name, agent="OpenHands",
+                                 meta={"source": path.name, "format": "openhands-events"})
+            for ev in convert_history(f, doc, "", run_id=run_id, episode_id=f"{run_id}/ep",
+                                      task_id=run_name, position=0, instance={}, metrics={}, test_result={},
+                                      error=None):
+                yield None, ev
+            return
+        run_id = None
+        pos = 0
+        for n, raw in iter_lines(path):
+            if not raw.strip():
+                continue
+            f = Fields(path, n)
+            doc = f.obj(parse_json(path, raw, n), "")
+            meta = f.get(doc, "metadata", dict, "", default={})
+            if run_id is None:
+                out_dir = meta.get("eval_output_dir") if isinstance(meta.get("eval_output_dir"), str) else ""
+                run_name = Path(out_dir).name or stem(path)
+                run_id = f"oh:{safe_id(stem(path))}"
+                llm = meta.get("llm_config") if isinstance(meta.get("llm_config"), dict) else {}
+                yield n, RunEvent(run_id=run_id, config=run_name, label=run_name,
+                                  agent=f"OpenHands {meta.get('agent_class') or ''}".strip(),
+                                  model=llm.get("model") if isinstance(llm.get("model"), str) else None,
+                                  meta={"source": path.name, "format": "openhands-output",
+                                        "max_iterations": meta.get("max_iterations"),
+                                        "git_commit": meta.get("git_commit")})
+            iid = f.get(doc, "instance_id", (str, int), "", required=True)
+            iid = str(iid)
+            history = f.get(doc, "history", list, "", required=True)
+            for ev in convert_history(f, history, "history", run_id=run_id, episode_id=f"{run_id}/{safe_id(iid)}",
+                                      task_id=iid, position=pos,
+                                      instance=f.get(doc, "instance", dict, "", default={}),
+                                      metrics=f.get(doc, "metrics", dict, "", default={}),
+                                      test_result=f.get(doc, "test_result", dict, "", default={}),
+                                      error=doc.get("error"), instruction=doc.get("instruction")):
+                yield n, ev
+            pos += 1
+        if run_id is None:
+            raise IngestError(path, None, None, "no instances in file")
+
+
+@dataclass
+class _Recall:
+    index: int
+    """Position of the rendered recall message in the history."""
+    text: str
+    form: str
+    entries: list[Entry]
+    spans: list[tuple[int, str]]
+    """(start, text) of each `<EXTRA_INFO>` block in the message."""
+    event_id: int
+
+
+def render_recall(extras: dict[str, Any]) -> tuple[str, list[tuple[str, str, str]]]:
+    """The user message OpenHands builds from a recall observation, and (name, trigger, block) per
+    microagent knowledge item (the block is the exact `<EXTRA_INFO>` element)."""
+    parts: list[str] = []
+    repo_name = extras.get("repo_name") or ""
+    if repo_name:
+        parts.append(f"<REPOSITORY_INFO>\nRepository {repo_name} is cloned to {extras.get('repo_directory') or ''}.\n"
+                     "</REPOSITORY_INFO>")
+    if extras.get("repo_instructions"):
+        parts.append(f"<REPOSITORY_INSTRUCTIONS>\n{extras['repo_instructions']}\n</REPOSITORY_INSTRUCTIONS>")
+    hosts = extras.get("runtime_hosts") or {}
+    rt: list[str] = []
+    if isinstance(hosts, dict) and hosts:
+        rt.append("Hosts available for web applications (host, port):")
+        rt.extend(f"* {h} (port {p})" for h, p in hosts.items())
+    if extras.get("additional_agent_instructions"):
+        rt.append(str(extras["additional_agent_instructions"]))
+    if extras.get("date"):
+        rt.append(f"Today's date is {extras['date']} (UTC).")
+    if rt:
+        parts.append("<RUNTIME_INFORMATION>\n" + "\n".join(rt) + "\n</RUNTIME_INFORMATION>")
+    blocks = []
+    for k in extras.get("microagent_knowledge") or []:
+        if not isinstance(k, dict) or not isinstance(k.get("content"), str):
+            continue
+        trigger = str(k.get("trigger") or "")
+        block = "<EXTRA_INFO>\n" + EXTRA_INFO_HEAD.format(trigger=trigger) + k["content"] + "\n</EXTRA_INFO>"
+        blocks.append((str(k.get("name") or trigger), trigger, block))
+        parts.append(block)
+    return "\n\n".join(parts), blocks
+
+
+def _obs_text(ev: dict[str, Any]) -> str:
+    """An observation as the agent sees it: content with the recorded command prefix/suffix."""
+    content = ev.get("content") if isinstance(ev.get("content"), str) else (ev.get("message") or "")
+    extras = ev.get("extras") if isinstance(ev.get("extras"), dict) else {}
+    md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+    return f"{md.get('prefix') or ''}{content}{md.get('suffix') or ''}"
+
+
+def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, episode_id: str, task_id: str,
+                    position: int, instance: dict[str, Any], metrics: dict[str, Any],
+                    test_result: dict[str, Any], error: Any, instruction: Any = None) -> Iterator[Event]:
+    """The events of one OpenHands history (list of serialized events)."""
+    evs = []
+    for i, e in enumerate(history):
+        e = f.obj(e, f"{field}[{i}]")
+        if "action" not in e and "observation" not in e:
+            raise f.fail(f"{field}[{i}]", "event has neither `action` nor `observation`")
+        for k in ("action", "observation", "source"):
+            if k in e and not isinstance(e[k], str):
+                raise f.fail(f"{field}[{i}].{k}", f"expected a string, got {type(e[k]).__name__}")
+        evs.append(e)
+
+    # Model responses: group agent actions by their model_response id (one call per response).
+    resp_ids: list[str] = []
+    for i, e in enumerate(evs):
+        tcm = e.get("tool_call_metadata")
+        if isinstance(tcm, dict) and isinstance(tcm.get("model_response"), dict):
+            rid = tcm["model_response"].get("id") or f"event-{e.get('id', i)}"
+            if rid not in resp_ids:
+                resp_ids.append(rid)
+    token_usage = {u.get("response_id"): u for u in metrics.get("token_usages") or [] if isinstance(u, dict)}
+    cost_list = [c.get("cost") for c in metrics.get("costs") or [] if isinstance(c, dict)]
+    total = metrics.get("accumulated_cost") if isinstance(metrics.get("accumulated_cost"), (int, float)) else None
+    n_plain = sum(1 for e in evs if e.get("source") == "agent" and e.get("action") == "message"
+                  and not isinstance(e.get("tool_call_metadata"), dict))
+    n_calls = len(resp_ids) + n_plain
+    if len(cost_list) == n_calls and all(isinstance(c, (int, float)) for c in cost_list):
+        costs: list[float | None] = [float(c) for c in cost_list]
+    else:
+        weights = [float((token_usage.get(r) or {}).get("prompt_tokens") or 0) for r in resp_ids] + [0.0] * n_plain
+        costs = distribute_cost(total, weights)
+
+    task = instruction if isinstance(instruction, str) else next(
+        (e["args"]["content"] for e in evs if e.get("source") == "user" and e.get("action") == "message"
+         and isinstance(e.get("args"), dict) and isinstance(e["args"].get("content"), str)), None)
+    yield EpisodeStart(episode_id=episode_id, run_id=run_id, task_id=task_id, position=position,
+                       repo=instance.get("repo") if isinstance(instance.get("repo"), str) else None, task=task)
+
+    chain = CallChain(episode_id)
+    hist: list[Message] = []
+    recalls: list[_Recall] = []
+    tools = None
+    done: set[str] = set()
+    issued: dict[str, tuple[str, str, str]] = {}  # tool_call_id -> (call_id, name, arguments)
+    k = 0
+    finished = False
+
+    def deliveries(call_id: str, n_msgs: int) -> Iterator[Event]:
+        for r in recalls:
+            if r.index >= n_msgs:
+                continue
+            digest = text_digest(r.text)
+            yield MemoryDelivery(
+                episode_id=episode_id, delivery_id=f"{call_id}/recall/{r.event_id}", route="host", form=r.form,
+                consuming_call_id=call_id, entries=[e.model_copy() for e in r.entries],
+                placements=[Placement(slot="user", kind="block", text=t, digest=text_digest(t),
+                                      proof=Proof(message_index=r.index, message_digest=digest, start=s))
+                            for s, t in r.spans])
+
+    for i, e in enumerate(evs):
+        where = f"{field}[{i}]"
+        src, action, observation = e.get("source"), e.get("action"), e.get("observation")
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
+        if action == "system":
+            hist.append(Message(role="system", content=f.text(args, "content", f"{where}.args") or ""))
+            tools = args.get("tools") if isinstance(args.get("tools"), list) else None
+        elif action == "message" and src == "user":
+            hist.append(Message(role="user", content=f.text(args, "content", f"{where}.args") or e.get("message", "")))
+        elif observation == "recall":
+            extras = f.get(e, "extras", dict, where, default={})
+            text, blocks = render_recall(extras)
+            if not text:
+                continue
+            hist.append(Message(role="user", content=text))
+            spans = []
+            entries = []
+            for name, trigger, block in blocks:
+                spans.append((text.index(block), block))
+                value = block[len("<EXTRA_INFO>\n") + len(EXTRA_INFO_HEAD.format(trigger=trigger)):
+                              -len("\n</EXTRA_INFO>")]
+                entries.append(Entry(namespace="openhands:microagents", item_id=name, id_scheme="microagent-name",
+                                     value=value, digest=text_digest(value), display_key=trigger or None,
+                                     labels={"trigger": trigger}))
+            if entries:
+                rtype = extras.get("recall_type") if isinstance(extras.get("recall_type"), str) else "recall"
+                recalls.append(_Recall(len(hist) - 1, text, rtype, entries, spans, int(e.get("id", i))))
+        elif src == "agent" and action is not None and tcm is not None:
+            mr = f.get(tcm, "model_response", dict, f"{where}.tool_call_metadata", required=True)
+            rid = mr.get("id") or f"event-{e.get('id', i)}"
+            if rid in done:
+                continue  # a further action of a response already recorded
+            done.add(rid)
+            choices = f.get(mr, "choices", list, f"{where}.tool_call_metadata.model_response", required=True)
+            if not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
+                raise f.fail(f"{where}.tool_call_metadata.model_response.choices", "expected a message choice")
+            msg = choices[0]["message"]
+            mfield = f"{where}.tool_call_metadata.model_response.choices[0].message"
+            content = f.text(msg, "content", mfield)
+            tcs = openai_tool_calls(f, msg.get("tool_calls"), f"{mfield}.tool_calls")
+            call = chain.call(hist, Response(content=content, tool_calls=tcs), usage=openai_usage(mr.get("usage")),
+                              cost_usd=costs[k], model=mr.get("model") if isinstance(mr.get("model"), str) else None)
+            call.request.tools = tools
+            k += 1
+            yield call
+            yield from deliveries(call.call_id, len(hist))
+            for tc in tcs or []:
+                if tc.id:
+                    issued[tc.id] = (call.call_id, tc.name, tc.arguments)
+            hist.append(Message(role="assistant", content=content, tool_calls=tcs))
+            if action == "finish":
+                finished = True
+        elif src == "agent" and action == "message":
+            content = f.text(args, "content", f"{where}.args") or e.get("message", "")
+            call = chain.call(hist, Response(content=content), cost_usd=costs[k])
+            k += 1
+            yield call
+            yield from deliveries(call.call_id, len(hist))
+            hist.append(Message(role="assistant", content=content))
+        elif observation is not None and tcm is not None:
+            tcid = tcm.get("tool_call_id")
+            src_call = issued.get(tcid) if isinstance(tcid, str) else None
+            if src_call is None:
+                raise f.fail(f"{where}.tool_call_metadata.tool_call_id",
+                             f"{tcid!r} answers no tool call of an earlier model response")
+            out = _obs_text(e)
+            extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
+            md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+            code = md.get("exit_code")
+            yield ToolResultEvent(episode_id=episode_id, call_id=src_call[0], tool_call_id=tcid, name=src_call[1],
+                                  arguments=src_call[2], output=out,
+                                  exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None)
+            hist.append(Message(role="tool", content=out, tool_call_id=tcid, name=src_call[1]))
+        # other events (state changes, null observations, recall actions) are not model input
+    resolved = test_result.get("resolved")
+    report = test_result.get("report")
+    if not isinstance(resolved, bool) and isinstance(report, dict):
+        resolved = report.get("resolved")
+    sub = test_result.get("git_patch")
+    status = "error" if error else ("finished" if finished else "stopped")
+    yield EpisodeEnd(episode_id=episode_id, resolved=resolved if isinstance(resolved, bool) else None,
+                     exit_status=status, submission=sub if isinstance(sub, str) and sub else None)
+
+
+OPENHANDS = register(OpenHandsImporter())
