@@ -177,6 +177,10 @@ class Proof(_Model):
     """`text_digest` of the host message's text, when the proof pins it."""
     start: int | None = Field(default=None, ge=0)
     """Character offset of the placement inside the host message text, if the adapter knows it."""
+    verified: bool | None = None
+    """The recorder's check of this proof against the request it forwarded (None: not checked)."""
+    problem: str | None = None
+    """Why the recorder could not verify the proof (e.g. text not found, text occurs twice)."""
 
 
 class Placement(_Model):

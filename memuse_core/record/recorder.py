@@ -1,0 +1,424 @@
+"""The trajectory recorder: model calls, bridge annotations and their binding (MemUse 3.2, A.1.1).
+
+One `Recorder` owns one event file. The proxy calls `begin_call` / `end_call` around every request
+it forwards; the memory bridge calls `annotate` (in process, or through the proxy's control
+endpoint). The recorder
+
+* writes one `model_call` event per request with the normalised request, the response, reported
+  usage and cost, timing and status; the caller's role comes from the proxy path;
+* binds each delivery to the agent call that carried it and verifies its placement proofs against
+  the request it actually forwarded (`proofs.verify_placement`). One-shot deliveries (a memory tool
+  result) bind to the next agent call of their episode that completes; a failed call does not
+  consume them, because the harness's retry resends the same input. Standing deliveries (a recall
+  block in the system message) are restated, and re-verified, on every agent call until withdrawn
+  or until their text leaves the request;
+* derives `retraction` and `history_rewrite` events by comparing consecutive agent requests of an
+  episode (A.1.3): messages dropped from an otherwise unchanged history are a retraction, any other
+  change to already-sent messages is a rewrite that keeps the common prefix;
+* binds `tool_result` annotations to the call whose response issued the tool call.
+
+Episodes come from bridge lifecycle events. A call names its episode with the path segment
+`/ep/<episode_id>/...` or the `X-MemUse-Episode` header; without either it goes to the most
+recently started open episode, and with no open episode an episode is started automatically.
+Events of one call are written together, after the call completes: context events, the
+`model_call`, then the deliveries it consumed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import (
+    EVENT_SCHEMA_VERSION,
+    EpisodeEnd,
+    EpisodeStart,
+    MemoryChange,
+    MemoryDelivery,
+    MemorySearch,
+    RunEvent,
+    ToolResultEvent,
+    text_digest,
+)
+from .proofs import verify_placement
+from .sink import EventSink
+from .wire import CHAT, EMBEDDINGS, RESPONSES, MessageMap, ParsedResponse, normalise_request
+
+ROLES = ("agent", "memory", "embedding")
+
+
+class AnnotationError(ValueError):
+    """A bridge annotation the recorder cannot accept (unknown episode, bad fields)."""
+
+
+@dataclass
+class _Delivery:
+    event: dict[str, Any]
+    standing: bool
+    bound_once: bool = False
+    attempted_call: str | None = None
+    orig: dict[str, Any] | None = None
+    """The delivery as announced (before binding), for re-binding after a failed call."""
+
+
+@dataclass
+class _Episode:
+    episode_id: str
+    n_calls: int = 0
+    n_deliveries: int = 0
+    prev_raw: list[Any] | None = None
+    pending: list[_Delivery] = field(default_factory=list)
+    standing: dict[str, _Delivery] = field(default_factory=dict)
+    tool_call_owner: dict[str, str] = field(default_factory=dict)
+    last_ok_agent_call: str | None = None
+
+
+@dataclass
+class CallContext:
+    """A request in flight: what `end_call` needs to write its events."""
+
+    call_id: str
+    episode_id: str
+    role: str
+    kind: str | None
+    request: dict[str, Any]
+    started_at: float
+    op_ref: str | None
+    pre_events: list[dict[str, Any]] = field(default_factory=list)
+    consumed: list[_Delivery] = field(default_factory=list)
+
+
+def _clean(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _model_event(model: Any) -> dict[str, Any]:
+    return json.loads(model.model_dump_json(exclude_none=True))
+
+
+class Recorder:
+    """Writes the event log of a recording session (see module docstring)."""
+
+    def __init__(self, out: str | EventSink, *, run_id: str | None = None, config: str = "recorded"):
+        self.sink = out if isinstance(out, EventSink) else EventSink(out)
+        self.run_id = run_id or f"run-{uuid.uuid4().hex[:8]}"
+        self.config = config
+        self._run_written = False
+        self._lock = threading.RLock()
+        self._episodes: dict[str, _Episode] = {}
+        self._open: list[str] = []
+        self._n_auto = 0
+        self._n_search = 0
+        self.calls_recorded = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        self.sink.close()
+
+    def _ensure_run(self) -> list[dict[str, Any]]:
+        if self._run_written:
+            return []
+        self._run_written = True
+        return [_model_event(RunEvent(run_id=self.run_id, config=self.config, label="recorded run"))]
+
+    def start_run(self, *, run_id: str | None = None, config: str | None = None, label: str | None = None,
+                  agent: str | None = None, model: str | None = None,
+                  meta: dict[str, Any] | None = None) -> str:
+        """Write the run event (must come before the first episode)."""
+        with self._lock:
+            if self._run_written:
+                raise AnnotationError("the run was already started; start_run must come first")
+            self.run_id = run_id or self.run_id
+            self.config = config or self.config
+            self._run_written = True
+            self.sink.write([_model_event(RunEvent(run_id=self.run_id, config=self.config, label=label,
+                                                   agent=agent, model=model, meta=meta or {}))])
+            return self.run_id
+
+    def start_episode(self, *, task_id: str, episode_id: str | None = None, task: str | None = None,
+                      repo: str | None = None, position: int = 0, reference: str | None = None) -> str:
+        """Open an episode; later calls without an explicit episode are bound to it."""
+        with self._lock:
+            eid = episode_id or f"{self.run_id}-e{len(self._episodes) + 1}"
+            if eid in self._episodes:
+                raise AnnotationError(f"episode {eid!r} was already started")
+            evs = self._ensure_run()
+            evs.append(_model_event(EpisodeStart(episode_id=eid, run_id=self.run_id, task_id=task_id,
+                                                 position=position, repo=repo, task=task,
+                                                 reference=reference)))
+            self._episodes[eid] = _Episode(eid)
+            self._open.append(eid)
+            self.sink.write(evs)
+            return eid
+
+    def end_episode(self, episode_id: str | None = None, *, resolved: bool | None = None,
+                    exit_status: str | None = None, submission: str | None = None) -> None:
+        """Close an episode: write still-pending deliveries (unbound) and the end event."""
+        with self._lock:
+            ep = self._episode(episode_id)
+            evs = [self._finish_unbound(d) for d in ep.pending]
+            ep.pending.clear()
+            ep.standing.clear()
+            evs.append(_model_event(EpisodeEnd(episode_id=ep.episode_id, resolved=resolved,
+                                               exit_status=exit_status, submission=submission)))
+            if ep.episode_id in self._open:
+                self._open.remove(ep.episode_id)
+            self.sink.write(evs)
+
+    def _finish_unbound(self, d: _Delivery) -> dict[str, Any]:
+        ev = dict(d.event)
+        if d.attempted_call:
+            # Only failed calls carried it: bound, but to a call with no attributed step.
+            ev["consuming_call_id"] = d.attempted_call
+            ev["placements"] = [self._unchecked(p, "its only carrying call failed")
+                                for p in ev.get("placements", [])]
+        else:
+            ev["placements"] = [self._unchecked(p, "no agent call carried this delivery")
+                                for p in ev.get("placements", [])]
+        return ev
+
+    @staticmethod
+    def _unchecked(p: dict[str, Any], why: str) -> dict[str, Any]:
+        p = dict(p)
+        if p.get("proof") is not None:
+            p["proof"] = {**p["proof"], "verified": False, "problem": why}
+        return p
+
+    def _episode(self, episode_id: str | None) -> _Episode:
+        if episode_id is None:
+            if not self._open:
+                raise AnnotationError("no open episode: call start_episode first")
+            return self._episodes[self._open[-1]]
+        ep = self._episodes.get(episode_id)
+        if ep is None:
+            raise AnnotationError(f"unknown episode {episode_id!r}")
+        return ep
+
+    def _episode_for_call(self, hint: str | None) -> tuple[_Episode, list[dict[str, Any]]]:
+        if hint is not None and hint in self._episodes:
+            return self._episodes[hint], []
+        if hint is None and self._open:
+            return self._episodes[self._open[-1]], []
+        # Unknown or no episode: start one so the call is still recorded and ingestible.
+        self._n_auto += 1
+        eid = hint or f"{self.run_id}-auto{self._n_auto}"
+        evs = self._ensure_run()
+        evs.append(_model_event(EpisodeStart(episode_id=eid, run_id=self.run_id, task_id=eid)))
+        ep = self._episodes[eid] = _Episode(eid)
+        self._open.append(eid)
+        return ep, evs
+
+    # -- memory annotations ------------------------------------------------------------------
+    def memory_change(self, **kw: Any) -> None:
+        """Record an item creation, update or deletion (`events.MemoryChange` fields)."""
+        kw.setdefault("at", time.time())
+        with self._lock:
+            if "episode_id" not in kw and self._open:
+                kw["episode_id"] = self._open[-1]
+            ev = MemoryChange(**kw)
+            self.sink.write(self._ensure_run() + [_model_event(ev)])
+
+    def memory_search(self, **kw: Any) -> str:
+        """Record a search and its results; returns the search id."""
+        with self._lock:
+            self._n_search += 1
+            kw.setdefault("search_id", f"{self.run_id}-s{self._n_search}")
+            if "episode_id" not in kw and self._open:
+                kw["episode_id"] = self._open[-1]
+            ev = MemorySearch(**kw)
+            self.sink.write(self._ensure_run() + [_model_event(ev)])
+            return ev.search_id
+
+    def deliver(self, *, entries: list[dict[str, Any]], placements: list[dict[str, Any]],
+                route: str = "host", form: str = "block", search_id: str | None = None,
+                standing: bool = False, episode_id: str | None = None) -> str:
+        """Announce a delivery; it is bound to (and verified against) the next agent call."""
+        with self._lock:
+            ep = self._episode(episode_id)
+            ep.n_deliveries += 1
+            did = f"{ep.episode_id}-d{ep.n_deliveries}"
+            # Validate now so a bad annotation fails at the bridge, not at write time.
+            ev = MemoryDelivery(episode_id=ep.episode_id, delivery_id=did, route=route,  # type: ignore[arg-type]
+                                form=form, search_id=search_id, entries=entries,  # type: ignore[arg-type]
+                                placements=placements)  # type: ignore[arg-type]
+            d = _Delivery(_model_event(ev), standing=standing)
+            if standing:
+                ep.standing[did] = d
+            else:
+                ep.pending.append(d)
+            return did
+
+    def withdraw(self, delivery_id: str, episode_id: str | None = None) -> None:
+        """End a standing delivery (the host stopped inserting it)."""
+        with self._lock:
+            ep = self._episode(episode_id)
+            ep.standing.pop(delivery_id, None)
+
+    def tool_result(self, *, tool_call_id: str | None, output: str, name: str | None = None,
+                    arguments: str | None = None, exit_code: int | None = None,
+                    episode_id: str | None = None) -> None:
+        """Record a tool execution, bound to the call whose response asked for it."""
+        with self._lock:
+            ep = self._episode(episode_id)
+            call_id = ep.tool_call_owner.get(tool_call_id or "") or ep.last_ok_agent_call
+            if call_id is None:
+                raise AnnotationError("tool_result before any completed agent call of the episode")
+            ev = ToolResultEvent(episode_id=ep.episode_id, call_id=call_id, tool_call_id=tool_call_id,
+                                 name=name, arguments=arguments, output=output, exit_code=exit_code)
+            self.sink.write([_model_event(ev)])
+
+    def annotate(self, op: str, args: dict[str, Any]) -> Any:
+        """Dispatch a bridge annotation by name (the proxy's control endpoint uses this)."""
+        fn = {
+            "start_run": self.start_run, "start_episode": self.start_episode,
+            "end_episode": self.end_episode, "memory_change": self.memory_change,
+            "memory_search": self.memory_search, "deliver": self.deliver, "withdraw": self.withdraw,
+            "tool_result": self.tool_result,
+        }.get(op)
+        if fn is None:
+            raise AnnotationError(f"unknown annotation {op!r}")
+        try:
+            return fn(**args)  # type: ignore[operator]
+        except TypeError as e:
+            raise AnnotationError(f"{op}: {e}") from None
+
+    # -- model calls ---------------------------------------------------------------------------
+    def begin_call(self, *, role: str, kind: str | None, body: bytes, episode_hint: str | None = None,
+                   op_ref: str | None = None) -> CallContext:
+        """Register a request about to be forwarded; binds deliveries and derives context events."""
+        started = time.time()
+        try:
+            obj = json.loads(body) if body else {}
+        except (ValueError, UnicodeDecodeError):
+            obj = None
+        if isinstance(obj, dict) and kind is not None:
+            mm, rest = normalise_request(kind, obj)
+        else:
+            mm, rest = MessageMap([], []), {}
+            if obj is None:
+                rest = {"unparsed_body": body[:4000].decode("utf-8", "replace")}
+        request: dict[str, Any] = {"messages": mm.messages}
+        for k, v in rest.items():
+            if k in ("messages", "base_call_id", "base_len"):
+                request[f"raw_{k}"] = v
+            elif k == "tools" and not (isinstance(v, list) and all(isinstance(t, dict) for t in v)):
+                request["raw_tools"] = v
+            else:
+                request[k] = v
+        request["body_digest"] = hashlib.sha256(body).hexdigest()[:16]
+        with self._lock:
+            ep, pre = self._episode_for_call(episode_hint)
+            ep.n_calls += 1
+            ctx = CallContext(call_id=f"{ep.episode_id}-c{ep.n_calls}", episode_id=ep.episode_id,
+                              role=role, kind=kind, request=request, started_at=started, op_ref=op_ref,
+                              pre_events=pre)
+            if role == "agent" and kind in (CHAT, RESPONSES) and isinstance(obj, dict):
+                ctx.pre_events.extend(self._context_events(ep, mm, ctx.call_id))
+                self._bind(ep, ctx, obj, mm)
+        if pre:
+            self.sink.write(pre)
+            ctx.pre_events = ctx.pre_events[len(pre):]
+        return ctx
+
+    def _context_events(self, ep: _Episode, mm: MessageMap, call_id: str) -> list[dict[str, Any]]:
+        """Retraction / history rewrite between the previous agent request and this one (A.1.3)."""
+        prev, new = ep.prev_raw, mm.raw
+        ep.prev_raw = new
+        if prev is None or new[:len(prev)] == prev:
+            return []
+        # Retraction: the new input is the old one with some messages removed, plus appended ones.
+        removed, j = [], 0
+        for i, m in enumerate(prev):
+            if j < len(new) and new[j] == m:
+                j += 1
+            else:
+                removed.append(i)
+        kept = [m for i, m in enumerate(prev) if i not in set(removed)]
+        if removed and new[:len(kept)] == kept:
+            return [{"type": "retraction", "v": EVENT_SCHEMA_VERSION, "episode_id": ep.episode_id,
+                     "before_call_id": call_id, "removed": removed}]
+        k = 0
+        while k < min(len(prev), len(new)) and prev[k] == new[k]:
+            k += 1
+        return [{"type": "history_rewrite", "v": EVENT_SCHEMA_VERSION, "episode_id": ep.episode_id,
+                 "before_call_id": call_id, "kept_prefix": k, "replacement": mm.messages[k:]}]
+
+    def _bind(self, ep: _Episode, ctx: CallContext, body: dict[str, Any], mm: MessageMap) -> None:
+        chat = ctx.kind == CHAT
+        for did, d in list(ep.standing.items()):
+            pls = [verify_placement(p, body, mm, chat=chat) for p in d.event.get("placements", [])]
+            gone = pls and all((p.get("proof") or {}).get("problem", "").startswith("placement text not found")
+                               for p in pls)
+            if gone and d.bound_once:
+                # The harness no longer sends the block: the standing delivery has ended.
+                del ep.standing[did]
+                continue
+            ev = dict(d.event)
+            if d.bound_once:
+                ep.n_deliveries += 1
+                ev["delivery_id"] = f"{ep.episode_id}-d{ep.n_deliveries}"
+            ev["placements"] = pls
+            ev["consuming_call_id"] = ctx.call_id
+            ctx.consumed.append(_Delivery(ev, standing=True))
+            d.bound_once = True
+        for d in ep.pending:
+            ev = dict(d.event)
+            ev["placements"] = [verify_placement(p, body, mm, chat=chat) for p in ev.get("placements", [])]
+            ev["consuming_call_id"] = ctx.call_id
+            ctx.consumed.append(_Delivery(ev, standing=False, attempted_call=ctx.call_id,
+                                          orig=d.orig or d.event))
+        ep.pending = []
+
+    def end_call(self, ctx: CallContext, *, status: str, parsed: ParsedResponse | None,
+                 http_status: int | None = None, error: str | None = None,
+                 extra: dict[str, Any] | None = None) -> None:
+        """Write the call's events once its response is complete (or failed)."""
+        ended = time.time()
+        resp: dict[str, Any] | None = None
+        if parsed is not None and parsed.response is not None:
+            resp = dict(parsed.response)
+        if http_status is not None and (status != "ok" or http_status != 200):
+            resp = resp or {"content": None}
+            resp["http_status"] = http_status
+        if error is not None:
+            resp = resp or {"content": None}
+            resp["error"] = error
+        if extra:
+            resp = resp or {"content": None}
+            resp.update(extra)
+        ev = _clean({
+            "type": "model_call", "v": EVENT_SCHEMA_VERSION, "episode_id": ctx.episode_id,
+            "call_id": ctx.call_id, "role": ctx.role, "request": ctx.request, "response": resp,
+            "usage": parsed.usage if parsed else None, "cost_usd": parsed.cost_usd if parsed else None,
+            "status": status, "started_at": ctx.started_at, "ended_at": ended, "op_ref": ctx.op_ref,
+            "model": (parsed.model if parsed and parsed.model else ctx.request.get("model")
+                      if isinstance(ctx.request.get("model"), str) else None),
+        })
+        out = list(ctx.pre_events) + [ev]
+        with self._lock:
+            ep = self._episodes[ctx.episode_id]
+            if status == "ok" and ctx.role == "agent":
+                ep.last_ok_agent_call = ctx.call_id
+                for tc in (resp or {}).get("tool_calls") or []:
+                    if tc.get("id"):
+                        ep.tool_call_owner[tc["id"]] = ctx.call_id
+                out.extend(d.event for d in ctx.consumed)
+            else:
+                # A failed call consumes nothing: the harness resends this input on retry.
+                requeue = [_Delivery(d.orig or d.event, standing=False, attempted_call=ctx.call_id)
+                           for d in ctx.consumed if not d.standing]
+                ep.pending[:0] = requeue
+            self.calls_recorded += 1
+            self.sink.write(out)
+
+    def digest(self, text: str) -> str:
+        """`events.text_digest`, for adapters that only hold a recorder."""
+        return text_digest(text)
+
+
+__all__ = ["Recorder", "CallContext", "AnnotationError", "ROLES", "EMBEDDINGS"]
