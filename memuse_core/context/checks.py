@@ -231,6 +231,12 @@ def input_checks(rec: EpisodeRecord) -> tuple[list[tuple[str, str]], set[str]]:
             continue
         by_before.setdefault(ev.before_call_id, []).append(ev)
     prevs = _prev_agent_calls(rec)
+    hosts: dict[str, set[int]] = {}
+    for d in rec.deliveries:
+        if d.consuming_call_id is not None:
+            for p in d.placements:
+                if p.proof is not None and p.proof.message_index is not None:
+                    hosts.setdefault(d.consuming_call_id, set()).add(p.proof.message_index)
     for cv in rec.calls:
         if cv.call.role != "agent":
             continue
@@ -257,14 +263,16 @@ def input_checks(rec: EpisodeRecord) -> tuple[list[tuple[str, str]], set[str]]:
                                           "are missing without a recorded retraction or rewrite"))
             gaps.add(cv.call_id)
             continue
+        memory_hosts = hosts.get(cv.call_id, set()) | hosts.get(prev.call_id, set())
         for j, src in enumerate(idx):
-            want = prev.messages[src].role if src is not None else None
             if src is None:
-                rep = [e for e in evs if isinstance(e, HistoryRewrite)][-1].replacement
-                want = rep[j - (len(idx) - len(rep))].role if rep else None
-            if want is not None and cur[j].role != want:
-                findings.append(("input_gap", f"call {cv.call_id}: message {j} is {cur[j].role!r} where the "
-                                              f"replayed history has {want!r} (missing positions)"))
+                continue
+            old, new = prev.messages[src], cur[j]
+            if old is new or (src in memory_hosts or j in memory_hosts) and old.role == new.role:
+                continue
+            if old.role != new.role or old.text() != new.text():
+                findings.append(("input_gap", f"call {cv.call_id}: message {j} differs from the replayed "
+                                              f"history (message {src} of {prev.call_id}): missing positions"))
                 gaps.add(cv.call_id)
                 break
     return findings, gaps
