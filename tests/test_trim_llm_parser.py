@@ -1,0 +1,120 @@
+"""The LLM parser against a real local chat-completions server with scripted replies (MemTrim A.1):
+structured output, grounding check, one retry with the validation error, the unparsed fallback,
+and the key-equivalence check."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from memuse_core.judge.scripted_server import ScriptedReply, ScriptedServer
+from memuse_core.trim import MemTrim
+from memuse_core.trim.parse_llm import LLMParser, dump_reply
+
+
+def unit(entity: str, attribute: str, vtype: str, value: str, quote: str, support: str = "unsure",
+         many: bool = False) -> dict[str, Any]:
+    return {"entity": entity, "attribute": attribute, "value_type": vtype, "value": value,
+            "multi_valued": many, "quote": quote, "supports_answer": support}
+
+
+MEM_A = "Highway 5 is closed today. The weather is sunny.\nWhich route should I take to City B?"
+MEM_B = "Route 5 has been shut for the day. Which route should I take to City B?"
+QUERY = "Highway 5 is open again. Which route should I take to City B?"
+
+REPLIES: dict[str, list[str]] = {
+    # first reply has an ungrounded quote, the retry is correct
+    "The weather is sunny": [
+        dump_reply([unit("Highway 5", "status", "categorical", "closed", "Highway 5 is closed today", "yes"),
+                    unit("weather", "condition", "categorical", "sunny", "The weather is rainy", "no")],
+                   "route_planning", True),
+        dump_reply([unit("Highway 5", "status", "categorical", "closed", "Highway 5 is closed today", "yes"),
+                    unit("weather", "condition", "categorical", "sunny", "The weather is sunny", "no")],
+                   "route_planning", True),
+    ],
+    # a different attribute name for the same fact: merged by the equivalence check
+    "Route 5 has been shut": [
+        dump_reply([unit("Highway 5", "road_status", "categorical", "closed", "Route 5 has been shut")],
+                   "route_planning", True),
+    ],
+    "Highway 5 is open again": [
+        dump_reply([unit("Highway 5", "status", "categorical", "open", "Highway 5 is open again")],
+                   "route_planning", False),
+    ],
+    # never valid: broken JSON, then a numeric value that is not a number
+    "The bridge toll": [
+        "{not json",
+        dump_reply([unit("bridge", "toll", "numeric", "cheap", "The bridge toll is cheap")], "toll", True),
+    ],
+}
+
+
+def reply_fn(body: dict[str, Any], idx: int) -> ScriptedReply:
+    fmt = body.get("response_format", {}).get("json_schema", {}).get("name")
+    user = body["messages"][1]["content"]
+    if fmt == "memtrim_key_match":
+        # the only candidate offered for (highway 5, road_status) is (highway 5, status)
+        return ScriptedReply(content=json.dumps({"match": 1 if "road_status" in user else None}))
+    for marker, replies in REPLIES.items():
+        if marker in user:
+            return ScriptedReply(content=replies[min(idx, len(replies) - 1)])
+    return ScriptedReply(content=dump_reply([], "none", False))
+
+
+@pytest.fixture
+def server():
+    with ScriptedServer(reply_fn) as srv:
+        yield srv
+
+
+def test_structured_call_grounding_retry_and_support(server: ScriptedServer) -> None:
+    parser = LLMParser("scripted", base_url=server.base_url, api_key="unused")
+    p = parser.parse(MEM_A, "Take Highway 9")
+    assert p.ok and p.task == "route_planning"
+    assert [(u.key.label(), u.value) for u in p.units] == [("highway 5.status", "closed"),
+                                                          ("weather.condition", "sunny")]
+    # span pointers resolve in the source text
+    assert all(MEM_A[u.start:u.end] == u.span for u in p.units)
+    # weather marked "no": not in the support set; status "yes": in it
+    assert p.support == frozenset({0})
+    # the retry carried the validation error back to the model
+    first, second = server.requests[0], server.requests[1]
+    assert first["response_format"]["type"] == "json_schema"
+    assert first["temperature"] == 0
+    retry_msg = second["messages"][-1]["content"]
+    assert "failed validation" in retry_msg and "The weather is rainy" in retry_msg
+
+
+def test_unparsable_memory_stays_but_its_answer_is_never_reused(server: ScriptedServer) -> None:
+    parser = LLMParser("scripted", base_url=server.base_url, api_key="unused")
+    trimmer = MemTrim(parser=parser)
+    mem = trimmer.write("toll", "The bridge toll is cheap. Which route is cheapest?", answer="Take the bridge")
+    assert not mem.parsed.ok and "not a number" in (mem.parsed.error or "")
+    assert len([r for r in server.requests if "The bridge toll" in r["messages"][1]["content"]]) == 2
+    res = trimmer.read("Which route is cheapest?", ["toll"])
+    d = res.decisions["toll"]
+    assert d.outcome == "suppressed" and not d.parsed_ok and "never reused" in d.reason
+    assert "Take the bridge" not in res.context
+    assert "The bridge toll is cheap" in res.context  # raw memory still available, unverified
+
+
+def test_key_equivalence_merges_keys_and_query_conflict_suppresses(server: ScriptedServer) -> None:
+    trimmer = MemTrim(parser=LLMParser("scripted", base_url=server.base_url, api_key="unused"))
+    trimmer.write("a", MEM_A, answer="Take Highway 9")
+    trimmer.write("b", MEM_B, answer="Take Highway 9")
+    ub = trimmer.memories["b"].parsed.units
+    assert [u.key.label() for u in ub] == ["highway 5.status"]  # road_status merged into status
+    key_calls = [r for r in server.requests
+                 if r["response_format"]["json_schema"]["name"] == "memtrim_key_match"]
+    assert key_calls and "highway 5" in key_calls[0]["messages"][1]["content"]
+    node = trimmer.trie.lookup(ub[0].key)
+    assert node is not None and set(node.values["closed"].holders) == {"a", "b"}
+    res = trimmer.read(QUERY, ["a", "b"])
+    for mid in ("a", "b"):
+        d = res.decisions[mid]
+        assert [u.value for u in d.conflicting] == ["closed"]
+        assert d.outcome == "suppressed"
+    assert "Take Highway 9" not in res.context
+    assert "sunny" in res.context  # memory-only evidence survives
