@@ -224,3 +224,47 @@ def test_openhands_event_list_replay(path: Path | None, tmp_path: Path) -> None:
     assert sum(len(s.tool_results) for s in rec.steps) == sum("observation" in e for e in src)
     assert rec.end.exit_status == "finished"
     roundtrip(tmp_path, path, events)
+
+
+# ------------------------------------------------------------------------------------------------
+# Letta agent files
+# ------------------------------------------------------------------------------------------------
+
+LETTA = real_files("letta", "*.af")
+
+
+@pytest.mark.parametrize("path", LETTA or [None], ids=_ids(LETTA) or ["absent"])
+def test_letta_blocks_become_items_and_deliveries(path: Path | None, tmp_path: Path) -> None:
+    need(LETTA)
+    assert path is not None
+    src = json.loads(path.read_text())
+    events = import_events(path, "letta-agent-file")
+    recs = episodes_from_events(events)
+    assert len(recs) == len(src["agents"])
+    changes = [e for e in events if isinstance(e, MemoryChange)]
+    blocks = {b["id"]: b for b in src["blocks"]}
+    for rec, agent in zip(recs.values(), src["agents"]):
+        ns = f"letta:{agent['name']}"
+        mine = [c for c in changes if c.namespace == ns]
+        # every attached block is an item whose latest value is the block's current value
+        for bid in agent["block_ids"]:
+            b = blocks[bid]
+            hist = [c for c in mine if c.item_id == b["label"]]
+            assert hist and hist[0].op == "create" and hist[-1].value == b["value"]
+        assert rec.T == sum(m["role"] == "assistant" for m in agent["messages"])
+        system = next(m for m in agent["messages"] if m["role"] == "system")["content"][0]["text"]
+        if "<memory_blocks>" not in system:
+            assert rec.deliveries == []
+            continue
+        # one core-memory delivery per call (the system message is in every input)
+        assert len(rec.deliveries) == len(rec.calls) >= 1
+        assert check_proofs(rec) == sum(len(d.placements) for d in rec.deliveries)
+        for d in rec.deliveries:
+            assert d.form == "core_memory" and d.route == "host"
+            assert len(d.entries) == len(d.placements) == system.count("</value>")
+            for e, pl in zip(d.entries, d.placements):
+                assert e.namespace == ns and pl.text.startswith(f"<{e.item_id}>\n")
+                assert e.value in pl.text
+                # the delivered version is one the item actually had
+                assert e.version in {c.version for c in mine if c.item_id == e.item_id}
+    roundtrip(tmp_path, path, events)

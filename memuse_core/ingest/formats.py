@@ -14,5 +14,6 @@ from __future__ import annotations
 from . import miniswe  # noqa: F401
 from . import sweagent  # noqa: F401
 from . import openhands  # noqa: F401
+from . import letta  # noqa: F401
 from . import native  # noqa: F401
 # isort: on
