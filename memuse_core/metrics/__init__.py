@@ -1,0 +1,134 @@
+"""Aggregates, yields, efficiency, coverage, recurring items, delivery forms, memory histories,
+cost and the paired bootstrap (MemUse 3.5-3.6, A.4, A.5.4, A.6.3-A.6.6).
+
+Entry points (used by `memuse report` and by the app):
+
+- `build_report(con, runs=None, baseline=None, seed=0)` -> `Report`: everything, per configuration
+  pooled over its runs with each run nested (`Report.configs[cfg].runs[run]`).
+- `group_stats(con, runs=None, level="config"|"run", details=False)` -> {(config, run): GroupStats}:
+  the overview only (profiles, triage, yields, efficiency, coverage, recurring items); fast.
+- `overview_frame(con, runs=None, level="config")` -> DataFrame: one row per group for a table
+  or a chart (shares as fractions, undefined as NaN).
+- `report_tables(report, by)` -> {name: DataFrame}; `render_markdown`, `render_json`,
+  `render_csv`, `write_report`.
+- Row-level frames straight from the store, for drill-downs: `effect_origins`, `item_effects`,
+  `episode_costs`, `recurring_items`, `delivery_forms`, `task_outcomes`, `list_runs`
+  (see `memuse_core.store.metrics`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+import pandas as pd
+
+from ..store.metrics import (
+    delivery_forms,
+    effect_origins,
+    episode_costs,
+    item_effects,
+    list_runs,
+    recurring_items,
+    task_outcomes,
+)
+from .aggregate import build_report, group_stats, histories, origin_summary, ratio
+from .models import (
+    ConfigStats,
+    Cost,
+    Coverage,
+    FormRow,
+    GroupStats,
+    Histories,
+    ItemEffect,
+    OriginSummary,
+    Outcome,
+    Profile,
+    ProfileCounts,
+    Recurring,
+    Report,
+    Triage,
+    TriageRates,
+    Uncertainty,
+    UseEffects,
+    Yields,
+)
+from .outcomes import BOOTSTRAP_REPLICATES, paired_bootstrap
+from .tables import (
+    UNDEFINED,
+    markdown_table,
+    render_csv,
+    render_json,
+    render_markdown,
+    report_tables,
+    write_report,
+)
+
+
+def overview_frame(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None,
+                   level: str = "config") -> pd.DataFrame:
+    """One row per configuration (or run): profile means, yields, token efficiency, triage rates
+    and coverage. Shares are fractions; undefined values are NaN. Backs the app's overview page."""
+    stats = group_stats(con, runs, level, details=False)  # type: ignore[arg-type]
+    rows = []
+    for (cfg, run), g in stats.items():
+        row: dict[str, object] = {"config": cfg, "run_id": run, "episodes": g.episodes,
+                                  "spans": g.spans, "profiled_spans": g.profiled_spans}
+        row |= g.profile.model_dump()
+        row |= {f"u_{k}": v for k, v in g.uncertainty.model_dump().items()}
+        row |= {"benefit_yield": g.yields.benefit, "harm_yield": g.yields.harm,
+                "token_efficiency": g.token_efficiency, "est_tokens": g.est_tokens,
+                "n_triage": g.n_triage, "auto_neutral": g.auto_neutral}
+        row |= {f"triage_{k}": v for k, v in g.triage.model_dump().items()}
+        row |= {f"rate_{k}": v for k, v in g.triage_rates.model_dump().items()}
+        row |= {f"coverage_{k}": getattr(g.coverage, k)
+                for k in ("profiled", "relevant", "beneficial", "harmful")}
+        row |= {"recurring_items": g.recurring.recurring_items,
+                "relevant_from_recurring": g.recurring.share_from_recurring,
+                "relevance_coverage_without_recurring": g.recurring.relevance_coverage_without}
+        rows.append(row)
+    return pd.DataFrame(rows).astype({"run_id": object}) if rows else pd.DataFrame()
+
+
+__all__ = [
+    "BOOTSTRAP_REPLICATES",
+    "UNDEFINED",
+    "ConfigStats",
+    "Cost",
+    "Coverage",
+    "FormRow",
+    "GroupStats",
+    "Histories",
+    "ItemEffect",
+    "OriginSummary",
+    "Outcome",
+    "Profile",
+    "ProfileCounts",
+    "Recurring",
+    "Report",
+    "Triage",
+    "TriageRates",
+    "Uncertainty",
+    "UseEffects",
+    "Yields",
+    "build_report",
+    "delivery_forms",
+    "effect_origins",
+    "episode_costs",
+    "group_stats",
+    "histories",
+    "item_effects",
+    "list_runs",
+    "markdown_table",
+    "origin_summary",
+    "overview_frame",
+    "paired_bootstrap",
+    "ratio",
+    "recurring_items",
+    "render_csv",
+    "render_json",
+    "render_markdown",
+    "report_tables",
+    "task_outcomes",
+    "write_report",
+]

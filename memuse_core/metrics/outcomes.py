@@ -1,0 +1,101 @@
+"""Task outcomes: resolve rates across runs, the paired bootstrap over tasks, and gains and losses
+against a baseline configuration (MemUse A.5.4).
+
+An episode without a harness result counts as unresolved in its run's resolve rate (the rate
+divides by every episode of the run) and is reported separately as `no_result`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .models import Outcome
+
+BOOTSTRAP_REPLICATES = 5000
+"""Replicates of the paired bootstrap (A.5.4)."""
+DEFAULT_SEED = 0
+
+
+def _sd(values: list[float]) -> float | None:
+    """Sample standard deviation; undefined for fewer than two values."""
+    if len(values) < 2:
+        return None
+    return float(np.std(values, ddof=1))
+
+
+def run_outcome(episodes: int, resolved: int, no_result: int) -> Outcome:
+    """Outcome of one run."""
+    return Outcome(runs=1, episodes=episodes, resolved=resolved, no_result=no_result,
+                   resolve_rate=resolved / episodes if episodes else None)
+
+
+def config_outcome(run_rows: pd.DataFrame) -> Outcome:
+    """Outcome of a configuration from its per-run rows (`run_outcomes`): mean ± sample sd of the
+    run resolve rates."""
+    rates = [r.resolved / r.episodes for r in run_rows.itertuples() if r.episodes]
+    return Outcome(runs=len(run_rows), episodes=int(run_rows.episodes.sum()),
+                   resolved=int(run_rows.resolved.sum()), no_result=int(run_rows.no_result.sum()),
+                   resolve_rate=float(np.mean(rates)) if rates else None, resolve_rate_sd=_sd(rates))
+
+
+def task_matrix(outcomes: pd.DataFrame, config: str) -> pd.DataFrame:
+    """Tasks x runs of one configuration: 1.0 resolved, 0.0 not (or no result), NaN not attempted."""
+    sub = outcomes[outcomes.config == config]
+    val = sub.resolved.fillna(False).astype(float)
+    return (sub.assign(val=val).pivot_table(index="task_id", columns="run_id", values="val", aggfunc="mean"))
+
+
+def paired_bootstrap(outcomes: pd.DataFrame, config: str, baseline: str,
+                     replicates: int = BOOTSTRAP_REPLICATES, seed: int = DEFAULT_SEED
+                     ) -> tuple[float | None, float | None, float | None, int]:
+    """Resolve-rate difference `config - baseline` and its paired bootstrap 95% interval.
+
+    Tasks attempted by both configurations are resampled with replacement; each sampled task keeps
+    all its runs' outcomes in both configurations. Each replicate's difference is the mean over the
+    sampled tasks of (mean outcome over the config's runs - mean over the baseline's runs); the
+    interval takes the 2.5th and 97.5th percentiles. Returns (diff, low, high, n_tasks); all None
+    when no task is shared."""
+    m = task_matrix(outcomes, config)
+    b = task_matrix(outcomes, baseline)
+    tasks = m.index.intersection(b.index)
+    if len(tasks) == 0:
+        return None, None, None, 0
+    d = (np.nanmean(m.loc[tasks].to_numpy(), axis=1) - np.nanmean(b.loc[tasks].to_numpy(), axis=1))
+    rng = np.random.default_rng(seed)
+    n = len(d)
+    means = np.empty(replicates)
+    # chunks keep memory bounded for large task sets
+    step = max(1, 2_000_000 // n)
+    for i in range(0, replicates, step):
+        k = min(step, replicates - i)
+        means[i:i + k] = d[rng.integers(0, n, size=(k, n))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(d.mean()), float(lo), float(hi), n
+
+
+def gains_losses(pairs: pd.DataFrame, config: str, baseline: str) -> tuple[float | None, float | None, int]:
+    """Mean gains and losses of `config` runs over `baseline` runs across all run pairs; for the
+    baseline itself, across ordered pairs of distinct baseline runs (A.5.4)."""
+    sel = pairs[(pairs.config_a == config) & (pairs.config_b == baseline)]
+    if len(sel) == 0:
+        return None, None, 0
+    return float(sel.gains.mean()), float(sel.losses.mean()), len(sel)
+
+
+def fill_comparison(out: Outcome, outcomes: pd.DataFrame, pairs: pd.DataFrame, config: str,
+                    baseline: str | None, replicates: int, seed: int) -> Outcome:
+    """Add the baseline comparison to a configuration's outcome."""
+    if baseline is None:
+        return out
+    out.baseline = baseline
+    g, lo_, n_pairs = gains_losses(pairs, config, baseline)
+    out.gains, out.losses, out.run_pairs = g, lo_, n_pairs
+    if config != baseline:
+        diff, lo, hi, n = paired_bootstrap(outcomes, config, baseline, replicates, seed)
+        out.diff, out.diff_ci_low, out.diff_ci_high, out.paired_tasks = diff, lo, hi, n
+        if diff is not None and math.isnan(diff):
+            out.diff = None
+    return out
