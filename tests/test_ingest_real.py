@@ -268,3 +268,21 @@ def test_letta_blocks_become_items_and_deliveries(path: Path | None, tmp_path: P
                 # the delivered version is one the item actually had
                 assert e.version in {c.version for c in mine if c.item_id == e.item_id}
     roundtrip(tmp_path, path, events)
+
+
+# ------------------------------------------------------------------------------------------------
+# Every imported real episode passes the recording checks (A.1.3) of the context builder
+# ------------------------------------------------------------------------------------------------
+
+ALL = MINI + SWEA + OH_LINES + OH_EVENTS + LETTA
+
+
+@pytest.mark.parametrize("path", ALL or [None], ids=_ids(ALL) or ["absent"])
+def test_imported_real_episodes_pass_recording_checks(path: Path | None) -> None:
+    need(ALL)
+    assert path is not None
+    build = pytest.importorskip("memuse_core.context.build")
+    imp = detect(path)
+    for rec in episodes_from_events(ev for _, ev in imp.events(path)).values():
+        ctx = build.build_episode_context(rec)
+        assert ctx.valid, [c for c in ctx.checks if not c.ok][:3]

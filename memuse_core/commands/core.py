@@ -24,12 +24,17 @@ def ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders (formats are detected)."),
     db: Path | None = DbOption,
     build: bool = typer.Option(True, "--build/--no-build", help="Build the evaluation context afterwards."),
+    observers: list[Path] = typer.Option(
+        [], "--observers", help="TOML/JSON file of extra observers (memory wrappers to find in prompts)."),
+    observe: bool = typer.Option(True, "--observe/--no-observe", help="Run the built-in observers on trajectories."),
 ) -> None:
     """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped."""
     from ..ingest import IngestError, expand_paths, ingest_path
+    from ..ingest.observers import load_observers, using_observers
     from ..progress import progress_bar
     from ..store import connect
 
+    extra = [o for f in observers for o in load_observers(f)]
     files = expand_paths(paths)
     if not files:
         raise typer.BadParameter("no files found")
@@ -38,7 +43,8 @@ def ingest(
     con = connect(db)
     try:
         known: set[int] = set()
-        with progress_bar(total=len(files), desc="ingest", unit="file") as bar:
+        with using_observers(extra, enabled=observe), \
+                progress_bar(total=len(files), desc="ingest", unit="file") as bar:
             for f in files:
                 try:
                     res = ingest_path(con, f, known_blobs=known)

@@ -20,7 +20,8 @@ and no step, but it is the input the compiled memory was delivered into.
 Deliveries: every call whose input holds the compiled system message gets one delivery (route
 `host`, form `core_memory`) with one entry per compiled block (value as shown, line numbers
 included; version as above) and one placement per block element (`<label>` ... `</label>`) with a
-proof (message index + digest + start) into the system message. When the system message has no
+proof (message index + digest + start) into the system message; each block is its own slot
+(`system:memory_blocks/<label>`), since one delivery holds at most one placement per slot. When the system message has no
 `<memory_blocks>` section (e.g. raw templates), only the memory changes are recorded.
 """
 
@@ -180,7 +181,7 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
 
     # Entries and placements of the compiled blocks.
     entries: list[Entry] = []
-    spans: list[tuple[int, str]] = []
+    spans: list[tuple[str, int, str]] = []
     sys_text = messages[sys_idx][0].text() if sys_idx is not None else ""
     if compiled is not None:
         by_label = {b["label"]: b for b in attached}
@@ -199,16 +200,16 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
             entries.append(Entry(namespace=ns, item_id=label, id_scheme="letta-label", version=versions.get(label),
                                  value=e.value, digest=text_digest(e.value or ""), display_key=label,
                                  labels={k: v for k, v in extra.items() if v not in (None, "")}))
-            spans.append((start, element))
+            spans.append((label, start, element))
 
     def delivery(call_id: str) -> MemoryDelivery:
         digest = text_digest(sys_text)
         return MemoryDelivery(
             episode_id=ep, delivery_id=f"{call_id}/core-memory", route="host", form="core_memory",
             consuming_call_id=call_id, entries=[x.model_copy() for x in entries],
-            placements=[Placement(slot="system", kind="block", text=t, digest=text_digest(t),
+            placements=[Placement(slot=f"system:memory_blocks/{label}", kind="block", text=t, digest=text_digest(t),
                                   proof=Proof(message_index=sys_idx, message_digest=digest, start=s))
-                        for s, t in spans])
+                        for label, s, t in spans])
 
     chain = CallChain(ep)
     hist: list[Message] = []

@@ -512,13 +512,13 @@ _ENABLED = [True]
 
 
 def active_observers() -> list[Observer]:
-    """The observers importers apply: the built-ins, then user observers (empty when disabled)."""
-    return (BUILTIN + _EXTRA) if _ENABLED[0] else []
+    """The observers importers apply: the built-ins (unless disabled), then user observers."""
+    return (BUILTIN if _ENABLED[0] else []) + _EXTRA
 
 
 @contextmanager
 def using_observers(extra: list[Observer] | None = None, *, enabled: bool = True) -> Iterator[None]:
-    """Within the block, importers also apply `extra` (or no observers when `enabled` is False)."""
+    """Within the block, importers also apply `extra` (and no built-ins when `enabled` is False)."""
     old_extra, old_enabled = list(_EXTRA), _ENABLED[0]
     _EXTRA[:] = list(extra or [])
     _ENABLED[0] = enabled

@@ -15,8 +15,9 @@ message (`workspace_context` or `knowledge`). It becomes a user message rendered
 prompt: runtime/repository information, then one `<EXTRA_INFO>` block per microagent knowledge
 item. Every later call restates that message, so every consuming call gets one `memory_delivery`
 (route `host`, form = the recall type) with one entry per microagent (namespace
-`openhands:microagents`, id = microagent name) and one placement per `<EXTRA_INFO>` block whose
-proof (message index + digest + start) resolves in the rebuilt input.
+`openhands:microagents`, id = microagent name) and one placement per `<EXTRA_INFO>` block (slot
+`user:extra_info/<name>`) whose proof (message index + digest + start) resolves in the rebuilt
+input.
 
 Costs: `metrics.costs` when it has one entry per call, else `metrics.accumulated_cost` split by
 recorded tokens; the total equals `accumulated_cost`.
@@ -241,9 +242,10 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
             yield MemoryDelivery(
                 episode_id=episode_id, delivery_id=f"{call_id}/recall/{r.event_id}", route="host", form=r.form,
                 consuming_call_id=call_id, entries=[e.model_copy() for e in r.entries],
-                placements=[Placement(slot="user", kind="block", text=t, digest=text_digest(t),
+                placements=[Placement(slot=f"user:extra_info/{e.item_id}", kind="block", text=t,
+                                      digest=text_digest(t),
                                       proof=Proof(message_index=r.index, message_digest=digest, start=s))
-                            for s, t in r.spans])
+                            for e, (s, t) in zip(r.entries, r.spans)])
 
     for i, e in enumerate(evs):
         where = f"{field}[{i}]"
