@@ -47,23 +47,28 @@ JUDGE_DDL = [
     """CREATE TABLE IF NOT EXISTS judge_batches (
         batch_id VARCHAR PRIMARY KEY, judge VARCHAR, model VARCHAR, settings JSON,
         started_at TIMESTAMP, ended_at TIMESTAMP, status VARCHAR)""",
+    # One row per judge attempt (accepted | error | interrupted); the API key is never stored.
     """CREATE TABLE IF NOT EXISTS judgments (
         judgment_id VARCHAR PRIMARY KEY, span_id VARCHAR, batch_id VARCHAR, judge VARCHAR,
         model VARCHAR, settings JSON, prompt_hash VARCHAR, status VARCHAR, reason VARCHAR,
         calls INTEGER, followups INTEGER, forced BOOLEAN, input_tokens BIGINT,
         cached_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE, started_at TIMESTAMP,
         ended_at TIMESTAMP, summary VARCHAR, confidence DOUBLE, transcript JSON,
-        attempts JSON)""",
+        attempts JSON, rollbacks INTEGER, retries INTEGER, tool_calls INTEGER, episode_id VARCHAR)""",
+    # One row per entry of an accepted judgment; `effect` is null unless influence is acted_on
+    # (verdict assembly, A.3.1), `raw_effect` keeps what the judge said.
     """CREATE TABLE IF NOT EXISTS assessments (
         judgment_id VARCHAR, span_id VARCHAR, pos INTEGER, item_id VARCHAR, relevance BOOLEAN,
         accuracy VARCHAR, novelty VARCHAR, influence VARCHAR, effect VARCHAR,
         anchors INTEGER[], evidence INTEGER[], notes VARCHAR, usage_label VARCHAR,
-        window_read BOOLEAN)""",
+        window_read BOOLEAN, raw_effect VARCHAR)""",
+    # Current verdict per span: the latest accepted judgment, or a rule (auto_neutral: triage only).
     """CREATE TABLE IF NOT EXISTS verdicts (
         span_id VARCHAR PRIMARY KEY, judgment_id VARCHAR, triage VARCHAR, profiled BOOLEAN,
         n_entries INTEGER, relevance DOUBLE, corroboration DOUBLE, information_gain DOUBLE,
         acted_on DOUBLE, benefit DOUBLE, harm DOUBLE, u_accuracy DOUBLE, u_novelty DOUBLE,
-        u_influence DOUBLE, u_effect DOUBLE, effect_resets INTEGER)""",
+        u_influence DOUBLE, u_effect DOUBLE, effect_resets INTEGER, judge VARCHAR,
+        usage_labels JSON, counts JSON, decided_at TIMESTAMP)""",
 ]
 
 # ---- Human annotations and case studies (app) --------------------------------------------------

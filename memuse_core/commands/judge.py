@@ -1,0 +1,66 @@
+"""`memuse judge`: judge eligible spans with the rules judge (offline) or an LLM judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..cli import DbOption, app, fail, user_errors
+
+
+@app.command()
+@user_errors
+def judge(
+    db: Path | None = DbOption,
+    judge_kind: str | None = typer.Option(None, "--judge", help="rules (offline, default without an endpoint) or llm."),
+    model: str | None = typer.Option(None, "--model", help="Model name for the LLM judge."),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (DeepSeek, vLLM, Ollama...)."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."),
+    reference: bool = typer.Option(False, "--reference", help="Give the judge the reference solution."),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Spans judged in parallel (LLM judge)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Judge at most this many spans."),
+    spans: str | None = typer.Option(None, "--spans", help="Comma-separated span ids to (re-)judge."),
+    max_cost: float | None = typer.Option(None, "--max-cost", help="Stop starting spans once this many USD are spent."),
+    max_calls: int = typer.Option(8, "--max-calls", min=2, help="Model calls per span, forced answer included."),
+    price_input: float | None = typer.Option(None, "--price-input", help="USD per 1M uncached input tokens."),
+    price_cached: float | None = typer.Option(None, "--price-cached", help="USD per 1M cached input tokens."),
+    price_output: float | None = typer.Option(None, "--price-output", help="USD per 1M output tokens."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Seconds before one model request times out."),
+) -> None:
+    """Judge eligible spans; interrupt any time and run again to resume (nothing is judged twice)."""
+    from ..judge.llm import JudgeConfigError
+    from ..judge.result import JudgeSettings
+    from ..judge.runner import run_batch
+    from ..progress import progress_bar
+
+    kind = judge_kind or ("llm" if (model or base_url) else "rules")
+    if kind not in ("rules", "llm"):
+        fail(f"--judge must be rules or llm, not {kind!r}")
+    try:
+        settings = JudgeSettings(judge=kind, model=model, base_url=base_url, api_key_env=api_key_env,  # type: ignore[arg-type]
+                                 reference=reference, max_calls=max_calls, price_input=price_input,
+                                 price_cached=price_cached, price_output=price_output, timeout=timeout)
+    except ValueError as e:
+        fail(f"bad judge setting: {str(e).splitlines()[0]}")
+    ids = [s.strip() for s in spans.split(",") if s.strip()] if spans else None
+    if kind == "llm" and max_cost is not None and price_input is None and price_output is None:
+        typer.echo("note: no --price-* given; --max-cost uses provider-reported cost only", err=True)
+    with progress_bar(total=None, desc=f"judge ({kind})", unit="span") as bar:
+        def on_progress(s) -> None:  # type: ignore[no-untyped-def]
+            if bar.total is None:
+                bar.total = s.planned
+            bar.n = s.judged + s.interrupted
+            bar.set_postfix_str(f"accepted {s.accepted} errors {sum(s.errors.values())} cost ${s.cost_usd:.4f}",
+                                refresh=False)
+            bar.refresh()
+        try:
+            summary = run_batch(db, settings, span_ids=ids, limit=limit, concurrency=concurrency,
+                                max_cost=max_cost, progress=on_progress)
+        except JudgeConfigError as e:
+            fail(str(e))
+            return
+    for line in summary.lines():
+        typer.echo(line)
+    if summary.interrupted and summary.stopped and summary.stopped.startswith("interrupted"):
+        raise typer.Exit(130)

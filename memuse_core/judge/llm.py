@@ -1,0 +1,240 @@
+"""The LLM judge loop (MemUse 3.4, A.3.2 "Follow-up and budget policy").
+
+One conversation per span: static system prompt and tool schemas first (the cacheable prefix),
+then the span brief with the mandatory evidence inlined. The judge reads with `read_evidence`,
+locates with `search_evidence`, and submits with `answer`; every tool call gets a result and a
+rejected answer gets its violations as the `answer` result. A round whose context estimate passes
+the input budget is rolled back (its reads no longer count). At the call limit or after a rollback
+the judge must answer without tools (forced final answer); conditional reads it left incomplete
+turn the affected signals to null. No accepted answer means an error span with its reason.
+
+Network lives only here: `openai.AsyncOpenAI` with our own retry/backoff on 429, 5xx, timeouts and
+connection errors (SDK retries off, so every retry is counted and saved).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from typing import Any
+
+import openai
+
+from ..verdicts import EntrySignals, span_verdict
+from .contract import ANSWER_TOOL
+from .package import EvidencePackage, brief, choose_inline
+from .result import Attempt, JudgeSettings, JudgmentResult, Prompts
+from .tools import EvidenceTools, tool_schemas
+from .validate import check_answer, coerce_undetermined, mandatory_chars
+
+
+class JudgeConfigError(ValueError):
+    """A judge setting a user must fix (missing key, bad model)."""
+
+
+def make_client(settings: JudgeSettings) -> openai.AsyncOpenAI:
+    """An async client for the configured endpoint; the key is read from the environment only."""
+    key = os.environ.get(settings.api_key_env)
+    if not key:
+        if settings.base_url is None:
+            raise JudgeConfigError(f"set {settings.api_key_env} (or pick another variable with --api-key-env) "
+                                   "to use the LLM judge, or give --base-url for a local endpoint")
+        key = "not-needed"
+    if not settings.model:
+        raise JudgeConfigError("the LLM judge needs --model")
+    return openai.AsyncOpenAI(api_key=key, base_url=settings.base_url, max_retries=0, timeout=settings.timeout)
+
+
+_RETRYABLE = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError)
+
+
+async def _create(client: openai.AsyncOpenAI, settings: JudgeSettings, res: JudgmentResult,
+                  log: list[dict[str, Any]], **kw: Any) -> Any:
+    delay = settings.backoff
+    for attempt in range(settings.max_retries + 1):
+        try:
+            return await client.chat.completions.create(**kw)
+        except _RETRYABLE as e:
+            if attempt >= settings.max_retries:
+                raise
+            wait = delay * (1 + 0.25 * random.random())
+            resp = getattr(e, "response", None)
+            ra = resp.headers.get("retry-after") if resp is not None else None
+            if ra:
+                try:
+                    wait = float(ra)
+                except ValueError:
+                    pass
+            res.retries += 1
+            log.append({"retry": attempt + 1, "error": type(e).__name__, "wait": round(wait, 3)})
+            await asyncio.sleep(min(wait, 30.0))
+            delay = min(delay * 2, 30.0)
+    raise AssertionError("unreachable")
+
+
+def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any) -> int:
+    """Add one response's reported usage and cost; returns its prompt tokens."""
+    if usage is None:
+        return 0
+    pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    ct = int(getattr(usage, "completion_tokens", 0) or 0)
+    det = getattr(usage, "prompt_tokens_details", None)
+    cached = int(getattr(det, "cached_tokens", 0) or 0) if det is not None else 0
+    extra = getattr(usage, "model_extra", None) or {}
+    if not cached and extra.get("prompt_cache_hit_tokens"):  # DeepSeek reports it this way
+        cached = int(extra["prompt_cache_hit_tokens"])
+    res.input_tokens += pt
+    res.cached_tokens += cached
+    res.output_tokens += ct
+    if settings.price_input is not None or settings.price_output is not None:
+        pin = settings.price_input or 0.0
+        pc = settings.price_cached if settings.price_cached is not None else pin
+        res.cost_usd += ((pt - cached) * pin + cached * pc + ct * (settings.price_output or 0.0)) / 1e6
+    elif isinstance(extra.get("cost"), (int, float)):
+        res.cost_usd += float(extra["cost"])
+    return pt
+
+
+def _assistant_dict(msg: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {"role": "assistant", "content": msg.content}
+    if msg.tool_calls:
+        d["tool_calls"] = [{"id": tc.id, "type": "function",
+                            "function": {"name": tc.function.name, "arguments": tc.function.arguments}}
+                           for tc in msg.tool_calls]
+    return d
+
+
+def verdict_for(res: JudgmentResult) -> None:
+    """Attach the verdict of an accepted answer (verdict assembly, 3.5)."""
+    if res.answer is None:
+        return
+    sig = [EntrySignals(relevance=a.relevance, accuracy=a.accuracy, novelty=a.novelty,
+                        influence=a.influence, effect=a.effect, window_read=res.window_read.get(a.entry, False))
+           for a in sorted(res.answer.assessments, key=lambda a: a.entry)]
+    res.verdict = span_verdict(res.span_id, sig, res.judgment_id)
+
+
+async def judge_llm(pkg: EvidencePackage, client: openai.AsyncOpenAI, settings: JudgeSettings,
+                    prompts: Prompts, res: JudgmentResult | None = None) -> JudgmentResult:
+    """Judge one span with the LLM loop; never raises for judge failures (error span instead).
+
+    Pass `res` to observe progress (the batch runner records it as interrupted on Ctrl-C)."""
+    res = res or JudgmentResult(span_id=pkg.span_id)
+    res.episode_id, res.judge, res.model = pkg.episode_id, "llm", settings.model
+    res.settings, res.prompt_hash = settings.public(), prompts.hash
+    res.mandatory_chars = mandatory_chars(pkg)
+    tools = EvidenceTools(pkg)
+    inline = choose_inline(pkg, settings.inline_chars)
+    tools.mark_inline(inline)
+    schemas = tool_schemas()
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": prompts.system},
+        {"role": "user", "content": prompts.user.replace("{brief}", brief(pkg, inline))},
+    ]
+    log: list[dict[str, Any]] = []
+    rolled: list[dict[str, Any]] = []
+    res.transcript = {"messages": messages, "rolled_back": rolled, "log": log, "inline": inline}
+    budget = settings.context_tokens - settings.reserve_tokens
+    est0 = (sum(len(m["content"]) for m in messages) + len(json.dumps(schemas))) // 4
+    if est0 > budget:
+        return _finish(res, "error", f"preflight: prompts, tools and mandatory evidence need ~{est0} tokens, "
+                       f"over the input budget of {budget}")
+    forced = False
+    while True:
+        if res.calls >= settings.max_calls:
+            return _finish(res, "error", "call limit reached without an accepted answer")
+        if res.calls == settings.max_calls - 1 and not forced:
+            forced = True
+        if forced and not res.forced:
+            res.forced = True
+            messages.append({"role": "user", "content": prompts.forced})
+        res.calls += 1
+        round_no = res.calls
+        kw: dict[str, Any] = {"model": settings.model, "messages": messages, "tools": schemas,
+                              "temperature": settings.temperature}
+        if forced:
+            kw["tool_choice"] = {"type": "function", "function": {"name": ANSWER_TOOL}}
+        t0 = time.time()
+        try:
+            resp = await _create(client, settings, res, log, **kw)
+        except openai.APIError as e:
+            return _finish(res, "error", f"api_error: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        prompt_tokens = _usage(res, settings, getattr(resp, "usage", None))
+        log.append({"call": round_no, "seconds": round(time.time() - t0, 3), "forced": forced})
+        if not resp.choices:
+            return _finish(res, "error", "api_error: response without choices")
+        msg = resp.choices[0].message
+        messages.append(_assistant_dict(msg))
+        start = len(messages) - 1
+        calls = list(msg.tool_calls or [])
+        if not calls:
+            if forced:
+                return _finish(res, "error", "forced final answer not given (no answer tool call)")
+            messages.append({"role": "user", "content": prompts.nudge})
+            continue
+        results: dict[str, str] = {}
+        accepted = False
+        rejected_now = False
+        for tc in calls:  # answers are checked against what was read before this round
+            if tc.function.name != ANSWER_TOOL or accepted:
+                continue
+            chk = check_answer(pkg, tools, tc.function.arguments)
+            att = Attempt(call=round_no, forced=forced)
+            if forced and chk.answer is not None and chk.violations and all(v.coercible for v in chk.violations):
+                fixed, att.coerced = coerce_undetermined(chk.answer, chk.violations)
+                chk = check_answer(pkg, tools, fixed)
+            att.violations = [v.to_dict() for v in chk.violations]
+            att.answer = chk.answer.model_dump() if chk.answer is not None else None
+            att.accepted = chk.ok
+            res.attempts.append(att)
+            if chk.ok:
+                accepted = True
+                res.answer, res.window_read = chk.answer, chk.window_read
+                results[tc.id] = "accepted"
+            else:
+                rejected_now = True
+                results[tc.id] = chk.feedback()
+        for tc in calls:
+            if tc.id in results:
+                continue
+            if tc.function.name == ANSWER_TOOL:
+                results[tc.id] = "ignored: one answer per turn"
+            elif accepted:
+                results[tc.id] = "not run: the answer was accepted"
+            elif forced:
+                results[tc.id] = "error: no more tools are available; call answer now"
+            else:
+                res.tool_calls += 1
+                results[tc.id] = tools.call(tc.function.name, tc.function.arguments, round_no=round_no)
+        added = 0
+        for tc in calls:
+            messages.append({"role": "tool", "tool_call_id": tc.id, "content": results[tc.id]})
+            added += len(results[tc.id])
+        if accepted:
+            return _finish(res, "accepted", None)
+        if forced:
+            last = res.attempts[-1].violations if res.attempts and res.attempts[-1].call == round_no else []
+            why = "; ".join(str(v["message"]) for v in last[:3]) or "no valid answer"
+            return _finish(res, "error", f"forced final answer rejected: {why}")
+        if rejected_now:
+            res.followups += 1
+        ct = int(getattr(getattr(resp, "usage", None), "completion_tokens", 0) or 0)
+        est = (prompt_tokens or sum(len(str(m.get("content") or "")) for m in messages[:start]) // 4) + ct + added // 4
+        if est > budget:
+            rolled.append({"call": round_no, "estimated_tokens": est, "messages": messages[start:]})
+            del messages[start:]
+            tools.ledger.rollback(round_no)
+            res.rollbacks += 1
+            forced = True
+
+
+def _finish(res: JudgmentResult, status: str, reason: str | None) -> JudgmentResult:
+    res.status = status  # type: ignore[assignment]
+    res.reason = reason
+    res.ended_at = time.time()
+    if status == "accepted":
+        verdict_for(res)
+    return res

@@ -1,0 +1,369 @@
+"""Batch judging and single-span re-judging (DESIGN.md "Judging", "Concurrency"; MemUse A.3.2).
+
+The runner opens the store per unit of work (load a chunk of spans, write a few results) and closes
+it again, so the app can use the database between writes. Every result goes to the journal first
+(flushed; fsynced before each commit), then into the tables in one short transaction. A resumed
+batch replays the journal and skips spans that already have a final judgment from the same judge
+kind, so nothing is lost and nothing is judged twice. Ctrl-C / SIGTERM records in-flight spans as
+`interrupted` (they are judged again on resume).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..context.model import SpanContext
+from ..episode import EpisodeRecord
+from .package import EpisodeEvidence, build_package, episode_evidence
+from .result import JudgeSettings, JudgmentResult, Prompts
+
+FLUSH_EVERY = 64
+"""Results per database transaction (rules judge); the LLM judge flushes at least every 2 s."""
+CHUNK_EPISODES = 40
+
+
+@dataclass
+class BatchSummary:
+    """What a batch did (printed by `memuse judge`)."""
+
+    batch_id: str
+    judge: str
+    planned: int = 0
+    judged: int = 0
+    accepted: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    interrupted: int = 0
+    followup_spans: int = 0
+    forced: int = 0
+    rollbacks: int = 0
+    retries: int = 0
+    calls: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    replayed: int = 0
+    auto_neutral: int = 0
+    skipped_done: int = 0
+    stopped: str | None = None
+
+    def add(self, r: JudgmentResult) -> None:
+        if r.status == "interrupted":
+            self.interrupted += 1
+        else:
+            self.judged += 1
+            if r.status == "accepted":
+                self.accepted += 1
+            else:
+                self.errors[(r.reason or "error").split(":")[0]] += 1
+        self.followup_spans += int(r.followups > 0)
+        self.forced += int(r.forced)
+        self.rollbacks += r.rollbacks
+        self.retries += r.retries
+        self.calls += r.calls
+        self.input_tokens += r.input_tokens
+        self.cached_tokens += r.cached_tokens
+        self.output_tokens += r.output_tokens
+        self.cost_usd += r.cost_usd
+
+    def lines(self) -> list[str]:
+        rate = self.judged / self.seconds if self.seconds > 0 else 0.0
+        out = [f"judge {self.judge} (batch {self.batch_id}): {self.judged} of {self.planned} spans judged "
+               f"in {self.seconds:.1f} s ({rate:.1f} spans/s)",
+               f"  accepted {self.accepted}; errors {sum(self.errors.values())}"
+               + (" (" + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()) + ")" if self.errors else "")
+               + f"; interrupted {self.interrupted}",
+               f"  follow-up spans {self.followup_spans}; forced answers {self.forced}; rollbacks {self.rollbacks}; "
+               f"retries {self.retries}"]
+        if self.judge == "llm":
+            cps = self.calls / self.judged if self.judged else 0.0
+            out.append(f"  calls {self.calls} ({cps:.2f}/span); input tokens uncached "
+                       f"{self.input_tokens - self.cached_tokens:,}, cached {self.cached_tokens:,}; output "
+                       f"{self.output_tokens:,}; cost ${self.cost_usd:.4f}")
+        if self.replayed or self.auto_neutral or self.skipped_done:
+            out.append(f"  journal replayed {self.replayed}; auto-neutral verdicts {self.auto_neutral}; "
+                       f"already judged {self.skipped_done}")
+        if self.stopped:
+            out.append(f"  stopped: {self.stopped}")
+        return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Loading
+# ----------------------------------------------------------------------------------------------
+
+
+def _load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeRecord, SpanContext]]:
+    from ..store import connect, load_episodes
+    from ..store.context import _load_spans
+
+    eps = sorted({e for _, e in pairs})
+    wanted = {s for s, _ in pairs}
+    con = connect(db, read_only=False)
+    try:
+        recs = load_episodes(con, eps)
+        spans = _load_spans(con, "episode_id IN (SELECT unnest(?::VARCHAR[]))", eps)
+    finally:
+        con.close()
+    by_id = {s.span_id: s for s in spans}
+    return [(recs[e], by_id[s]) for s, e in pairs if s in by_id and e in recs and s in wanted]
+
+
+def _chunks(pairs: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
+    cur: list[tuple[str, str]] = []
+    eps: set[str] = set()
+    for p in pairs:
+        if p[1] not in eps and len(eps) >= CHUNK_EPISODES:
+            yield cur
+            cur, eps = [], set()
+        cur.append(p)
+        eps.add(p[1])
+    if cur:
+        yield cur
+
+
+class _Writer:
+    """Journal first, then short transactions."""
+
+    def __init__(self, db: Any) -> None:
+        from ..store.judging import Journal, journal_path
+
+        self.db = db
+        self.journal = Journal(journal_path(db))
+        self.pending: list[JudgmentResult] = []
+        self.last = time.monotonic()
+
+    def add(self, r: JudgmentResult) -> None:
+        self.journal.append(r)
+        self.pending.append(r)
+
+    def flush(self, force: bool = False) -> None:
+        if not self.pending or (not force and len(self.pending) < FLUSH_EVERY and time.monotonic() - self.last < 2.0):
+            return
+        from ..store import connect
+        from ..store.judging import write_results
+
+        self.journal.sync()
+        con = connect(self.db)
+        try:
+            write_results(con, self.pending)
+        finally:
+            con.close()
+        self.pending = []
+        self.last = time.monotonic()
+
+    def close(self) -> None:
+        try:
+            self.flush(force=True)
+        finally:
+            self.journal.close()
+
+
+def _prepare(db: Any, settings: JudgeSettings, span_ids: list[str] | None, limit: int | None,
+             summary: BatchSummary) -> list[tuple[str, str]]:
+    from ..store import connect
+    from ..store.judging import (
+        done_spans,
+        eligible_span_ids,
+        replay_journal,
+        start_batch,
+        write_auto_neutral_verdicts,
+    )
+
+    con = connect(db)
+    try:
+        summary.replayed = replay_journal(con, db)
+        summary.auto_neutral = write_auto_neutral_verdicts(con)
+        elig = eligible_span_ids(con)
+        if span_ids:
+            want = set(span_ids)
+            todo = [p for p in elig if p[0] in want]
+            missing = want - {p[0] for p in todo}
+            if missing:
+                from ..store.connection import StoreError
+
+                raise StoreError(f"not an eligible span: {sorted(missing)[0]} (see `memuse info`; only eligible "
+                                 "spans are judged)")
+        else:
+            done = done_spans(con, settings.judge)
+            todo = [p for p in elig if p[0] not in done]
+            summary.skipped_done = len(elig) - len(todo)
+        if limit is not None:
+            todo = todo[:limit]
+        start_batch(con, summary.batch_id, settings.judge, settings.model, settings.public())
+    finally:
+        con.close()
+    summary.planned = len(todo)
+    return todo
+
+
+def _end(db: Any, summary: BatchSummary, status: str) -> None:
+    from ..store import connect
+    from ..store.judging import end_batch
+
+    con = connect(db)
+    try:
+        end_batch(con, summary.batch_id, status)
+    finally:
+        con.close()
+
+
+Progress = Callable[[BatchSummary], None]
+
+
+def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = None, limit: int | None = None,
+              concurrency: int = 4, max_cost: float | None = None, progress: Progress | None = None) -> BatchSummary:
+    """Judge every pending eligible span (or the given ones); safe to interrupt and resume."""
+    summary = BatchSummary(batch_id=uuid.uuid4().hex[:12], judge=settings.judge)
+    t0 = time.monotonic()
+    if settings.judge == "llm":
+        from .llm import make_client
+
+        make_client(settings)  # fail fast on a missing key or model, before touching the store
+    todo = _prepare(db, settings, span_ids, limit, summary)
+    writer = _Writer(db)
+    status = "done"
+    try:
+        if settings.judge == "rules":
+            _run_rules(db, settings, todo, writer, summary, progress)
+        else:
+            status = asyncio.run(_run_llm(db, settings, todo, writer, summary, concurrency, max_cost, progress))
+    except KeyboardInterrupt:
+        status = "interrupted"
+        summary.stopped = "interrupted; run the same command again to resume"
+    finally:
+        summary.seconds = time.monotonic() - t0
+        writer.close()
+        _end(db, summary, status)
+    return summary
+
+
+def _run_rules(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], writer: _Writer,
+               summary: BatchSummary, progress: Progress | None) -> None:
+    from .rules import judge_rules
+
+    for chunk in _chunks(todo):
+        evs: dict[str, EpisodeEvidence] = {}
+        for rec, span in _load_chunk(db, chunk):
+            ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
+            res = JudgmentResult(span_id=span.span_id, batch_id=summary.batch_id)
+            try:
+                judge_rules(build_package(ev, span, reference=settings.reference), settings, res)
+            except Exception as e:  # a bad span becomes an error span, never a default grade
+                res.status, res.reason, res.ended_at = "error", f"rules_failure: {type(e).__name__}: {e}", time.time()
+            writer.add(res)
+            summary.add(res)
+            writer.flush()
+            if progress:
+                progress(summary)
+
+
+async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], writer: _Writer,
+                   summary: BatchSummary, concurrency: int, max_cost: float | None,
+                   progress: Progress | None) -> str:
+    from .llm import judge_llm, make_client
+
+    client = make_client(settings)
+    prompts = Prompts.load()
+    sem = asyncio.Semaphore(max(1, concurrency))
+    inflight: dict[str, JudgmentResult] = {}
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    try:
+        loop.add_signal_handler(signal.SIGTERM, lambda: main.cancel() if main else None)
+    except (NotImplementedError, RuntimeError):
+        pass
+
+    async def one(rec: EpisodeRecord, span: SpanContext, ev: EpisodeEvidence) -> None:
+        async with sem:
+            if stop.is_set():
+                return
+            res = JudgmentResult(span_id=span.span_id, batch_id=summary.batch_id)
+            inflight[res.judgment_id] = res
+            try:
+                pkg = build_package(ev, span, reference=settings.reference)
+                await judge_llm(pkg, client, settings, prompts, res)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                res.status, res.reason, res.ended_at = "error", f"judge_failure: {type(e).__name__}: {e}", time.time()
+            inflight.pop(res.judgment_id, None)
+            writer.add(res)
+            summary.add(res)
+            writer.flush()
+            if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
+                stop.set()
+                summary.stopped = f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
+            if progress:
+                progress(summary)
+
+    try:
+        for chunk in _chunks(todo):
+            if stop.is_set():
+                break
+            loaded = await asyncio.to_thread(_load_chunk, db, chunk)
+            evs: dict[str, EpisodeEvidence] = {}
+            tasks = []
+            for rec, span in loaded:
+                ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
+                tasks.append(asyncio.create_task(one(rec, span, ev)))
+            await asyncio.gather(*tasks)
+        return "stopped" if stop.is_set() else "done"
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        now = time.time()
+        for res in list(inflight.values()):
+            res.status, res.reason, res.ended_at = "interrupted", "interrupted by the user", now
+            writer.add(res)
+            summary.add(res)
+        summary.stopped = "interrupted; run the same command again to resume"
+        return "interrupted"
+    finally:
+        await client.close()
+
+
+def judge_span(db: Any, span_id: str, judge: str = "rules", **settings: Any) -> JudgmentResult:
+    """Judge (or re-judge) one span now and store the result; earlier judgments stay as history.
+
+    This is what the app's re-judge button calls. Settings are `JudgeSettings` fields (model,
+    base_url, api_key_env, reference, max_calls, ...)."""
+    from ..store import connect
+    from ..store.context import load_span_context
+    from ..store.judging import replay_journal
+    from ..store.reader import load_episode
+    from .llm import judge_llm, make_client
+    from .rules import judge_rules
+
+    s = JudgeSettings(judge=judge, **settings)  # type: ignore[arg-type]
+    con = connect(db)
+    try:
+        replay_journal(con, db)
+        span = load_span_context(con, span_id)
+        rec = load_episode(con, span.episode_id)
+    finally:
+        con.close()
+    if span.status != "eligible":
+        raise ValueError(f"span {span_id} is {span.status}, not eligible for judging")
+    pkg = build_package(episode_evidence(rec), span, reference=s.reference)
+    if s.judge == "rules":
+        res = judge_rules(pkg, s)
+    else:
+        async def go() -> JudgmentResult:
+            client = make_client(s)
+            try:
+                return await judge_llm(pkg, client, s, Prompts.load())
+            finally:
+                await client.close()
+        res = asyncio.run(go())
+    w = _Writer(db)
+    w.add(res)
+    w.close()
+    return res

@@ -1,0 +1,207 @@
+"""Judge results in the store: the JSON Lines journal, its replay, and the judgments / assessments /
+verdicts tables (DESIGN.md "Concurrency"; MemUse A.3.2 saved reports, A.4.1 automatic neutral spans).
+
+Order of writes: every result is appended to the journal next to the database and flushed; before
+each short database transaction the journal is fsynced. On the next open the journal is replayed:
+results whose `judgment_id` is not in `judgments` are inserted, so a crash or a lock loses nothing
+and replay is idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from ..judge.result import JudgmentResult
+from ..verdicts import SpanVerdict, auto_neutral_verdict
+from .connection import db_path
+
+
+def journal_path(db: str | os.PathLike[str] | None) -> Path:
+    """The journal of a database: `<db>.journal.jsonl` beside it."""
+    p = db_path(db)
+    return p.with_name(p.name + ".journal.jsonl")
+
+
+class Journal:
+    """Append-only JSON Lines journal of judge results (thread-safe within a process)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for appends
+
+    def append(self, res: JudgmentResult) -> None:
+        line = json.dumps({"kind": "judgment", "v": 1, "result": res.model_dump(mode="json")},
+                          ensure_ascii=False)
+        with self._lock:
+            self._fh.write(line + "\n")
+            self._fh.flush()
+
+    def sync(self) -> None:
+        with self._lock:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._fh.closed:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+                self._fh.close()
+
+
+def read_journal(path: Path) -> list[JudgmentResult]:
+    """Every complete record of a journal (a torn last line from a crash is skipped)."""
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if obj.get("kind") == "judgment":
+                out.append(JudgmentResult.model_validate(obj["result"]))
+    return out
+
+
+def known_judgments(con: duckdb.DuckDBPyConnection, ids: list[str]) -> set[str]:
+    if not ids:
+        return set()
+    rows = con.execute("SELECT judgment_id FROM judgments WHERE judgment_id IN (SELECT unnest(?::VARCHAR[]))",
+                       [ids]).fetchall()
+    return {r[0] for r in rows}
+
+
+def replay_journal(con: duckdb.DuckDBPyConnection, db: str | os.PathLike[str] | None) -> int:
+    """Insert journal results missing from the database; returns how many were added."""
+    results = read_journal(journal_path(db))
+    if not results:
+        return 0
+    return write_results(con, results)
+
+
+def _ts(x: float | None) -> datetime | None:
+    return datetime.fromtimestamp(x, tz=UTC).replace(tzinfo=None) if x is not None else None
+
+
+def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult]) -> int:
+    """Insert judgments (and, for accepted ones, assessments and the span's current verdict) in one
+    short transaction; already-known judgment ids are skipped. Returns the number inserted."""
+    known = known_judgments(con, [r.judgment_id for r in results])
+    new = [r for r in results if r.judgment_id not in known]
+    seen: set[str] = set()
+    new = [r for r in new if not (r.judgment_id in seen or seen.add(r.judgment_id))]  # type: ignore[func-returns-value]
+    if not new:
+        return 0
+    jrows, arows = [], []
+    verdicts: dict[str, tuple[JudgmentResult, SpanVerdict]] = {}
+    for r in new:
+        jrows.append((
+            r.judgment_id, r.span_id, r.batch_id, r.judge, r.model, json.dumps(r.settings), r.prompt_hash,
+            r.status, r.reason, r.calls, r.followups, r.forced, r.input_tokens, r.cached_tokens,
+            r.output_tokens, r.cost_usd, _ts(r.started_at), _ts(r.ended_at),
+            r.answer.summary if r.answer else None, r.answer.confidence if r.answer else None,
+            json.dumps(r.transcript, ensure_ascii=False), json.dumps([a.model_dump() for a in r.attempts]),
+            r.rollbacks, r.retries, r.tool_calls, r.episode_id))
+        if r.status == "accepted" and r.answer is not None and r.verdict is not None:
+            labels = r.verdict.usage_labels
+            for i, a in enumerate(sorted(r.answer.assessments, key=lambda a: a.entry)):
+                arows.append((r.judgment_id, r.span_id, a.entry, a.item_id, a.relevance, a.accuracy, a.novelty,
+                              a.influence, a.effect if a.influence == "acted_on" else None, a.anchors, a.evidence,
+                              a.notes, labels[i] if i < len(labels) else None, r.window_read.get(a.entry, False),
+                              a.effect))
+            prev = verdicts.get(r.span_id)
+            if prev is None or (r.ended_at or 0) >= (prev[0].ended_at or 0):
+                verdicts[r.span_id] = (r, r.verdict)
+    con.execute("BEGIN")
+    try:
+        con.executemany("INSERT INTO judgments (judgment_id, span_id, batch_id, judge, model, settings, prompt_hash, "
+                        "status, reason, calls, followups, forced, input_tokens, cached_tokens, output_tokens, "
+                        "cost_usd, started_at, ended_at, summary, confidence, transcript, attempts, rollbacks, "
+                        "retries, tool_calls, episode_id) VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", jrows)
+        if arows:
+            con.executemany("INSERT INTO assessments (judgment_id, span_id, pos, item_id, relevance, accuracy, "
+                            "novelty, influence, effect, anchors, evidence, notes, usage_label, window_read, "
+                            "raw_effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arows)
+        for r, v in verdicts.values():
+            _upsert_verdict(con, v, r.judge, r.ended_at)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return len(new)
+
+
+def _upsert_verdict(con: duckdb.DuckDBPyConnection, v: SpanVerdict, judge: str | None, at: float | None) -> None:
+    p = v.profile or {}
+    u = v.uncertainty or {}
+    con.execute("DELETE FROM verdicts WHERE span_id = ?", [v.span_id])
+    con.execute(
+        "INSERT INTO verdicts (span_id, judgment_id, triage, profiled, n_entries, relevance, corroboration, "
+        "information_gain, acted_on, benefit, harm, u_accuracy, u_novelty, u_influence, u_effect, effect_resets, "
+        "judge, usage_labels, counts, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [v.span_id, v.judgment_id, v.triage, v.profiled, v.n_entries, p.get("relevance"), p.get("corroboration"),
+         p.get("information_gain"), p.get("acted_on"), p.get("benefit"), p.get("harm"), u.get("u_accuracy"),
+         u.get("u_novelty"), u.get("u_influence"), u.get("u_effect"), v.effect_resets, judge,
+         json.dumps(v.usage_labels), json.dumps(v.counts), _ts(at)])
+
+
+def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
+    """Rule-assigned verdicts for automatic neutral spans that have none yet (A.4.1): triage only."""
+    rows = con.execute("SELECT s.span_id, s.n_entries FROM spans s LEFT JOIN verdicts v USING (span_id) "
+                       "WHERE s.status = 'auto_neutral' AND v.span_id IS NULL").fetchall()
+    if not rows:
+        return 0
+    con.execute("BEGIN")
+    try:
+        for sid, n in rows:
+            _upsert_verdict(con, auto_neutral_verdict(sid, n or 0), "rule", None)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return len(rows)
+
+
+def done_spans(con: duckdb.DuckDBPyConnection, judge: str) -> set[str]:
+    """Spans that already have a final judgment (accepted or error) from this judge kind."""
+    rows = con.execute("SELECT DISTINCT span_id FROM judgments WHERE judge = ? AND status IN ('accepted', 'error')",
+                       [judge]).fetchall()
+    return {r[0] for r in rows}
+
+
+def eligible_span_ids(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(span_id, episode_id) of eligible spans in episode order."""
+    return [(r[0], r[1]) for r in con.execute(
+        "SELECT span_id, episode_id FROM spans WHERE status = 'eligible' ORDER BY episode_id, seq").fetchall()]
+
+
+def start_batch(con: duckdb.DuckDBPyConnection, batch_id: str, judge: str, model: str | None,
+                settings: dict[str, Any]) -> None:
+    con.execute("INSERT OR REPLACE INTO judge_batches VALUES (?, ?, ?, ?, now(), NULL, 'running')",
+                [batch_id, judge, model, json.dumps(settings)])
+
+
+def end_batch(con: duckdb.DuckDBPyConnection, batch_id: str, status: str) -> None:
+    con.execute("UPDATE judge_batches SET ended_at = now(), status = ? WHERE batch_id = ?", [status, batch_id])
+
+
+def judgment_counts(con: duckdb.DuckDBPyConnection, span_ids: list[str] | None = None) -> dict[str, int]:
+    """Accepted judgments per span (for tests and the summary)."""
+    rows = con.execute("SELECT span_id, count(*) FROM judgments WHERE status = 'accepted' GROUP BY 1").fetchall()
+    d = {r[0]: int(r[1]) for r in rows}
+    return {k: d.get(k, 0) for k in span_ids} if span_ids is not None else d
