@@ -117,13 +117,17 @@ _DOLLAR = re.compile(r"^\$\s+(.+)$")
 
 def _sentences(seg: str, base: int) -> Iterable[tuple[int, int]]:
     """(start, end) offsets of the sentences of `seg` (a '.', '!' or '?' followed by space ends
-    one; decimals and paths do not)."""
+    one, as does the colon after a long preamble; decimals and paths do not)."""
     n = len(seg)
     i = 0
     start = 0
     while i < n:
         c = seg[i]
         if c in ".!?" and (i + 1 == n or seg[i + 1].isspace()):
+            yield from _trimmed(seg, start, i + 1, base)
+            start = i + 1
+        elif c == ":" and i + 2 < n and seg[i + 1] == " " and seg[i + 2].isupper() and i - start > 40:
+            # a long preamble ending in a colon ("Imagine a world ...: Husband has ...")
             yield from _trimmed(seg, start, i + 1, base)
             start = i + 1
         i += 1
