@@ -265,15 +265,15 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            gone = self._write(data)
             if ctx is not None:
+                # Recorded before the client sees the body, so the host's next annotation or call
+                # (a tool result, the next step) always comes after this call in the log.
                 ok = 200 <= resp.status < 300
                 parsed = parse_json_response(kind or "", data) if ok else None
                 err = None if ok else data[:20000].decode("utf-8", "replace")
-                status = "ok" if ok and not gone else ("incomplete" if ok else "error")
-                srv.recorder.end_call(ctx, status=status, parsed=parsed, http_status=resp.status, error=err,
-                                      extra={"client_disconnected": True} if gone else None)
-            if gone:
+                srv.recorder.end_call(ctx, status="ok" if ok else "error", parsed=parsed,
+                                      http_status=resp.status, error=err)
+            if self._write(data):
                 self.close_connection = True
             return
         self.send_header("Transfer-Encoding", "chunked")
@@ -294,8 +294,6 @@ class _Handler(BaseHTTPRequestHandler):
         if gone or cut:
             srv.upstream.drop()
             self.close_connection = True
-        if not gone:
-            self._write(b"0\r\n\r\n")
         if ctx is not None:
             ok = 200 <= resp.status < 300
             complete = ok and not gone and not cut and (asm.done or kind not in ("responses",))
@@ -307,6 +305,8 @@ class _Handler(BaseHTTPRequestHandler):
                 extra["upstream_cut"] = True
             srv.recorder.end_call(ctx, status=status, parsed=asm.result(), http_status=resp.status,
                                   extra=extra)
+        if not gone:
+            self._write(b"0\r\n\r\n")
 
     def _write(self, data: bytes) -> bool:
         """Write to the client; True when the client has gone away."""

@@ -332,6 +332,7 @@ class Recorder:
         if prev is None or new[:len(prev)] == prev:
             return []
         # Retraction: the new input is the old one with some messages removed, plus appended ones.
+        # Dropping the whole tail and sending other messages in its place is a rewrite (summary).
         removed, j = [], 0
         for i, m in enumerate(prev):
             if j < len(new) and new[j] == m:
@@ -339,7 +340,9 @@ class Recorder:
             else:
                 removed.append(i)
         kept = [m for i, m in enumerate(prev) if i not in set(removed)]
-        if removed and new[:len(kept)] == kept:
+        tail_replaced = removed and removed[-1] == len(prev) - 1 and len(new) > len(kept) and \
+            removed == list(range(removed[0], len(prev)))
+        if removed and new[:len(kept)] == kept and not tail_replaced:
             return [{"type": "retraction", "v": EVENT_SCHEMA_VERSION, "episode_id": ep.episode_id,
                      "before_call_id": call_id, "removed": removed}]
         k = 0
