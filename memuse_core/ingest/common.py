@@ -50,6 +50,9 @@ def parse_json(path: Path, text: str, line: int | None) -> Any:
         where = (line if line is not None else e.lineno)
         if not text.strip():
             raise IngestError(path, line, None, "empty line where a JSON value was expected") from None
+        if e.pos >= len(text.rstrip()):
+            raise IngestError(path, where, None, "invalid JSON (the text ends before the JSON value is "
+                                                 "complete: truncated?)") from None
         raise IngestError(path, where, None, f"invalid JSON ({e.msg} at column {e.colno})") from None
     except RecursionError:
         raise IngestError(path, line, None, "invalid JSON (nested too deeply)") from None

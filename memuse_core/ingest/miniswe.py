@@ -63,8 +63,8 @@ class MiniSweAgentImporter:
             return False
         if b'"trajectory_format": "mini-swe-agent' in head or b'"mini_version"' in head:
             return True
-        return path.name.endswith(".traj.json") and b'"messages"' in head and b'"info"' in head \
-            and b'"history"' not in head
+        # An older or truncated file: the name says it (SWE-agent files end in `.traj`).
+        return path.name.endswith((".traj.json", ".traj.json.gz")) and b'"history"' not in head[:4096]
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
         doc = load_json(path)
