@@ -83,11 +83,17 @@ ANNOTATION_DDL = [
 ]
 
 # ---- Demo corpus ground truth ------------------------------------------------------------------
+# One row per entry of the first delivery of each span-like unit the demo generator planted:
+# `form` is the delivery form, `copy` marks a copy of an entry still visible in the input (expected
+# to get an empty credit window, A.1.5), `broken` marks episodes whose recording was broken on
+# purpose (expected error spans), `origin_episode` the episode that wrote the delivered version,
+# `hint` the memory-specific text an acted-on entry contributed to its anchor action.
 DEMO_DDL = [
     """CREATE TABLE IF NOT EXISTS planted_truth (
         episode_id VARCHAR, delivery_id VARCHAR, pos INTEGER, namespace VARCHAR,
         item_id VARCHAR, relevance BOOLEAN, novelty VARCHAR, influence VARCHAR,
-        effect VARCHAR, anchor_step INTEGER, note VARCHAR)""",
+        effect VARCHAR, anchor_step INTEGER, note VARCHAR, form VARCHAR, copy BOOLEAN,
+        broken BOOLEAN, origin_episode VARCHAR, hint VARCHAR)""",
 ]
 
 # ---- MemTrim what-if (memtrim paper 3, A.1) ----------------------------------------------------
@@ -95,7 +101,8 @@ TRIM_DDL = [
     """CREATE TABLE IF NOT EXISTS trim_results (
         delivery_id VARCHAR, pos INTEGER, episode_id VARCHAR, shared INTEGER,
         conflicting INTEGER, memory_only INTEGER, outcome VARCHAR, chars_before BIGINT,
-        chars_after BIGINT, decision JSON)""",
+        chars_after BIGINT, decision JSON, namespace VARCHAR, item_id VARCHAR,
+        prior_from VARCHAR, jaccard DOUBLE, memtrim_class VARCHAR, tokens_saved BIGINT)""",
 ]
 
 DDL = CONTEXT_DDL + JUDGE_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL

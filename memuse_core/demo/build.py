@@ -1,0 +1,75 @@
+"""Generate the demo corpus and ingest it into a store, then load the planted truth."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .generate import DemoFiles, DemoPlan, generate
+
+
+@dataclass
+class DemoResult:
+    """What `build_demo` did."""
+
+    db: Path
+    files: DemoFiles
+    episodes: int = 0
+    events: int = 0
+    truth_rows: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def build_demo(db: str | os.PathLike[str] | None, plan: DemoPlan | None = None, *, out: str | os.PathLike[str] | None = None,
+               progress: Callable[[str, int], None] | None = None, build_context: bool = False) -> DemoResult:
+    """Write the demo event logs (into `out`, or a temporary folder removed afterwards), ingest
+    them with `ingest_path` (one transaction per file) and load the planted truth."""
+    from ..ingest import ingest_path
+    from ..store import connect, db_path
+    from ..store.demo import load_truth
+
+    plan = plan or DemoPlan()
+    tmp = None
+    if out is None:
+        tmp = tempfile.mkdtemp(prefix="memuse-demo-")
+        out = tmp
+    try:
+        t = time.perf_counter()
+        files = generate(plan, Path(out), progress=(lambda n: progress("generate", n)) if progress else None)
+        res = DemoResult(db_path(db), files)
+        res.seconds["generate"] = time.perf_counter() - t
+        t = time.perf_counter()
+        con = connect(db)
+        try:
+            known: set[int] = set()
+            for f in files.event_files:
+                r = ingest_path(con, f, known_blobs=known,
+                                on_event=(lambda n: progress("ingest", n)) if progress else None)
+                res.episodes += r.episodes
+                res.events += r.events
+            res.seconds["ingest"] = time.perf_counter() - t
+            t = time.perf_counter()
+            con.execute("BEGIN TRANSACTION")
+            res.truth_rows = load_truth(con, files.truth_file)  # type: ignore[arg-type]
+            con.execute("COMMIT")
+            res.seconds["truth"] = time.perf_counter() - t
+        finally:
+            con.close()
+        if build_context:
+            try:
+                from ..context.build import build_store
+            except ImportError:
+                pass
+            else:
+                t = time.perf_counter()
+                build_store(db)
+                res.seconds["build"] = time.perf_counter() - t
+        return res
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,94 @@
+"""Queries of the demo area: loading and reading the planted truth (issue 2 part 4).
+
+`planted_truth` holds, for the first delivery of every span-like unit of the demo corpus, what the
+generator made the agent do with each entry; it is what the judges are measured against.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+TRUTH_COLUMNS: list[tuple[str, pa.DataType]] = [
+    ("episode_id", pa.string()), ("delivery_id", pa.string()), ("pos", pa.int32()),
+    ("namespace", pa.string()), ("item_id", pa.string()), ("relevance", pa.bool_()),
+    ("novelty", pa.string()), ("influence", pa.string()), ("effect", pa.string()),
+    ("anchor_step", pa.int32()), ("note", pa.string()), ("form", pa.string()), ("copy", pa.bool_()),
+    ("broken", pa.bool_()), ("origin_episode", pa.string()), ("hint", pa.string()),
+]
+
+
+def load_truth(con: duckdb.DuckDBPyConnection, path: str | Path, *, batch: int = 50_000) -> int:
+    """Append the rows of a `planted_truth.jsonl` file (replacing rows of the same episodes)."""
+    names = [c for c, _ in TRUTH_COLUMNS]
+    # Stores created before these columns existed get them here (the table is demo-only).
+    for col, typ in (("form", "VARCHAR"), ("copy", "BOOLEAN"), ("broken", "BOOLEAN"),
+                     ("origin_episode", "VARCHAR"), ("hint", "VARCHAR")):
+        con.execute(f"ALTER TABLE planted_truth ADD COLUMN IF NOT EXISTS {col} {typ}")
+    n = 0
+    rows: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if not rows:
+            return
+        tbl = pa.Table.from_arrays([pa.array([r.get(c) for r in rows], type=t) for c, t in TRUTH_COLUMNS], names=names)
+        con.register("_demo_truth", tbl)
+        try:
+            con.execute("DELETE FROM planted_truth WHERE episode_id IN (SELECT DISTINCT episode_id FROM _demo_truth)")
+            con.execute(f"INSERT INTO planted_truth ({', '.join(names)}) SELECT {', '.join(names)} FROM _demo_truth")
+        finally:
+            con.unregister("_demo_truth")
+        rows.clear()
+
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                rows.append(json.loads(line))
+                n += 1
+                if len(rows) >= batch:
+                    flush()
+    flush()
+    return n
+
+
+def truth_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Shares over the planted truth per configuration (for reports and tests)."""
+    rows = con.execute(
+        """SELECT r.config, count(*) AS entries,
+                  avg(CAST(t.relevance AS INT)) AS relevance,
+                  count(*) FILTER (WHERE t.relevance) AS relevant,
+                  count(*) FILTER (WHERE t.relevance AND t.influence = 'none') AS relevant_unused,
+                  count(*) FILTER (WHERE t.influence = 'acted_on') AS acted_on,
+                  count(*) FILTER (WHERE t.effect = 'improved') AS improved,
+                  count(*) FILTER (WHERE t.effect = 'harmed') AS harmed
+           FROM planted_truth t JOIN episodes e USING (episode_id) JOIN runs r USING (run_id)
+           WHERE NOT t.copy GROUP BY 1 ORDER BY 1""").fetchall()
+    cols = ["config", "entries", "relevance", "relevant", "relevant_unused", "acted_on", "improved", "harmed"]
+    return {r[0]: dict(zip(cols, r)) for r in rows}
+
+
+def restatement_token_share(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
+    """Per configuration: share of delivered placement characters that repeat an earlier delivery
+    of the same episode with identical placement text (restatements, MemUse A.6.5)."""
+    rows = con.execute(
+        """WITH d AS (
+             SELECT r.config, p.chars, row_number() OVER (
+                 PARTITION BY d.episode_id, p.text_hash ORDER BY d.seq) AS k
+             FROM deliveries d JOIN (SELECT delivery_id, sum(size) AS chars, min(text_hash) AS text_hash
+                                     FROM placements GROUP BY 1) p USING (delivery_id)
+             JOIN episodes e ON e.episode_id = d.episode_id JOIN runs r USING (run_id))
+           SELECT config, sum(chars) FILTER (WHERE k > 1) / sum(chars) FROM d GROUP BY 1""").fetchall()
+    return {c: float(v or 0.0) for c, v in rows}
+
+
+def harmful_cards_across_runs(con: duckdb.DuckDBPyConnection, min_runs: int = 2) -> list[tuple[str, str, int]]:
+    """(item_id, task_id, runs) of items planted as harmful on the same task in several runs."""
+    return [tuple(r) for r in con.execute(
+        """SELECT t.item_id, e.task_id, count(DISTINCT e.run_id) AS runs
+           FROM planted_truth t JOIN episodes e USING (episode_id)
+           WHERE t.effect = 'harmed' GROUP BY 1, 2 HAVING count(DISTINCT e.run_id) >= ? ORDER BY 3 DESC, 1""",
+        [min_runs]).fetchall()]
