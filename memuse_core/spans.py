@@ -7,6 +7,7 @@ decides which spans the judge receives.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .context.analysis import DInfo, EpisodeAnalysis
@@ -114,16 +115,23 @@ def group_spans(an: EpisodeAnalysis) -> list[SpanBuild]:
 
 
 def _selected_read(an: EpisodeAnalysis, di: DInfo) -> bool:
-    """A separately recorded full read reached by an explicit selection (A.1.5): an
-    agent-routed delivery whose issuing step's action names the item's id or displayed key."""
-    if di.d.route != "agent" or di.step is None or di.step < 2:
+    """A separately recorded full read reached through an explicit selection (A.1.5): an
+    agent-routed delivery that is not a preview, whose issuing step's action names, as a whole
+    token, an identifier (item id or displayed key) of each entry that an earlier delivery
+    exposed in its placement text."""
+    if di.d.route != "agent" or "preview" in di.d.form or di.step is None or di.step < 2:
         return False
     action = an.rec.steps[di.step - 2].action_text()
+    shown = [rp.text or "" for d0 in an.infos if d0.order < di.order for rp in d0.placements]
     for e in di.d.entries:
         keys = [k for k in (e.item_id, e.display_key) if k]
-        if not keys or not any(k in action for k in keys):
+        if not any(_token_in(k, action) and any(_token_in(k, t) for t in shown) for k in keys):
             return False
     return True
+
+
+def _token_in(key: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text) is not None
 
 
 def resident_entries(an: EpisodeAnalysis, span: SpanBuild, before: list[SpanBuild]) -> list[bool]:

@@ -1,0 +1,240 @@
+"""Credit windows (MemUse 3.3 "Credit windows", A.1.5)."""
+
+from __future__ import annotations
+
+from test_context_helpers import ctx_of, deliveries, record, span_of, windows
+
+from memuse_core.builder import EpisodeBuilder, entry
+from memuse_core.context.analysis import analyze_episode
+from memuse_core.spans import credit_windows, group_spans
+
+SHORT = "Retry the flaky network test with --reruns 2."
+LONG = SHORT + " The timeout comes from the proxy; set NO_PROXY=localhost."
+OTHER = "Docs build needs sphinx<8."
+
+
+def steps(b: EpisodeBuilder, n: int) -> None:
+    for k in range(n):
+        b.step(f"work {k}", f"cmd {k}", f"out {k}")
+
+
+def tool(b: EpisodeBuilder, item: str, value: str, text: str | None = None, form: str = "search_result",
+         cmd: str = "memory search", **kw) -> None:
+    b.step("use memory", cmd, text if text is not None else f"[{item}] {value}",
+           tool_memory=([entry(item, value, **kw)], form))
+
+
+def test_windows_default_runs_from_first_consuming_step_to_episode_end() -> None:
+    b = EpisodeBuilder("w1")
+    steps(b, 2)
+    tool(b, "a", SHORT)  # delivered by step 3's tool result, consumed at step 4
+    steps(b, 3)
+    ctx = ctx_of(b)
+    assert windows(ctx) == {"w1-d1": [(4, 6)]}
+
+
+def test_windows_boundary_later_span_containing_exposed_text_ends_at_t_prime_minus_one() -> None:
+    b = EpisodeBuilder("w2")
+    b.host_block("recall", "Memories:\n- " + SHORT, [entry("a", SHORT, version="1")])
+    steps(b, 3)
+    b.host_block("recall", "Memories:\n- " + LONG, [entry("a", LONG, version="2")])
+    steps(b, 3)
+    ctx = ctx_of(b)
+    assert windows(ctx) == {"w2-d1": [(1, 3)], "w2-d4": [(4, 6)]}
+
+
+def test_windows_boundary_at_t_last_ends_at_t_prime() -> None:
+    b = EpisodeBuilder("w3")
+    steps(b, 1)
+    tool(b, "a", SHORT)  # consumed at 3
+    tool(b, "a", LONG)   # consumed at 3? no: delivered at step 2's result -> consumed at 3
+    steps(b, 2)
+    ev = b.finish(resolved=True)
+    # make both deliveries consumed by the same call (step 3): the second adds text
+    d1, d2 = deliveries(ev)
+    assert (d1.consuming_call_id, d2.consuming_call_id) == ("w3-c3", "w3-c4")
+    ctx = ctx_of(ev)
+    assert windows(ctx) == {"w3-d1": [(3, 3)], "w3-d2": [(4, 5)]}
+
+
+def test_windows_same_step_delivery_adding_text_shares_the_step() -> None:
+    b = EpisodeBuilder("w4")
+    b.host_block("short", "Note:\n- " + SHORT, [entry("a", SHORT, version="1")])
+    b.host_block("long", "Details:\n- " + LONG, [entry("a", LONG, version="2")])
+    steps(b, 3)
+    b.drop_block("long")
+    ctx = ctx_of(b)
+    # both copies of item a are consumed at step 1; the long one (processed second, t' = 1 =
+    # t_last of the short span) contains the short text and adds text: the short window ends at
+    # the shared step and the long window includes it. Later restated copies each start a new
+    # span (a change ends the current span of the item, A.1.4) but add nothing beyond the visible
+    # copies: resident, empty windows.
+    assert windows(ctx) == {"w4-d1": [(1, 1)], "w4-d2": [(1, 3)], "w4-d3": [None], "w4-d4": [None],
+                            "w4-d5": [None], "w4-d6": [None]}
+
+
+def test_windows_same_step_boundary_equal_to_t_last() -> None:
+    b = EpisodeBuilder("w5")
+    b.host_block("short", "Note:\n- " + SHORT, [entry("a", SHORT, version="1")])
+    steps(b, 1)
+    b.host_block("long", "Details:\n- " + LONG, [entry("a", LONG, version="2")])
+    b.drop_block("short")
+    steps(b, 2)
+    ctx = ctx_of(b)
+    # S1 = short at step 1 only; S2 = long from step 2: boundary t' = 2 > t_last = 1
+    assert windows(ctx) == {"w5-d1": [(1, 1)], "w5-d2": [(2, 3)]}
+    b = EpisodeBuilder("w5b")
+    b.host_block("short", "Note:\n- " + SHORT, [entry("a", SHORT, version="1")])
+    steps(b, 1)
+    b.host_block("long", "Details:\n- " + LONG, [entry("a", LONG, version="2")])
+    steps(b, 1)
+    b.drop_block("short")
+    steps(b, 1)
+    ctx = ctx_of(b)
+    # short: steps 1-2 (t_last = 2); long first consumed at 2 = t_last: short ends at 2 and the
+    # long copy, which adds text, includes the shared step
+    assert windows(ctx) == {"w5b-d1": [(1, 2)], "w5b-d3": [(2, 3)]}
+
+
+def test_windows_spans_starting_before_t_last_are_not_boundaries() -> None:
+    b = EpisodeBuilder("w6")
+    b.host_block("short", "Note:\n- " + SHORT, [entry("a", SHORT, version="1")])
+    steps(b, 1)
+    tool(b, "a", LONG)  # consumed at step 3 while the short block is restated through step 5
+    steps(b, 3)
+    ctx = ctx_of(b)
+    # Grouping (A.1.4) ends the short span at step 3, when the long copy arrives (t' = t_last).
+    assert windows(ctx)["w6-d1"] == [(1, 3)]
+    # If the short span is continued through step 5, the long span (t' = 3 < t_last = 5) is not a
+    # boundary and the short window runs to the episode end.
+    an = analyze_episode(record(b.finish(resolved=True)))
+    spans = group_spans(an)
+    s1 = spans[0]
+    later_short = [s for s in spans[1:] if s.first.d.form == "task_recall"]
+    for s in later_short:
+        s1.deliveries.extend(s.deliveries)
+        spans.remove(s)
+    assert s1.last_step == 5
+    credit_windows(an, spans)
+    assert s1.windows == [(1, 5)]
+
+
+def test_windows_unknown_exposure_any_later_delivery_is_a_boundary() -> None:
+    b = EpisodeBuilder("w7")
+    tool(b, "a", LONG)  # consumed at 2
+    steps(b, 2)
+    tool(b, "a", OTHER)  # unrelated text of the same item: not a boundary for verified text
+    steps(b, 2)
+    ctx = ctx_of(b)
+    assert windows(ctx) == {"w7-d1": [(2, 6)], "w7-d2": [(5, 6)]}
+    ev = b.finish(resolved=True)
+    deliveries(ev)[1].entries[0].value = None  # the later copy's exposure is now unknown
+    ctx = ctx_of(ev)
+    assert windows(ctx) == {"w7-d1": [(2, 4)], "w7-d2": [(5, 6)]}
+
+
+def test_windows_resident_copy_gets_empty_window_and_owner_keeps_credit() -> None:
+    b = EpisodeBuilder("w8")
+    b.host_block("recall", "Memories:\n- " + LONG, [entry("a", LONG)])
+    steps(b, 2)
+    tool(b, "a", SHORT, form="search_preview", version="p")  # preview of the visible full text
+    steps(b, 2)
+    ctx = ctx_of(b)
+    s = span_of(ctx, "w8-d5")  # the preview, consumed at step 4 after the block's restatement d4
+    assert s.entries[0].window is None and s.entries[0].resident and s.status == "auto_neutral"
+    assert span_of(ctx, "w8-d4").span_id == "w8/w8-d1"
+    assert windows(ctx)["w8-d1"] == [(1, 5)]  # the owner keeps the credit to the end
+
+
+def test_windows_full_read_ends_preview_window_just_before_it() -> None:
+    b = EpisodeBuilder("w9")
+    b.step("search", "memory search proxy", f"card-7: {SHORT}",
+           tool_memory=([entry("card-7", SHORT, version="p", display_key="card-7")], "search_preview"))
+    b.step("open card", "memory read card-7", f"# card-7\n{LONG}",
+           tool_memory=([entry("card-7", LONG, version="full")], "full_card"))
+    steps(b, 3)
+    ctx = ctx_of(b)
+    # preview consumed at 2, full read at 3
+    assert windows(ctx) == {"w9-d1": [(2, 2)], "w9-d2": [(3, 5)]}
+
+
+def test_windows_selected_full_read_is_not_a_resident_copy() -> None:
+    b = EpisodeBuilder("w10")
+    b.step("open card", "memory read card-7", f"# card-7\n{LONG}",
+           tool_memory=([entry("card-7", LONG, version="full")], "full_card"))
+    steps(b, 1)
+    # same card read again through an explicit selection, in a different wrapper, while visible
+    b.step("open again", "memory read card-7", f"== card-7 ==\n{LONG}",
+           tool_memory=([entry("card-7", LONG, version="full")], "full_card"))
+    steps(b, 1)
+    # and the same text arriving without a selection: resident
+    b.step("search", "memory search proxy", f"hit: {LONG}",
+           tool_memory=([entry("card-7", LONG, version="full")], "search_result"))
+    steps(b, 1)
+    ctx = ctx_of(b)
+    w = windows(ctx)
+    assert w["w10-d2"] == [(4, 6)]
+    assert w["w10-d1"] == [(2, 3)]
+    assert w["w10-d3"] == [None]
+
+
+def test_windows_narrower_or_different_text_leaves_earlier_window_open() -> None:
+    b = EpisodeBuilder("w11")
+    tool(b, "a", LONG)  # consumed at 2
+    steps(b, 1)
+    b.retract([2, 3])  # the long copy leaves the input
+    tool(b, "a", SHORT)  # narrower copy, consumed at 4: not resident (earlier copy gone)
+    steps(b, 2)
+    ctx = ctx_of(b)
+    assert windows(ctx) == {"w11-d1": [(2, 5)], "w11-d2": [(4, 5)]}  # overlapping windows
+
+
+def test_windows_independent_entries_and_unrelated_deliveries() -> None:
+    b = EpisodeBuilder("w12")
+    b.step("search", "memory search", f"[a] {SHORT}\n[b] {OTHER}",
+           tool_memory=([entry("a", SHORT), entry("b", OTHER)], "search_result"))
+    steps(b, 1)
+    tool(b, "z", "An unrelated note about the changelog format.")
+    steps(b, 1)
+    b.retract([2, 3])
+    tool(b, "a", LONG)
+    steps(b, 1)
+    ctx = ctx_of(b)
+    w = windows(ctx)
+    assert w["w12-d1"] == [(2, 5), (2, 6)]  # a ends before its later copy; b keeps its window
+    assert w["w12-d2"] == [(4, 6)] and w["w12-d3"] == [(6, 6)]
+
+
+def test_windows_unknown_same_step_copy_starts_after_shared_step() -> None:
+    b = EpisodeBuilder("w13")
+    b.host_block("first", "Note:\n- " + SHORT, [entry("a", SHORT, version="1")])
+    steps(b, 1)
+    b.host_block("second", "Other:\n- " + OTHER, [entry("a", OTHER, version="2")])
+    b.drop_block("first")
+    steps(b, 2)
+    ev = b.finish(resolved=True)
+    ds = deliveries(ev)
+    # put the second block's first delivery into step 1's input as an unknown-exposure copy
+    ds[1].consuming_call_id = "w13-c1"
+    ds[1].entries[0].value = None
+    ds[1].placements = [p.model_copy(deep=True) for p in ds[0].placements]
+    ds[1].placements[0].slot = "other_slot"
+    ctx = ctx_of(ev)
+    s1 = span_of(ctx, "w13-d1")
+    s2 = span_of(ctx, "w13-d2")
+    assert s1.entries[0].window == (1, 1)  # either exposure unknown: boundary at t' = t_last
+    assert s2.entries[0].window == (2, 2)  # adds no verified text: starts after the shared step
+    assert span_of(ctx, "w13-d3").entries[0].window == (3, 3)  # and ends before the next copy
+
+
+def test_windows_reset_at_episode_boundaries() -> None:
+    b1 = EpisodeBuilder("w14a")
+    b1.host_block("recall", "Memories:\n- " + LONG, [entry("a", LONG)])
+    steps(b1, 3)
+    b2 = EpisodeBuilder("w14b")
+    tool(b2, "a", SHORT)
+    steps(b2, 2)
+    c1, c2 = ctx_of(b1), ctx_of(b2)
+    assert windows(c1) == {"w14a-d1": [(1, 3)]}
+    # the same item's still-"visible" copy in another episode makes nothing resident here
+    assert windows(c2) == {"w14b-d1": [(2, 3)]}
