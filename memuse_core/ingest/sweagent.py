@@ -84,7 +84,10 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
     for i, s in enumerate(steps):
         f.obj(s, f"trajectory[{i}]")
     history = [(_message(f, h, f"history[{i}]"), h) for i, h in enumerate(history_raw)]
-    primary = [(m, h) for m, h in history if h.get("agent", "primary") == "primary"]
+    # The acting agent is `primary` in 0.x and `main` in 1.x (others are e.g. reviewers/summarizers).
+    agents = [h.get("agent") for _, h in history]
+    lead = next((a for a in ("primary", "main") if a in agents), agents[0] if agents else None)
+    primary = [(m, h) for m, h in history if h.get("agent") == lead]
     assistants = [k for k, (m, h) in enumerate(primary) if m.role == "assistant" and not h.get("is_demo")]
     has_query = bool(steps) and all(isinstance(s.get("query"), list) and s["query"] for s in steps)
     version = "1.x" if has_query or any("message_type" in h for _, h in history) else "0.x"
