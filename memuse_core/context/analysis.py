@@ -123,6 +123,22 @@ class EpisodeAnalysis:
             self._by_item = idx
         return idx
 
+    def response_ids(self) -> list[tuple[int, int] | None]:
+        """Per step 1..T-1 (index t-1): the identity of its response message in later inputs
+        (the first message new in the next agent input), None when it never reached one."""
+        ids = getattr(self, "_rids", None)
+        if ids is None:
+            ids = []
+            steps = self.rec.steps
+            for t in range(1, len(steps)):
+                nxt = steps[t].call
+                mids = self.msg_ids.get(nxt.call_id, [])
+                j = next((i for i, x in enumerate(mids) if x == (nxt.seq, i)), None)
+                ok = j is not None and nxt.messages[j].role == "assistant"
+                ids.append(mids[j] if ok else None)  # type: ignore[index]
+            self._rids = ids
+        return ids
+
     def index_in(self, call_id: str, ident: tuple[int, int]) -> int | None:
         idx = self._id_index.get(call_id)
         if idx is None:

@@ -53,20 +53,10 @@ def removed_steps(an: EpisodeAnalysis, target: DInfo) -> list[int]:
     call = target.call
     if call is None or target.step is None:
         return []
-    agent = [s.call for s in an.rec.steps]
     present = set(an.msg_ids.get(call.call_id, []))
-    out = []
-    for t in range(1, target.step):
-        cv = agent[t - 1]
-        nxt = agent[t] if t < len(agent) else None
-        if nxt is None:
-            continue
-        j = len(cv.messages)
-        ids = an.msg_ids.get(nxt.call_id, [])
-        if j < len(ids) and j < len(nxt.messages) and nxt.messages[j].role == "assistant":
-            if ids[j] not in present:
-                out.append(t)
-    return out
+    rids = an.response_ids()
+    return [t for t in range(1, min(target.step, len(rids) + 1))
+            if rids[t - 1] is None or rids[t - 1] not in present]
 
 
 def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> list[EarlierCopy]:

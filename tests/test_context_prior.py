@@ -1,0 +1,84 @@
+"""Prior context B_S (MemUse 3.3, A.1.3) and earlier copies (A.2.1)."""
+
+from __future__ import annotations
+
+from test_context_helpers import ctx_of, deliveries, span_of
+
+from memuse_core.builder import EpisodeBuilder, entry
+from memuse_core.events import Message
+
+RECALL = "Relevant memories:\n- the settings module is tests.settings"
+SKILLS = "Skills:\n- run-tests: tox -e py311"
+
+
+def two_blocks() -> EpisodeBuilder:
+    b = EpisodeBuilder("p1", system="You fix bugs.")
+    b.host_block("recall", RECALL, [entry("r", "the settings module is tests.settings")])
+    b.host_block("skills", SKILLS, [entry("k", "run-tests: tox -e py311")], form="skill_catalog")
+    b.step("look", "ls", "tests/")
+    return b
+
+
+def test_prior_context_cuts_target_intervals_and_keeps_other_deliveries() -> None:
+    ctx = ctx_of(two_blocks())
+    recall, skills = ctx.spans
+    sys_src = recall.prior_sources[0]
+    assert RECALL not in sys_src.text and SKILLS in sys_src.text and "You fix bugs." in sys_src.text
+    start = len("You fix bugs.\n\n")
+    assert sys_src.cut == [(start, start + len(RECALL))] and not sys_src.memory_only
+    assert RECALL in skills.prior_sources[0].text and SKILLS not in skills.prior_sources[0].text
+    assert [p.pos for p in recall.prior_sources] == [1, 2]  # cited as P1, P2
+    assert recall.prior_sources[1].role == "user"
+
+
+def test_prior_context_memory_only_message_is_a_marker() -> None:
+    b = EpisodeBuilder("p2")
+    b.step("search", "memory search", "[m] keep the cache warm", tool_memory=([entry("m", "keep the cache warm")], "search_result"))
+    b.step("go", "make", "ok")
+    s = ctx_of(b).spans[0]
+    tool_src = [p for p in s.prior_sources if p.role == "tool"]
+    assert len(tool_src) == 1 and tool_src[0].memory_only and tool_src[0].text == ""
+    # the assistant message that issued the search is a prior source with its command
+    assert any("memory search" in p.text for p in s.prior_sources if p.role == "assistant")
+
+
+def test_prior_context_is_the_first_consuming_input_of_the_span() -> None:
+    b = two_blocks()
+    b.step("edit", "vi settings.py", "saved")
+    b.step("test", "tox", "ok")
+    s = ctx_of(b).spans[0]
+    assert s.first_step == 1 and len(s.prior_sources) == 2  # step 1's input: system + task
+
+
+def test_prior_context_excludes_removed_and_rewritten_steps_which_stay_readable() -> None:
+    b = EpisodeBuilder("p3")
+    b.step("try A", "python a.py", "error: boom")
+    b.step("try B", "python b.py", "ok")
+    b.rewrite(2, [Message(role="user", content="Summary: a.py failed, b.py worked.")])
+    b.host_block("recall", RECALL, [entry("r", "the settings module is tests.settings")])
+    b.step("next", "ls", "x")
+    events = b.finish(resolved=True)
+    ctx = ctx_of(events)
+    s = ctx.spans[0]
+    text = "\n".join(p.text for p in s.prior_sources)
+    assert "error: boom" not in text and "Summary: a.py failed" in text
+    assert s.removed_steps == [1, 2]
+    assert ctx.valid
+
+
+def test_earlier_copies_same_input_and_undetermined() -> None:
+    b = EpisodeBuilder("p4")
+    b.host_block("one", "One:\n- keep the cache warm", [entry("m", "keep the cache warm", version="1")])
+    b.host_block("two", "Two:\n- keep the cache warm and small", [entry("m", "keep the cache warm and small", version="2")])
+    b.step("look", "ls", "x")
+    ctx = ctx_of(b)
+    s2 = span_of(ctx, "p4-d2")
+    assert [(c.delivery_id, c.visibility, c.contains_target) for c in s2.earlier_copies] == [("p4-d1", "same_input", False)]
+    ev = b.finish(resolved=True)
+    d1 = deliveries(ev)[0]
+    d1.consuming_call_id = None  # an unbound earlier copy (recorded before the first call)
+    ev.remove(d1)
+    ev.insert(1, d1)
+    ctx = ctx_of(ev)
+    s2 = span_of(ctx, "p4-d2")
+    assert [(c.delivery_id, c.visibility) for c in s2.earlier_copies] == [("p4-d1", "undetermined")]
