@@ -1,0 +1,104 @@
+"""Evidence package and coverage ledger (MemUse A.2.1, A.3.1): the package holds exactly the span's
+evidence (no annotation-only labels, withheld values for unknown exposure, memory text in tool
+results referenced), only reads give coverage, paged ranges combine, rollback removes coverage,
+and no path outside the package can be read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memuse_core.builder import EpisodeBuilder, entry
+from memuse_core.judge.examples import acted_on_episode, selected_episode, span_context
+from memuse_core.judge.package import WITHHELD, brief, build_package, choose_inline, episode_evidence
+from memuse_core.judge.tools import EvidenceTools, tool_schemas
+
+
+def _pkg(events, which=0, **kw):
+    rec, span = span_context(events, which)
+    return build_package(episode_evidence(rec), span, **kw), span
+
+
+def test_package_files_and_mandatory():
+    pkg, span = _pkg(acted_on_episode())
+    assert pkg.first_step == 2
+    assert pkg.mandatory == ["task.md", "prior/index.md", "target/placements.md", "target/entries.md",
+                             "steps/S1.md", "steps/S2.md"]
+    assert "reference.md" not in pkg.files
+    assert "_clamp_day" in pkg.files["target/placements.md"]
+    # the target block is cut out of the prior sources
+    assert all("_clamp_day" not in pkg.files[p] for p in pkg.prior_paths())
+    assert "credit window: S2–S5" in pkg.files["target/entries.md"]
+
+
+def test_annotation_labels_never_rendered_and_unknown_exposure_withheld():
+    b = EpisodeBuilder("lab", task="Fix it.")
+    b.host_block("recall", "Memories:\n- shown entry text here",
+                 entries=[entry("a", "shown entry text here", confidence_score=0.987, memory_type="SECRETTYPE"),
+                          entry("b", "a value the agent never saw verbatim")])
+    b.step("x", "ls", "out")
+    b.final()
+    pkg, _ = _pkg(b.finish())
+    blob = json.dumps(pkg.files)
+    assert "SECRETTYPE" not in blob and "0.987" not in blob
+    assert "a value the agent never saw verbatim" not in blob
+    assert WITHHELD in pkg.files["target/entries.md"]
+
+
+def test_memory_text_in_tool_results_is_referenced():
+    pkg, _ = _pkg(selected_episode(), which=0)
+    # step 2's result is the full card: a separate delivery referenced from the step file
+    s2 = pkg.files["steps/S2.md"]
+    assert "calendar.monthrange" not in s2 and "⟦memory delivery" in s2
+    assert any(r.startswith("memory/") for r in pkg.refs["steps/S2.md"])
+    # step 1's result is the target delivery itself: it points at target/placements.md
+    assert "target/placements.md" in pkg.files["steps/S1.md"]
+
+
+def test_ledger_paged_reads_search_and_rollback():
+    pkg, _ = _pkg(acted_on_episode(padding=3))
+    tools = EvidenceTools(pkg)
+    path = "steps/S3.md"
+    n = len(pkg.files[path])
+    assert not tools.step_complete(3)
+    out = tools.search("sed -i")
+    assert "do not count" in out and not tools.file_complete(path)
+    tools.read(path, 0, 10, round_no=1)
+    assert not tools.file_complete(path)
+    tools.read(path, 10, n, round_no=2)
+    assert tools.file_complete(path) and tools.step_complete(3)
+    tools.ledger.rollback(2)
+    assert not tools.file_complete(path)
+    assert tools.ledger.covered(path) == 10
+
+
+@pytest.mark.parametrize("bad", ["../../etc/passwd", "/etc/passwd", "steps/../../x", "..", "steps/S999.md", ""])
+def test_no_path_outside_the_package(bad):
+    pkg, _ = _pkg(acted_on_episode())
+    tools = EvidenceTools(pkg)
+    out = tools.call("read_evidence", json.dumps({"path": bad}), round_no=1)
+    assert out.startswith("error:")
+    assert "root:" not in out
+    assert tools.ledger.ranges == {}
+
+
+def test_brief_inlines_mandatory_evidence_and_lists_entries():
+    pkg, _ = _pkg(acted_on_episode())
+    inline = choose_inline(pkg, 0)
+    assert inline == pkg.mandatory
+    text = brief(pkg, inline)
+    assert 'ENTRIES_JSON: [{"entry": 0, "item_id": "m-clamp"}]' in text
+    for p in pkg.mandatory:
+        assert f"<<<FILE {p}>>>" in text
+    big = choose_inline(pkg, 10**6)
+    assert set(pkg.files) - {"reference.md"} <= set(big)
+
+
+def test_tool_schemas_are_static_and_answer_schema_from_model():
+    a, b = tool_schemas(), tool_schemas()
+    assert a == b
+    names = [t["function"]["name"] for t in a]
+    assert names == ["search_evidence", "read_evidence", "answer"]
+    props = a[2]["function"]["parameters"]["$defs"]["EntryAssessment"]["properties"]
+    assert props["influence"]["anyOf"][0]["enum"] == ["acted_on", "selected", "referenced", "none"]
