@@ -271,10 +271,45 @@ def test_letta_blocks_become_items_and_deliveries(path: Path | None, tmp_path: P
 
 
 # ------------------------------------------------------------------------------------------------
+# Reflexion logs (not model-call logs: reflections become items and unbound deliveries)
+# ------------------------------------------------------------------------------------------------
+
+REFLEXION = real_files("reflexion")
+
+
+@pytest.mark.parametrize("path", REFLEXION or [None], ids=_ids(REFLEXION) or ["absent"])
+def test_reflexion_reflections_become_items_and_deliveries(path: Path | None, tmp_path: Path) -> None:
+    need(REFLEXION)
+    assert path is not None
+    events = import_events(path, "reflexion")
+    recs = list(episodes_from_events(events).values())
+    if path.suffix == ".json":
+        src = json.loads(path.read_text())
+        memories, outcome = [x["memory"] for x in src], [x["is_success"] for x in src]
+    else:
+        src = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        memories, outcome = [x["reflections"] for x in src], [x["is_solved"] for x in src]
+        assert [r.end.submission for r in recs] == [x["solution"] for x in src]
+    assert [r.start.task_id for r in recs] == [x["name"] for x in src]
+    assert [r.end.resolved for r in recs] == outcome
+    for rec, mem in zip(recs, memories):
+        assert rec.T == 0  # no model calls are recorded in these logs
+        if mem:
+            (d,) = rec.deliveries
+            assert d.consuming_call_id is None and d.placements == []
+            assert [e.value for e in d.entries] == mem
+        else:
+            assert rec.deliveries == []
+    changes = [e for e in events if isinstance(e, MemoryChange)]
+    assert len(changes) == sum(len(m) for m in memories)
+    roundtrip(tmp_path, path, events)
+
+
+# ------------------------------------------------------------------------------------------------
 # Every imported real episode passes the recording checks (A.1.3) of the context builder
 # ------------------------------------------------------------------------------------------------
 
-ALL = MINI + SWEA + OH_LINES + OH_EVENTS + LETTA
+ALL = MINI + SWEA + OH_LINES + OH_EVENTS + LETTA + REFLEXION
 
 
 @pytest.mark.parametrize("path", ALL or [None], ids=_ids(ALL) or ["absent"])

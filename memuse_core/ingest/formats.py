@@ -15,5 +15,6 @@ from . import miniswe  # noqa: F401
 from . import sweagent  # noqa: F401
 from . import openhands  # noqa: F401
 from . import letta  # noqa: F401
+from . import reflexion  # noqa: F401
 from . import native  # noqa: F401
 # isort: on
