@@ -33,6 +33,8 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
             problem = f"{bad.rule}: {bad.detail}" if bad.detail else bad.rule
         elif problem is None and not di.placements and di.d.entries:
             problem = "placement_missing"
+        if problem is None and di.redacted_without_size:
+            problem = "warning: redacted placement without a recorded size counts 0 characters (A.4.4)"
         dctx[di.id] = DeliveryContext(
             delivery_id=di.id, episode_id=rec.episode_id, consuming_step=di.step,
             attributed=di.att.attributed, verified=di.verified, chars=di.chars, problem=problem,
