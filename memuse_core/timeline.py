@@ -285,3 +285,16 @@ def resolve_rate_chart(rows: Iterable[Mapping[str, Any]]) -> go.Figure:
     fig.update_layout(yaxis={"title": "resolved (%)", "range": [0, 100]}, height=300,
                       margin={"l": 10, "r": 10, "t": 20, "b": 30})
     return fig
+
+
+# ---- Text comparison for the span inspector -------------------------------------------------
+
+def shared_lines(text: str, others: Iterable[str], *, min_chars: int = 12) -> list[tuple[str, bool]]:
+    """Split `text` into lines, each flagged when it also occurs (stripped, at least `min_chars`
+    long) in one of `others`: the passages of exposed memory the prior context already shows."""
+    pool = "\n".join(o for o in others if o)
+    out = []
+    for line in (text or "").split("\n"):
+        s = line.strip()
+        out.append((line, len(s) >= min_chars and s in pool))
+    return out

@@ -53,13 +53,36 @@ def _thaw(a: Any) -> Any:
 def _cached(key: tuple[str, float, float], fn: str, args: tuple[Any, ...]) -> Any:
     con = connect(key[0], read_only=True, timeout=5.0)
     try:
-        return getattr(Q, fn)(con, *[_thaw(a) for a in args])
+        return _resolve(fn)(con, *[_thaw(a) for a in args])
     finally:
         con.close()
 
 
+def _whatif(con: Any, delivery_id: str) -> dict[str, Any]:
+    from memuse_core.trim.whatif import delivery_whatif
+
+    return delivery_whatif(con, delivery_id).to_dict()
+
+
+def _resolve(fn: str) -> Any:
+    """`name` -> app_queries; `metrics.name` -> memuse_core.metrics; `trim.name` -> the MemTrim
+    helper's store queries; `whatif.delivery` -> one delivery's MemTrim what-if (as a dict)."""
+    if fn.startswith("metrics."):
+        from memuse_core import metrics
+
+        return getattr(metrics, fn.split(".", 1)[1])
+    if fn.startswith("trim."):
+        from memuse_core.store import trim
+
+        return getattr(trim, fn.split(".", 1)[1])
+    if fn == "whatif.delivery":
+        return _whatif
+    return getattr(Q, fn)
+
+
 def q(fn: str, *args: Any) -> Any:
-    """Run `app_queries.<fn>(con, *args)` on a read-only connection, cached.
+    """Run `app_queries.<fn>(con, *args)` (or `metrics.<fn>` for "metrics.<fn>") on a read-only
+    connection, cached.
 
     A lock conflict or a missing database ends the page with one clear message.
     """
@@ -85,7 +108,7 @@ def q_or_empty(fn: str, *args: Any) -> pd.DataFrame:
 
 def scope() -> list[str] | None:
     """Run ids picked in the sidebar (None: every run)."""
-    return st.session_state.get("scope_runs") or None
+    return st.session_state.get("_scope_effective") or None
 
 
 # ---- Shared selections and deep links --------------------------------------------------------
@@ -188,3 +211,67 @@ def fmt_num(v: Any, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and v != v):
         return "—"
     return f"{float(v):.{digits}g}"
+
+
+# ---- Writes (annotations) --------------------------------------------------------------------
+
+def write(fn: str, *args: Any) -> bool:
+    """Run one write of `app_queries.<fn>` in its own short read-write connection.
+
+    Returns False (with a message) when another process holds the database.
+    """
+    try:
+        con = connect(db_path(), timeout=5.0)
+    except StoreLocked as e:
+        st.warning(f"Not saved: {e}. Your input is kept; try again in a moment.")
+        return False
+    try:
+        getattr(Q, fn)(con, *args)
+    finally:
+        con.close()
+    return True
+
+
+def annotation_form(target_kind: str, target_id: str, episode_id: str | None, *, key: str) -> None:
+    """A compact form to annotate a step, span (entry) or item: note, tags, five human labels."""
+    from memuse_core.casestudy import SIGNAL_VALUES, new_annotation, parse_tags
+
+    with st.form(f"ann_form_{key}", clear_on_submit=True):
+        st.markdown(f"**Annotate {target_kind}** `{md_escape(target_id)}`")
+        note = st.text_area("Note (markdown)", key=f"ann_note_{key}")
+        tags = st.text_input("Tags (comma separated)", key=f"ann_tags_{key}")
+        cols = st.columns(len(SIGNAL_VALUES))
+        labels = {}
+        for c, (sig, vals) in zip(cols, SIGNAL_VALUES.items()):
+            labels[sig] = c.selectbox(sig, [None] + list(vals), key=f"ann_{sig}_{key}")
+        cases = q("list_case_studies")
+        case_opts = [None] + list(cases["case_study_id"]) if len(cases) else [None]
+        names = dict(zip(cases["case_study_id"], cases["name"])) if len(cases) else {}
+        case = st.selectbox("Add to case study", case_opts, format_func=lambda c: "—" if c is None else names.get(c, c),
+                            key=f"ann_case_{key}")
+        if st.form_submit_button("Save annotation"):
+            ann = new_annotation(target_kind, target_id, episode_id=episode_id, note=note, tags=parse_tags(tags),
+                                 labels=labels, author=os.environ.get("USER"), case_study_id=case)
+            if write("upsert_annotation", ann.row()):
+                st.success(f"Saved annotation {ann.annotation_id}.")
+
+
+ITEM_SEP = "::"
+"""Separator of namespace and item id in the `item` deep-link parameter."""
+
+
+def url(path: str, **params: Any) -> str:
+    """A relative deep link (`./<path>?k=v…`) with every value URL-encoded."""
+    from urllib.parse import urlencode
+
+    qs = urlencode({k: str(v) for k, v in params.items() if v is not None})
+    return f"./{path}?{qs}" if qs else f"./{path}"
+
+
+def item_key(namespace: Any, item_id: Any) -> str:
+    return f"{namespace}{ITEM_SEP}{item_id}"
+
+
+def split_item(key: str) -> tuple[str, str]:
+    ns, _, iid = (key or "").partition(ITEM_SEP)
+    return (ns, iid) if iid else ("default", ns)

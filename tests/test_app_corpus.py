@@ -80,19 +80,11 @@ def make_db(dir: Path, *, judge: bool = True) -> Path:
 
 
 def judge_all(db: Path) -> bool:
-    """Judge every eligible span with the rules judge; False when the judge is not available yet."""
-    try:
-        from memuse_core.judge import judge_span  # type: ignore[attr-defined]
-        from memuse_core.store.context import list_spans
-    except ImportError:
-        return False
-    con = connect(db, read_only=True)
-    try:
-        spans = [s.span_id if hasattr(s, "span_id") else s for s in list_spans(con, status="eligible")]
-    finally:
-        con.close()
-    for sid in spans:
-        judge_span(db, sid, judge="rules")
+    """Judge every eligible span with the offline rules judge (one batch)."""
+    from memuse_core.judge.result import JudgeSettings
+    from memuse_core.judge.runner import run_batch
+
+    run_batch(db, JudgeSettings(judge="rules"))
     return True
 
 
