@@ -1,0 +1,89 @@
+"""The memory graph (MemUse 3.6, A.4.3) on the two-run corpus of test_metrics_corpus.py, where card
+c1 harms in both runs: in m1 (S3, version v2 written in m1e1) and in m2 (S9, no history recorded
+in m2). Invariants: versions link to their origin episode, unrecorded origins are marked, every
+span of the item ends in its verdict, recorded text is escaped and the HTML needs no CDN.
+"""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pandas as pd
+from test_metrics_corpus import corpus_con, corpus_db  # noqa: F401  (fixtures)
+
+from memuse_core.lineage import build_graph, effect_graph, episode_graph, item_graph, render_html
+
+
+def _entries(g, usage: str | None = None) -> list[tuple[str, str, dict]]:
+    return [(a, b, d) for a, b, d in g.edges(data=True)
+            if d.get("relation") == "entry" and (usage is None or d.get("usage") == usage)]
+
+
+def test_harmful_filter_finds_the_card_that_harmed_in_both_runs(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    g = effect_graph(corpus_con, "harmful")
+    items = sorted(n for n, d in g.nodes(data=True) if d["kind"] == "item")
+    assert items == ["item:cards/c1"]
+    misused = _entries(g, "misused")
+    assert sorted(b for _, b, _ in misused) == ["span:S3", "span:S9"]
+    runs = {g.nodes[f"episode:{ep}"]["run_id"] for ep in ("m1e2", "m2e1")}
+    assert runs == {"m1", "m2"}
+    for s in ("S3", "S9"):
+        assert g.nodes[f"verdict:{s}"]["triage"] == "negative"
+        assert g.nodes[f"verdict:{s}"]["color"] == "#c62828"
+        assert g.has_edge(f"span:{s}", f"verdict:{s}")
+
+
+def test_versions_origins_and_unobserved_origins(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    """c1: create v1 in run m1 without an origin episode (unobserved), update v2 written in m1e1;
+    run m2 recorded no creation (unobserved for m2). S3 delivered v2, S1 and S2 v1, S9 (m2) the item."""
+    g = item_graph(corpus_con, "c1", "cards")
+    versions = {d["label"]: n for n, d in g.nodes(data=True) if d["kind"] == "version"}
+    assert set(versions) == {"create v1 [m1]", "update v2 [m1]"}
+    assert g.has_edge(versions["update v2 [m1]"], "episode:m1e1")
+    assert g.has_edge(versions["create v1 [m1]"], "unobserved:cards/c1@m1")
+    assert g.has_edge("item:cards/c1", "unobserved:cards/c1@m2")
+    assert g.has_edge(versions["update v2 [m1]"], "delivery:S3-d0")
+    assert g.has_edge(versions["create v1 [m1]"], "delivery:S1-d0")
+    assert g.has_edge("item:cards/c1", "delivery:S9-d0")  # run m2's store has no recorded version
+    assert g.nodes["delivery:S2-d0"]["label"].endswith("×3")  # restatements collapse into the span
+    assert {d["usage"] for _, _, d in _entries(g)} == {"used", "misused", None}
+    assert g.nodes["verdict:S2"]["triage"] == "neutral"
+
+
+def test_episode_graph_collects_items_delivered_or_written(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    g = episode_graph(corpus_con, "m1e1")
+    items = sorted(d["label"] for _, d in g.nodes(data=True) if d["kind"] == "item")
+    # delivered in m1e1: c1..c4; written by m1e1: c1 (update) and c9 (create)
+    assert items == ["cards/c1", "cards/c2", "cards/c3", "cards/c4", "cards/c9"]
+    assert g.has_edge([n for n, d in g.nodes(data=True) if d.get("label") == "create v1 [m1]"
+                       and n.startswith("version:cards/c9")][0], "episode:m1e1")
+
+
+def test_unknown_item_gives_an_empty_graph(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    assert item_graph(corpus_con, "nope").number_of_nodes() == 0
+
+
+def test_html_is_offline_and_escapes_recorded_text() -> None:
+    nasty = '<img src=x onerror=alert(1)>'
+    keys = pd.DataFrame({"namespace": ["ns"], "item_id": [nasty]})
+    events = pd.DataFrame([{"namespace": "ns", "item_id": nasty, "version": "1", "op": "create",
+                            "episode_id": None, "run_id": None, "origin_known": False,
+                            "origin_run": None, "origin_task": None, "origin_position": None,
+                            "origin_resolved": None}])
+    uses = pd.DataFrame(columns=["namespace", "item_id", "span_id", "triage"])
+    g = build_graph(events, uses, keys)
+    page = render_html(g, heading="<script>alert(2)</script>")
+    assert "<img src=x" not in page and "<script>alert(2)" not in page
+    assert "&lt;img src=x" in page or "\\u0026lt;img" in page
+    # no resource is loaded from the network: no src/href to http(s), no CDN host at all
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?https?://""", page, re.I)
+    assert "cdn.jsdelivr" not in page and "bootstrap" not in page.lower()
+    assert "vis.DataSet" in page and "<script" in page  # vis-network is inlined
+
+
+def test_rendered_corpus_graph_has_every_node(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    g = effect_graph(corpus_con, "harmful")
+    page = render_html(g)
+    for n in g.nodes:
+        assert n.replace("/", "\\/") in page or n in page

@@ -1,0 +1,88 @@
+"""`memuse report` and `memuse lineage` through the real CLI on the hand-built corpus store.
+
+Invariants: the JSON has the stable shape of issue 5 (configs -> profile/uncertainty/
+profiled_spans/triage/token_efficiency/yields/coverage/runs -> same per run) with undefined
+statistics as null; Markdown prints them as "—"; CSV writes one file per table; bad options give
+one error line and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_metrics_corpus import corpus_db  # noqa: F401  (fixture)
+from typer.testing import CliRunner
+
+from memuse_core.cli import _load_commands, app
+
+_load_commands()
+RUNNER = CliRunner()
+
+
+def memuse(*args: str) -> tuple[int, str, list[str]]:
+    res = RUNNER.invoke(app, list(args))
+    return res.exit_code, res.stdout, [x for x in res.stderr.splitlines() if x.strip()]
+
+
+def test_json_shape_and_values(corpus_db: Path) -> None:  # noqa: F811
+    code, out, err = memuse("report", "--db", str(corpus_db), "--format", "json", "--baseline", "base")
+    assert code == 0, err
+    data = json.loads(out)
+    mem = data["configs"]["mem"]
+    assert set(mem["profile"]) == {"relevance", "corroboration", "information_gain", "acted_on",
+                                   "benefit", "harm"}
+    assert set(mem["triage"]) == {"positive", "negative", "neutral", "unresolved", "error", "unjudged",
+                                  "empty", "unassessable"}
+    assert set(mem["yields"]) == {"benefit", "harm"}
+    for key in ("uncertainty", "profiled_spans", "token_efficiency", "coverage", "runs"):
+        assert key in mem
+    assert mem["profile"]["relevance"] == 0.5 and mem["profiled_spans"] == 4
+    assert set(mem["runs"]) == {"m1", "m2"}
+    assert mem["runs"]["m2"]["profile"]["harm"] == 1.0
+    assert set(mem["runs"]["m1"]["profile"]) == set(mem["profile"])
+    base = data["configs"]["base"]
+    assert base["profile"]["relevance"] is None and base["token_efficiency"] is None
+    assert base["yields"] == {"benefit": None, "harm": None}
+    assert mem["outcome"]["diff"] == 0.125
+
+
+def test_markdown_prints_undefined_as_dash(corpus_db: Path) -> None:  # noqa: F811
+    code, out, _ = memuse("report", "--db", str(corpus_db), "--by", "run")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("| base | b1 | 0 |"))
+    assert "—" in row and " 0.00 | 0.00 " not in row
+    assert "## Delivery forms" in out and "copy of visible entries" in out
+
+
+def test_csv_writes_one_file_per_table(corpus_db: Path, tmp_path: Path) -> None:  # noqa: F811
+    out_dir = tmp_path / "rep"
+    code, out, err = memuse("report", "--db", str(corpus_db), "--format", "csv", "--out", str(out_dir),
+                            "--runs", "m1,m2")
+    assert code == 0, err
+    names = sorted(p.name for p in out_dir.iterdir())
+    assert "profiles.csv" in names and "forms.csv" in names and "harmful_items.csv" in names
+    text = (out_dir / "profiles.csv").read_text()
+    assert text.splitlines()[0].startswith("config,profiled spans,relevance %")
+    assert "base" not in text  # only the selected runs
+
+
+def test_bad_options_fail_cleanly(corpus_db: Path) -> None:  # noqa: F811
+    code, _, err = memuse("report", "--db", str(corpus_db), "--runs", "zz")
+    assert code != 0 and len(err) == 1 and "--runs" in err[0] and "zz" in err[0]
+    code, _, err = memuse("report", "--db", str(corpus_db), "--baseline", "nope")
+    assert code != 0 and len(err) == 1 and "--baseline" in err[0]
+    code, _, err = memuse("report", "--db", str(corpus_db), "--format", "xml")
+    assert code != 0 and len(err) == 1 and "--format" in err[0]
+    code, _, err = memuse("report", "--db", str(corpus_db.parent / "missing.duckdb"))
+    assert code != 0 and len(err) == 1 and "does not exist" in err[0]
+
+
+def test_lineage_command_writes_offline_html(corpus_db: Path, tmp_path: Path) -> None:  # noqa: F811
+    out = tmp_path / "g.html"
+    code, stdout, err = memuse("lineage", "--db", str(corpus_db), "--effect", "harmful", "--out", str(out))
+    assert code == 0, err
+    page = out.read_text()
+    assert "cards/c1" in page and "cdn.jsdelivr" not in page
+    code, _, err = memuse("lineage", "--db", str(corpus_db), "--item", "cards/none", "--out", str(out))
+    assert code != 0 and len(err) == 1 and "nothing to draw" in err[0]
