@@ -1,0 +1,161 @@
+"""Storing the evaluation context: `build_store`, the loaders the judge uses, `memuse build` /
+`memuse spans`, rebuild idempotence, and kept tables that a rebuild never touches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memuse_core.builder import EpisodeBuilder, entry
+from memuse_core.cli import _load_commands, app
+from memuse_core.context.build import build_episode_context, build_store
+from memuse_core.events import dump_event
+from memuse_core.ingest import ingest_path
+from memuse_core.store import connect, load_episode
+from memuse_core.store.context import CONTEXT_TABLES, list_spans, load_episode_context, load_span_context
+
+A = "Use dateutil.parser.isoparse for timestamps with a trailing Z; fromisoformat rejects it before 3.11."
+
+
+def episode(eid: str, n: int = 3) -> list:
+    b = EpisodeBuilder(eid, run_id=f"run-{eid}")
+    b.host_block("recall", "Memories:\n- " + A, [entry("A", A)])
+    b.step("search", "memory search", "No results.", tool_memory=([], "search_result"))
+    for k in range(n):
+        b.step(f"s{k}", f"cmd {k}", f"out {k}")
+    return b.finish(resolved=True)
+
+
+def write(path: Path, events) -> Path:
+    path.write_text("".join(dump_event(e) + "\n" for e in events))
+    return path
+
+
+def store(tmp_path: Path, *eps: str) -> Path:
+    db = tmp_path / "ctx.duckdb"
+    con = connect(db)
+    try:
+        for e in eps:
+            ingest_path(con, write(tmp_path / f"{e}.jsonl", episode(e)))
+    finally:
+        con.close()
+    return db
+
+
+def dump_tables(db: Path) -> dict:
+    con = connect(db, read_only=True)
+    try:
+        out = {}
+        for t in CONTEXT_TABLES:
+            cols = [r[0] for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
+                [t]).fetchall() if r[0] != "built_at"]
+            out[t] = sorted(map(repr, con.execute(f"SELECT {', '.join(cols)} FROM {t}").fetchall()))
+        return out
+    finally:
+        con.close()
+
+
+def test_store_build_matches_pure_build_and_loaders(tmp_path: Path) -> None:
+    db = store(tmp_path, "e1", "e2")
+    assert build_store(db) == {"episodes": 2, "spans": 4, "errors": 0}
+    con = connect(db, read_only=True)
+    try:
+        for eid in ("e1", "e2"):
+            pure = build_episode_context(load_episode(con, eid))
+            loaded = load_episode_context(con, eid)
+            assert loaded.model_dump() == pure.model_dump()
+            for s in pure.spans:
+                assert load_span_context(con, s.span_id).model_dump() == s.model_dump()
+        df = list_spans(con, status="eligible")
+        assert list(df.span_id) == ["e1/e1-d1", "e2/e2-d1"]
+        assert len(list_spans(con, episode_id="e2")) == 2
+        try:
+            load_span_context(con, "nope/nope")
+        except KeyError as e:
+            assert "not in the store" in str(e)
+        else:
+            raise AssertionError("unknown span loaded")
+    finally:
+        con.close()
+
+
+def test_store_incremental_build_and_rebuild_keeps_judgments(tmp_path: Path) -> None:
+    db = store(tmp_path, "e1")
+    assert build_store(db)["episodes"] == 1
+    assert build_store(db)["episodes"] == 0  # nothing new
+    con = connect(db)
+    try:
+        ingest_path(con, write(tmp_path / "e3.jsonl", episode("e3")))
+        con.execute("INSERT INTO judgments (judgment_id, span_id, status) VALUES ('j1', 'e1/e1-d1', 'accepted')")
+        con.execute("INSERT INTO annotations (annotation_id, target_id, note) VALUES ('a1', 'e1/e1-d1', 'look')")
+        con.execute("INSERT INTO verdicts (span_id, triage) VALUES ('e1/e1-d1', 'positive')")
+        con.execute("INSERT INTO planted_truth (episode_id, item_id) VALUES ('e1', 'A')")
+    finally:
+        con.close()
+    assert build_store(db)["episodes"] == 1  # only the new episode
+    first = dump_tables(db)
+    assert build_store(db, rebuild=True)["episodes"] == 2
+    assert dump_tables(db) == first  # rebuilding gives identical tables
+    assert build_store(db, rebuild=True)["episodes"] == 2
+    assert dump_tables(db) == first
+    con = connect(db, read_only=True)
+    try:
+        for t in ("judgments", "annotations", "verdicts", "planted_truth"):
+            assert con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == 1, t
+    finally:
+        con.close()
+
+
+def test_store_recreates_context_tables_with_old_columns(tmp_path: Path) -> None:
+    db = store(tmp_path, "e1")
+    con = connect(db)
+    try:
+        con.execute("DROP TABLE span_entries")
+        con.execute("CREATE TABLE span_entries (span_id VARCHAR, pos INTEGER)")
+    finally:
+        con.close()
+    build_store(db, rebuild=True)
+    con = connect(db, read_only=True)
+    try:
+        assert load_span_context(con, "e1/e1-d1").entries[0].window == (1, 4)
+    finally:
+        con.close()
+
+
+def test_cli_build_and_spans_json(tmp_path: Path) -> None:
+    _load_commands()
+    db = store(tmp_path, "e1")
+    runner = CliRunner()
+    r = runner.invoke(app, ["build", "--db", str(db)])
+    assert r.exit_code == 0, r.output
+    assert "built 1 episodes, 2 spans" in r.output
+    r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "e1", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data == {"episode_id": "e1", "spans": [
+        {"span_id": "e1/e1-d1", "status": "eligible", "first_step": 1, "last_step": 4,
+         "deliveries": ["e1-d1", "e1-d2", "e1-d4", "e1-d5"], "restatements": 3,
+         "chars": 4 * len("Memories:\n- " + A),
+         "entries": [{"item_id": "A", "exposure": "full", "window": [1, 4]}]},
+        {"span_id": "e1/e1-d3", "status": "empty", "first_step": 2, "last_step": 2,
+         "deliveries": ["e1-d3"], "restatements": 0, "chars": len("No results."), "entries": []}]}
+    r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "e1"])
+    assert r.exit_code == 0 and "e1/e1-d1" in r.output and "eligible" in r.output and "1-4" in r.output
+    r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "missing"])
+    assert r.exit_code == 1 and "no built context" in r.output
+
+
+def test_cli_ingest_builds_automatically(tmp_path: Path) -> None:
+    _load_commands()
+    db = tmp_path / "auto.duckdb"
+    f = write(tmp_path / "e9.jsonl", episode("e9"))
+    r = CliRunner().invoke(app, ["ingest", str(f), "--db", str(db)])
+    assert r.exit_code == 0, r.output
+    con = connect(db, read_only=True)
+    try:
+        assert list(list_spans(con).span_id) == ["e9/e9-d1", "e9/e9-d3"]
+    finally:
+        con.close()
