@@ -79,7 +79,7 @@ class Decision:
                 "novelty": self.novelty, "influence": self.influence, "effect": self.effect,
                 "anchor_step": self.anchor_step, "note": self.note, "form": self.form, "copy": self.copy,
                 "broken": broken, "origin_episode": self.origin,
-                "hint": self.item.hint if self.influence == "acted_on" else None}
+                "hint": self.item.hint}
 
 
 @dataclass
@@ -118,6 +118,8 @@ class Script:
     broken: str | None = None
     n_tests: int = 20
     line: int = 100
+    force: str | None = None
+    """Showcase override: `discover` (find the helper) or `act` (act on the recalled fix, improved)."""
 
     # -- helpers -----------------------------------------------------------------------------
     def decide(self, key: str, pos: int, item: Item, form: str, influence: str, *, novelty: str | None = None,
@@ -258,7 +260,8 @@ class Script:
         c, rng = self.task.comp, self.rng
         if self.fixed:
             return
-        discover = c.helper not in self.blocked and rng.random() < 0.5
+        # A failing attempt digs deeper, so it finds the helper more often (and memory keeps it).
+        discover = c.helper not in self.blocked and (self.force == "discover" or rng.random() < (0.45 if resolved else 0.8))
         if discover:
             self.bash(f"{short(c.func)} delegates the rebuilding; let me see what it calls.",
                       f"sed -n '{self.line + 6},{self.line + 18}p' {c.file}",
@@ -336,7 +339,7 @@ def consult_cards(s: Script, corpus: CardCorpus, harm_card: bool) -> None:
     # Which previews lead to full reads (selection), and what the full reads do.
     reads: list[tuple[Item, str, str | None]] = []
     for it in cards:
-        if it.kind == "fix" and it.comp == c.key and rng.random() < 0.65:
+        if it.kind == "fix" and it.comp == c.key and rng.random() < 0.5:
             eff = _pick_effect(rng, 0.82, 0.12, 0.03)
             reads.append((it, "acted_on" if rng.random() < 0.7 else "none", eff))
         elif it.kind == "decoy" and it.comp == c.key and (harm_card or rng.random() < 0.12):
@@ -384,12 +387,16 @@ def consult_mem0(s: Script, store: Mem0Store, harm: bool) -> None:
         for i, it in enumerate(recalled):
             infl = "none"
             if it.kind == "fix" and it.comp == task.comp.key:
-                infl = "acted_on" if rng.random() < 0.6 else ("referenced" if rng.random() < 0.3 else "none")
+                infl = "acted_on" if rng.random() < 0.42 else ("referenced" if rng.random() < 0.3 else "none")
+                if s.force == "act":
+                    infl, harm = "acted_on", False
             elif it.relevant(task) and rng.random() < 0.15:
                 infl = "referenced"
             d = s.decide("recall", i, it, "task_recall", infl)
             if infl == "acted_on":
                 d.effect = "harmed" if harm else _pick_effect(rng, 0.8, 0.15, 0.0)
+                if s.force == "act":
+                    d.effect = "improved"
                 s.uses.append(Use(d, "fix"))
                 if d.effect == "harmed":
                     d.note = "stale memory: the helper no longer covers this case"
@@ -456,12 +463,12 @@ def consult_proxy(s: Script, store: ProxyStore) -> None:
                        for it, ln in zip(skills, lines)], "skill_catalog")
     s._proxy_reads = []  # type: ignore[attr-defined]
     for i, it in enumerate(scenes):
-        sel = it.mech == mech and rng.random() < 0.45
+        sel = it.mech == mech and rng.random() < 0.3
         d = s.decide("scenes", i, it, "scene_index", "selected" if sel else "none", novelty="novel")
         if sel:
             s._proxy_reads.append((d, it, "scene_content"))  # type: ignore[attr-defined]
     for i, it in enumerate(skills):
-        sel = (it.mech == mech and rng.random() < 0.7) or rng.random() < 0.04
+        sel = (it.mech == mech and rng.random() < 0.55) or rng.random() < 0.04
         d = s.decide("skills", i, it, "skill_catalog", "selected" if sel else "none", novelty="novel")
         if it.origin and it.repo != task.repo:
             d.note = f"cross-repository item from {it.origin}"
@@ -483,7 +490,7 @@ def proxy_reads(s: Script) -> None:
         sel.anchor_step = step
         relevant = it.mech == task.comp.mechanism
         infl = "none"
-        if relevant and rng.random() < (0.6 if form == "full_skill" else 0.35):
+        if relevant and rng.random() < (0.5 if form == "full_skill" else 0.35):
             infl = "acted_on"
         d = s.decide(f"pread{n}", 0, it, form, infl, novelty="novel")
         if it.origin and it.repo != task.repo:

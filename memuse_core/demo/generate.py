@@ -92,6 +92,17 @@ def _harm_tasks(tasks: list[Task]) -> set[int]:
     return set(out.values())
 
 
+def _failed_origin_pair(tasks: list[Task]) -> tuple[int, int] | None:
+    """(earlier, later) positions of two tasks on one component: in the first recall run the earlier
+    attempt fails but leaves a memory that the later task acts on with benefit (MemUse A.6.6)."""
+    first: dict[str, int] = {}
+    for t in tasks:
+        if t.comp.key in first:
+            return first[t.comp.key], t.position
+        first[t.comp.key] = t.position
+    return None
+
+
 def generate(plan: DemoPlan, out: Path, *, progress: Callable[[int], None] | None = None) -> DemoFiles:
     """Write the demo's event logs and planted truth under `out` (see module docstring)."""
     out = Path(out)
@@ -100,6 +111,7 @@ def generate(plan: DemoPlan, out: Path, *, progress: Callable[[int], None] | Non
     files = DemoFiles(out)
     tasks = task_sequence(plan.tasks_per_run, plan.seed)
     harm = _harm_tasks(tasks)
+    pair = _failed_origin_pair(tasks)
     corpus = CardCorpus(plan.seed)
     if "cards" in plan.configs:
         p = ev_dir / "00-card-corpus.jsonl"
@@ -117,7 +129,8 @@ def generate(plan: DemoPlan, out: Path, *, progress: Callable[[int], None] | Non
                 n += 1
                 summary = RunSummary(run_id, config, path)
                 with open(path, "w", encoding="utf-8", buffering=1 << 20) as f:
-                    _write_run(plan, config, r, run_id, tasks, harm, corpus, f.write, tf, summary, progress)
+                    _write_run(plan, config, r, run_id, tasks, harm, pair, corpus, f.write, tf, summary,
+                               progress)
                 files.event_files.append(path)
                 files.runs.append(summary)
     files.truth_file = truth_path
@@ -126,7 +139,7 @@ def generate(plan: DemoPlan, out: Path, *, progress: Callable[[int], None] | Non
 
 
 def _write_run(plan: DemoPlan, config: str, r: int, run_id: str, tasks: list[Task], harm: set[int],
-               corpus: CardCorpus, write: Callable[[str], Any], tf: Any, summary: RunSummary,
+               pair: tuple[int, int] | None, corpus: CardCorpus, write: Callable[[str], Any], tf: Any, summary: RunSummary,
                progress: Callable[[int], None] | None) -> None:
     write(json.dumps({"type": "run", "v": 1, "run_id": run_id, "config": config,
                       "label": f"{LABELS[config]}, run {r}", "agent": "mini-swe-agent 2.4.6",
@@ -140,7 +153,10 @@ def _write_run(plan: DemoPlan, config: str, r: int, run_id: str, tasks: list[Tas
         eid = f"{run_id}:{task.task_id}"
         em = EpisodeEmitter(write, eid, run_id, task.task_id, task.position, task.repo, task.text,
                             SYSTEM + SYSTEM_EXTRA[config], t0 + task.position * 1500.0)
-        ep = _episode(plan, config, task, rng, em, corpus, mem0, proxy, harm, r)
+        showcase = None
+        if config == "mem0" and r == 1 and pair is not None and task.position in pair:
+            showcase = "origin" if task.position == pair[0] else "use"
+        ep = _episode(plan, config, task, rng, em, corpus, mem0, proxy, harm, r, showcase)
         for row in ep.truth:
             tf.write(json.dumps(row, ensure_ascii=False) + "\n")
         summary.episodes += 1
@@ -151,7 +167,7 @@ def _write_run(plan: DemoPlan, config: str, r: int, run_id: str, tasks: list[Tas
 
 
 def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: EpisodeEmitter, corpus: CardCorpus,
-             mem0: Mem0Store, proxy: ProxyStore, harm: set[int], run_no: int) -> Episode:
+             mem0: Mem0Store, proxy: ProxyStore, harm: set[int], run_no: int, showcase: str | None = None) -> Episode:
     s = Script(em, task, rng, config)
     s.line = 120 + rng.randrange(1500)
     s.n_tests = 8 + rng.randrange(60)
@@ -159,7 +175,12 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
     harm_card = config == "cards" and task.position in harm
     if harm_card and run_no == 1:
         resolved = True  # harmful use inside a successful episode (MemUse 4.3)
-    limits = not resolved and rng.random() < 0.25
+    if showcase == "origin":
+        resolved = False  # a failed attempt whose memory later helps (MemUse A.6.6)
+        s.force = "discover"
+    elif showcase == "use":
+        s.force = "act"
+    limits = not resolved and rng.random() < 0.25 and showcase is None
     target = max(14, min(3 * plan.mean_steps, int(rng.gauss(plan.mean_steps, plan.mean_steps * 0.35))))
     u = rng.random()
     if config != "baseline" and u < 0.035:

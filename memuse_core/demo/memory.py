@@ -58,9 +58,9 @@ class Item:
         comp = _COMP.get(self.comp or "")
         mech = MECHANISMS.get(self.mech or "")
         if self.kind == "fix" and comp:
-            return comp.helper
+            return comp.helper.split(".")[-1]
         if self.kind == "decoy" and comp:
-            return comp.decoy_func
+            return comp.decoy_func.split(".")[-1]
         if self.kind == "skill" and mech:
             return mech.check
         if self.kind == "scene" and mech:

@@ -87,7 +87,7 @@ ANNOTATION_DDL = [
 # `form` is the delivery form, `copy` marks a copy of an entry still visible in the input (expected
 # to get an empty credit window, A.1.5), `broken` marks episodes whose recording was broken on
 # purpose (expected error spans), `origin_episode` the episode that wrote the delivered version,
-# `hint` the memory-specific text an acted-on entry contributed to its anchor action.
+# `hint` the item's memory-specific text (in the anchor action when acted on, in no action otherwise).
 DEMO_DDL = [
     """CREATE TABLE IF NOT EXISTS planted_truth (
         episode_id VARCHAR, delivery_id VARCHAR, pos INTEGER, namespace VARCHAR,

@@ -92,3 +92,35 @@ def harmful_cards_across_runs(con: duckdb.DuckDBPyConnection, min_runs: int = 2)
            FROM planted_truth t JOIN episodes e USING (episode_id)
            WHERE t.effect = 'harmed' GROUP BY 1, 2 HAVING count(DISTINCT e.run_id) >= ? ORDER BY 3 DESC, 1""",
         [min_runs]).fetchall()]
+
+
+def qualitative_findings(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """The paper's qualitative findings measured on the planted truth (MemUse 4.2-4.4, A.6.5-A.6.6)."""
+    one = lambda sql, *a: con.execute(sql, list(a)).fetchone()[0]  # noqa: E731
+    memory = "SELECT episode_id FROM episodes JOIN runs USING (run_id) WHERE config <> 'baseline'"
+    out: dict[str, Any] = {}
+    out["relevance_share"] = one(f"SELECT avg(CAST(relevance AS INT)) FROM planted_truth WHERE NOT copy AND episode_id IN ({memory})")
+    out["relevant_unused_share"] = one(
+        "SELECT avg(CAST(influence = 'none' AS INT)) FROM planted_truth WHERE relevance AND NOT copy")
+    out["restatement_share"] = restatement_token_share(con)
+    out["preview_selected_share"] = one(
+        "SELECT avg(CAST(influence = 'selected' AS INT)) FROM planted_truth "
+        "WHERE form IN ('search_preview', 'skill_catalog', 'scene_index') AND influence <> 'none'")
+    out["searches_with_full_read"] = one(
+        """SELECT avg(CAST(EXISTS (SELECT 1 FROM planted_truth t WHERE t.delivery_id = d.delivery_id
+                                  AND t.influence = 'selected') AS INT))
+           FROM deliveries d WHERE d.form = 'search_preview' AND d.n_entries > 0""")
+    out["harmful_cards_across_runs"] = harmful_cards_across_runs(con)
+    out["improved_in_failed_episodes"] = one(
+        "SELECT count(DISTINCT episode_id) FROM planted_truth JOIN episodes USING (episode_id) "
+        "WHERE effect = 'improved' AND resolved = false")
+    out["harmed_in_resolved_episodes"] = one(
+        "SELECT count(DISTINCT episode_id) FROM planted_truth JOIN episodes USING (episode_id) "
+        "WHERE effect = 'harmed' AND resolved")
+    out["failed_origin_later_helps"] = one(
+        "SELECT count(*) FROM planted_truth t JOIN episodes o ON o.episode_id = t.origin_episode "
+        "WHERE t.effect = 'improved' AND o.resolved = false AND o.episode_id <> t.episode_id")
+    out["cross_repo_improved"] = one(
+        "SELECT count(*) FROM planted_truth t JOIN episodes e USING (episode_id) "
+        "JOIN episodes o ON o.episode_id = t.origin_episode WHERE t.effect = 'improved' AND o.repo <> e.repo")
+    return out

@@ -1,0 +1,180 @@
+"""Demo corpus (issue 2 part 4): deterministic files, clean ingest, planted truth that the
+trajectories actually show, and the paper's qualitative findings at small scale (MemUse 4.2-4.4,
+A.6.5, A.6.6), all checked with SQL over a real temporary store."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memuse_core.demo import DemoPlan, build_demo, generate
+from memuse_core.store import connect
+from memuse_core.store.demo import qualitative_findings
+
+PLAN = DemoPlan(episodes=120, seed=7, runs=2, mean_steps=20)
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    res = build_demo(db, PLAN)
+    assert res.episodes == 120
+    return db
+
+
+@pytest.fixture(scope="module")
+def con(demo_db: Path):
+    c = connect(demo_db, read_only=True)
+    yield c
+    c.close()
+
+
+def test_same_seed_gives_identical_files_and_another_seed_does_not(tmp_path: Path) -> None:
+    plan = DemoPlan(episodes=24, seed=3, mean_steps=14)
+    generate(plan, tmp_path / "a")
+    generate(plan, tmp_path / "b")
+    generate(DemoPlan(episodes=24, seed=4, mean_steps=14), tmp_path / "c")
+    a, b, c = _hashes(tmp_path / "a"), _hashes(tmp_path / "b"), _hashes(tmp_path / "c")
+    assert a == b
+    assert len(a) == 1 + 1 + 8  # truth, card corpus, 4 configurations x 2 runs
+    assert a["events/01-cards-r1.jsonl"] != c["events/01-cards-r1.jsonl"]
+
+
+def test_demo_ingests_cleanly(con) -> None:
+    runs = con.execute("SELECT config, count(*) FROM runs GROUP BY 1 ORDER BY 1").fetchall()
+    assert runs == [("baseline", 2), ("cards", 2), ("mem0", 2), ("proxy", 2)]
+    assert con.execute("SELECT count(*) FROM episodes WHERE NOT ended OR resolved IS NULL").fetchone()[0] == 0
+    # Every run executes the same task sequence in the same order (MemUse 4.1).
+    orders = con.execute("SELECT run_id, list(task_id ORDER BY position) FROM episodes GROUP BY 1").fetchall()
+    assert len({tuple(o) for _, o in orders}) == 1
+    # Usage and cost on every agent call; memory-system calls carry an op_ref.
+    agent = con.execute("SELECT count(*), count(cost_usd), count(input_tokens) FROM calls WHERE role = 'agent'").fetchone()
+    assert agent[0] > 0 and agent[0] == agent[1] == agent[2]
+    assert con.execute("SELECT count(*) FROM calls WHERE role = 'memory' AND op_ref IS NULL").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM calls WHERE role = 'memory'").fetchone()[0] > 0
+    # The card corpus is shared by all runs; per-run stores keep their run and origin episode.
+    assert con.execute("SELECT count(*) FROM item_events WHERE namespace = 'memgovern:cards' "
+                       "AND (run_id IS NOT NULL OR episode_id IS NOT NULL)").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM item_events WHERE namespace LIKE 'mem0:%' "
+                       "AND (run_id IS NULL OR episode_id IS NULL)").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM item_events WHERE op = 'update'").fetchone()[0] > 0
+    # Empty searches, retractions and rewrites are present.
+    assert con.execute("SELECT count(*) FROM deliveries WHERE n_entries = 0").fetchone()[0] > 0
+    assert {r[0] for r in con.execute("SELECT DISTINCT type FROM context_events").fetchall()} == {
+        "retraction", "history_rewrite"}
+    # Requests are delta encoded against the previous call.
+    assert con.execute("SELECT count(*) FROM calls WHERE base_call_id IS NOT NULL").fetchone()[0] > 0
+
+
+def test_acted_on_entries_show_their_hint_only_from_the_anchor_on(con) -> None:
+    rows = con.execute(
+        """SELECT t.episode_id, t.anchor_step, t.hint, d.consuming_call_id,
+                  (SELECT min(step) FROM steps s WHERE s.call_id = d.consuming_call_id) AS consuming_step,
+                  (SELECT text FROM blobs WHERE hash = e.task_hash) AS task
+           FROM planted_truth t JOIN deliveries d USING (delivery_id) JOIN episodes e ON e.episode_id = t.episode_id
+           WHERE t.influence = 'acted_on'""").fetchall()
+    assert len(rows) > 10
+    for ep, anchor, hint, _, consuming, task in rows:
+        assert hint and hint not in task
+        assert consuming is not None and anchor >= consuming
+        actions = dict(con.execute("SELECT step, action FROM steps WHERE episode_id = ?", [ep]).fetchall())
+        assert hint in actions[anchor], (ep, anchor, hint)
+        assert not [t for t, a in actions.items() if t < consuming and hint in a], (ep, hint)
+
+
+def test_unused_entries_leave_no_trace(con) -> None:
+    rows = con.execute(
+        """SELECT t.episode_id, t.hint FROM planted_truth t
+           WHERE t.influence IN ('none', 'referenced') AND t.hint IS NOT NULL AND NOT t.copy
+             AND t.hint NOT IN (SELECT a.hint FROM planted_truth a
+                                WHERE a.episode_id = t.episode_id AND a.influence = 'acted_on')""").fetchall()
+    assert len(rows) > 50
+    for ep, hint in rows:
+        hits = con.execute("SELECT count(*) FROM steps WHERE episode_id = ? AND contains(action, ?)", [ep, hint]).fetchone()[0]
+        assert hits == 0, (ep, hint)
+
+
+def test_selected_previews_lead_to_full_reads_of_the_same_item(con) -> None:
+    rows = con.execute(
+        """SELECT t.episode_id, t.item_id, t.anchor_step FROM planted_truth t WHERE t.influence = 'selected'""").fetchall()
+    assert rows
+    for ep, item, step in rows:
+        full = con.execute(
+            """SELECT count(*) FROM deliveries d JOIN delivery_entries de USING (delivery_id)
+               JOIN steps s ON s.call_id = d.consuming_call_id
+               WHERE d.episode_id = ? AND de.item_id = ? AND d.form IN ('full_card', 'full_skill', 'scene_content')
+                 AND s.step = ?""", [ep, item, step + 1]).fetchone()[0]
+        assert full == 1, (ep, item, step)
+
+
+def test_qualitative_findings_of_the_paper(con) -> None:
+    q = qualitative_findings(con)
+    assert q["relevance_share"] < 0.5  # most delivered entries irrelevant
+    assert q["relevant_unused_share"] > 0.5  # most relevant ones unused
+    assert q["restatement_share"]["mem0"] > 0.8 and q["restatement_share"]["proxy"] > 0.8
+    assert q["restatement_share"].get("cards", 0.0) < 0.2
+    assert q["searches_with_full_read"] > 0.5  # previews mostly lead to full reads
+    assert any(runs >= 2 for _, _, runs in q["harmful_cards_across_runs"])
+    assert q["improved_in_failed_episodes"] >= 1
+    assert q["harmed_in_resolved_episodes"] >= 1
+    assert q["failed_origin_later_helps"] >= 1
+    assert q["cross_repo_improved"] >= 1
+
+
+def test_planted_truth_matches_the_evaluation_context(demo_db: Path, tmp_path: Path) -> None:
+    """Each truth row sits on the first delivery of a built span, anchors fall inside the credit
+    windows, copies become automatic neutral spans and broken recordings become error spans."""
+    build = pytest.importorskip("memuse_core.context.build")
+    db = tmp_path / "ctx.duckdb"
+    db.write_bytes(demo_db.read_bytes())
+    build.build_store(db)
+    c = connect(db, read_only=True)
+    try:
+        assert c.execute("SELECT count(*) FROM planted_truth t LEFT JOIN spans s ON s.first_delivery_id = t.delivery_id "
+                         "WHERE s.span_id IS NULL").fetchone()[0] == 0
+        status = dict(c.execute(
+            """SELECT CASE WHEN t.broken THEN 'broken' WHEN t.copy THEN 'copy' ELSE 'plain' END, list(DISTINCT s.status)
+               FROM planted_truth t JOIN spans s ON s.first_delivery_id = t.delivery_id GROUP BY 1""").fetchall())
+        assert status["plain"] == ["eligible"]
+        assert status["copy"] == ["auto_neutral"]
+        assert status["broken"] == ["error"]
+        outside = c.execute(
+            """SELECT count(*) FROM planted_truth t JOIN spans s ON s.first_delivery_id = t.delivery_id
+               JOIN span_entries se ON se.span_id = s.span_id AND se.pos = t.pos
+               WHERE t.anchor_step IS NOT NULL AND NOT t.broken
+                 AND (se.window_start IS NULL OR t.anchor_step NOT BETWEEN se.window_start AND se.window_end)""").fetchone()[0]
+        assert outside == 0
+        failed = {r[0] for r in c.execute("SELECT DISTINCT episode_id FROM recording_checks WHERE NOT ok").fetchall()}
+        broken = {r[0] for r in c.execute("SELECT DISTINCT episode_id FROM planted_truth WHERE broken").fetchall()}
+        assert failed == broken and broken
+    finally:
+        c.close()
+
+
+def test_cli_demo_and_bad_arguments(tmp_path: Path) -> None:
+    from memuse_core.cli import _load_commands, app
+
+    _load_commands()
+    runner = CliRunner()
+    db = tmp_path / "cli.duckdb"
+    res = runner.invoke(app, ["demo", "--episodes", "16", "--steps", "12", "--db", str(db), "--no-build",
+                              "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "out" / "planted_truth.jsonl").exists()
+    c = connect(db, read_only=True)
+    try:
+        assert c.execute("SELECT count(*) FROM episodes").fetchone()[0] == 16
+        assert c.execute("SELECT count(*) FROM planted_truth").fetchone()[0] > 0
+    finally:
+        c.close()
+    bad = runner.invoke(app, ["demo", "--episodes", "0", "--db", str(tmp_path / "bad.duckdb")])
+    assert bad.exit_code != 0
+    assert "--episodes" in bad.output
