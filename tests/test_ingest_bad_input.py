@@ -190,3 +190,16 @@ def test_user_observer_through_the_cli(tmp_path: Path) -> None:
     finally:
         con.close()
     assert [n for _, n in rows] == [2, 2] and ns == {"team"}  # one delivery per call, two entries
+
+
+def test_config_override_labels_the_runs(tmp_path: Path) -> None:
+    db = tmp_path / "c.duckdb"
+    p = write(tmp_path, "run1__acme__calc-1.traj.json", json.dumps(mini_traj()))
+    code, err, _ = memuse("ingest", str(p), "--db", str(db), "--no-build", "--config", "mem0-recall")
+    assert code == 0, err
+    con = connect(db, read_only=True)
+    try:
+        assert con.execute("SELECT run_id, config, label FROM runs").fetchall() == [
+            ("run1:acme__calc-1", "mem0-recall", "run1")]
+    finally:
+        con.close()

@@ -27,9 +27,12 @@ def ingest(
     observers: list[Path] = typer.Option(
         [], "--observers", help="TOML/JSON file of extra observers (memory wrappers to find in prompts)."),
     observe: bool = typer.Option(True, "--observe/--no-observe", help="Run the built-in observers on trajectories."),
+    config: str | None = typer.Option(
+        None, "--config", help="Memory-system/configuration name for imported trajectories' runs."),
 ) -> None:
     """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped."""
     from ..ingest import IngestError, expand_paths, ingest_path
+    from ..ingest.common import using_run_config
     from ..ingest.observers import load_observers, using_observers
     from ..progress import progress_bar
     from ..store import connect
@@ -43,7 +46,7 @@ def ingest(
     con = connect(db)
     try:
         known: set[int] = set()
-        with using_observers(extra, enabled=observe), \
+        with using_observers(extra, enabled=observe), using_run_config(config), \
                 progress_bar(total=len(files), desc="ingest", unit="file") as bar:
             for f in files:
                 try:

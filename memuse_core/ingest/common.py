@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -252,3 +253,23 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield n, raw
         except UnicodeDecodeError as e:
             raise IngestError(path, n + 1, None, f"not UTF-8 text ({e.reason})") from None
+
+
+_CONFIG: list[str | None] = [None]
+
+
+def run_config(derived: str) -> str:
+    """The configuration name for an imported run: the caller's override, else `derived`."""
+    return _CONFIG[0] or derived
+
+
+@contextmanager
+def using_run_config(config: str | None) -> Iterator[None]:
+    """Within the block, trajectory importers label their runs with `config` (e.g. `mem0`),
+    so runs of one memory configuration are pooled whatever their file names say."""
+    old = _CONFIG[0]
+    _CONFIG[0] = config
+    try:
+        yield
+    finally:
+        _CONFIG[0] = old

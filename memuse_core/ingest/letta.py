@@ -48,7 +48,7 @@ from ..events import (
     text_digest,
 )
 from .base import register
-from .common import CallChain, Fields, load_json, looks_native, openai_tool_calls, safe_id, stem
+from .common import CallChain, Fields, load_json, looks_native, openai_tool_calls, run_config, safe_id, stem
 from .observers import BUILTIN, active_observers, find_blocks, observe_lines
 
 _LETTA_OBSERVER = next(o for o in BUILTIN if o.name == "letta-memory-blocks")
@@ -121,7 +121,7 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         if isinstance(a, dict) and isinstance(a.get("llm_config"), dict):
             first_model = a["llm_config"].get("model")
             break
-    yield RunEvent(run_id=run_id, config="letta", label=run_name, agent="Letta",
+    yield RunEvent(run_id=run_id, config=run_config("letta"), label=run_name, agent="Letta",
                    model=first_model if isinstance(first_model, str) else None,
                    meta={"source": path.name, "format": "letta-agent-file",
                          "agents": [a.get("name") for a in agents if isinstance(a, dict)]})

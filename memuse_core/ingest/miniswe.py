@@ -44,6 +44,7 @@ from .common import (
     looks_native,
     openai_tool_calls,
     openai_usage,
+    run_config,
     stem,
 )
 from .observers import active_observers, observe_lines
@@ -154,7 +155,7 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         allocation = "distributed-by-tokens" if any(weights) else "distributed-equally"
 
     task = next((m.text() for m in msgs if m.role == "user"), None)
-    yield RunEvent(run_id=run_id, config=run_name, label=run_name,
+    yield RunEvent(run_id=run_id, config=run_config(run_name), label=run_name,
                    agent="mini-swe-agent" + (f" {info['mini_version']}" if isinstance(info.get("mini_version"), str) else ""),
                    model=model, meta={"source": path.name, "format": fmt or "mini-swe-agent-1",
                                       "api_calls": api_calls, "instance_cost": total_cost,

@@ -55,6 +55,7 @@ from .common import (
     openai_tool_calls,
     openai_usage,
     parse_json,
+    run_config,
     safe_id,
     stem,
 )
@@ -92,7 +93,7 @@ class OpenHandsImporter:
                 raise f.fail(None, f"expected a list of events, got {type(doc).__name__}")
             run_name = stem(path)
             run_id = f"oh:{safe_id(run_name)}"
-            yield None, RunEvent(run_id=run_id, config=run_name, label=run_name, agent="OpenHands",
+            yield None, RunEvent(run_id=run_id, config=run_config(run_name), label=run_name, agent="OpenHands",
                                  meta={"source": path.name, "format": "openhands-events"})
             for ev in convert_history(f, doc, "", run_id=run_id, episode_id=f"{run_id}/ep",
                                       task_id=run_name, position=0, instance={}, metrics={}, test_result={},
@@ -112,7 +113,7 @@ class OpenHandsImporter:
                 run_name = Path(out_dir).name or stem(path)
                 run_id = f"oh:{safe_id(stem(path))}"
                 llm = meta.get("llm_config") if isinstance(meta.get("llm_config"), dict) else {}
-                yield n, RunEvent(run_id=run_id, config=run_name, label=run_name,
+                yield n, RunEvent(run_id=run_id, config=run_config(run_name), label=run_name,
                                   agent=f"OpenHands {meta.get('agent_class') or ''}".strip(),
                                   model=llm.get("model") if isinstance(llm.get("model"), str) else None,
                                   meta={"source": path.name, "format": "openhands-output",

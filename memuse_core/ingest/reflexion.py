@@ -36,7 +36,7 @@ from ..events import (
     text_digest,
 )
 from .base import IngestError, read_head, register
-from .common import Fields, iter_lines, load_json, looks_native, parse_json, safe_id, stem
+from .common import Fields, iter_lines, load_json, looks_native, parse_json, run_config, safe_id, stem
 
 
 class ReflexionImporter:
@@ -61,7 +61,7 @@ class ReflexionImporter:
             doc = load_json(path)
             if not isinstance(doc, list):
                 raise f.fail(None, "expected a list of task results")
-            yield None, RunEvent(run_id=run_id, config="reflexion", label=stem(path), agent="Reflexion",
+            yield None, RunEvent(run_id=run_id, config=run_config("reflexion"), label=stem(path), agent="Reflexion",
                                  meta={"source": path.name, "format": "reflexion-alfworld"})
             for pos, item in enumerate(doc):
                 where = f"[{pos}]"
@@ -79,7 +79,7 @@ class ReflexionImporter:
             f = Fields(path, n)
             item = f.obj(parse_json(path, raw, n), "")
             if n_tasks == 0:
-                yield n, RunEvent(run_id=run_id, config="reflexion", label=stem(path), agent="Reflexion",
+                yield n, RunEvent(run_id=run_id, config=run_config("reflexion"), label=stem(path), agent="Reflexion",
                                   meta={"source": path.name, "format": "reflexion-programming",
                                         "language": item.get("language")})
             name = f.get(item, "name", str, "", required=True)

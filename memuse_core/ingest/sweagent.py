@@ -27,7 +27,16 @@ from typing import Any
 
 from ..events import EpisodeEnd, EpisodeStart, Event, Message, Response, RunEvent, ToolResultEvent
 from .base import register
-from .common import CallChain, Fields, distribute_cost, load_json, looks_native, openai_tool_calls, stem
+from .common import (
+    CallChain,
+    Fields,
+    distribute_cost,
+    load_json,
+    looks_native,
+    openai_tool_calls,
+    run_config,
+    stem,
+)
 from .miniswe import repo_of
 from .observers import active_observers, observe_lines
 
@@ -108,7 +117,7 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         agent_cfg = cfg.get("agent") if isinstance(cfg.get("agent"), dict) else {}
         mc = agent_cfg.get("model") if isinstance(agent_cfg.get("model"), dict) else {}
         model = mc.get("name") if isinstance(mc.get("name"), str) else None
-    yield RunEvent(run_id=run_id, config=run_name, label=run_name,
+    yield RunEvent(run_id=run_id, config=run_config(run_name), label=run_name,
                    agent=f"SWE-agent {info.get('swe_agent_version') or version}", model=model,
                    meta={"source": path.name, "format": f"swe-agent-{version}", "api_calls": api_calls,
                          "instance_cost": total, "cost_allocation": "distributed-equally",
