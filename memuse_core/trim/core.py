@@ -19,7 +19,7 @@ retriever.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Container, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -81,6 +81,8 @@ class Decision:
     """Units withheld because retrieved memories disagree on their key (A.1)."""
     parsed_ok: bool = True
     """False when the parser failed for this memory (A.1 fallback)."""
+    lines: list[str] = field(default_factory=list)
+    """The context lines this memory contributes (rendered from `emitted`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (units as dicts)."""
@@ -97,6 +99,7 @@ class Decision:
             "emitted": [unit_dict(u) for u in self.emitted],
             "duplicates": [unit_dict(u) for u in self.duplicates],
             "withheld": [unit_dict(u) for u in self.withheld],
+            "lines": list(self.lines),
         }
 
 
@@ -226,16 +229,24 @@ class MemTrim:
         """Build the trimmed memory context for `query` from the retrieved memories only."""
         return self.read_parsed(self.parse_query(query), retrieved_ids)
 
-    def read_parsed(self, q: ParsedInteraction, retrieved_ids: Iterable[Hashable]) -> TrimResult:
-        """Read time without query parsing (3.3, Eq. 1, A.1 merge)."""
+    def read_parsed(self, q: ParsedInteraction, retrieved_ids: Iterable[Hashable], *,
+                    qmap: Mapping[Key, Container[Any]] | None = None) -> TrimResult:
+        """Read time without query parsing (3.3, Eq. 1, A.1 merge).
+
+        `qmap` (key -> the query's values) may be given by a caller that maintains it
+        incrementally for a very large query (the what-if over recorded prior contexts); the
+        memories' units are then looked up in it directly."""
         ids = list(dict.fromkeys(retrieved_ids))
         for mid in ids:
             if mid not in self.memories:
                 raise KeyError(f"memory {mid!r} was retrieved but never written to MemTrim")
-        qmap: dict[Key, set[Any]] = {}
-        for u in q.units:
-            qmap.setdefault(u.key, set()).add(u.value)
-        classes = self._classify(q, qmap, ids)
+        if qmap is None:
+            own: dict[Key, set[Any]] = {}
+            for u in q.units:
+                own.setdefault(u.key, set()).add(u.value)
+            classes = self._classify(own, ids)
+        else:
+            classes = self._classify(qmap, ids, from_memories=True)
         decisions: dict[Hashable, Decision] = {}
         for mid in ids:
             decisions[mid] = self._decide(self.memories[mid], q, *classes[mid])
@@ -248,7 +259,7 @@ class MemTrim:
             parts.append(UNPARSED_HEADER + "\n" + "\n".join(f"- {m.text.strip()}" for m in unparsed))
         return TrimResult(context="\n\n".join(parts), decisions=decisions, query=q, lines=lines)
 
-    def _classify(self, q: ParsedInteraction, qmap: dict[Key, set[Any]], ids: list[Hashable]
+    def _classify(self, qmap: Mapping[Key, Container[Any]], ids: list[Hashable], *, from_memories: bool = False
                   ) -> dict[Hashable, tuple[list[int], list[int], list[int]]]:
         """Split every retrieved memory's units into shared / conflicting / memory-only (3.3).
 
@@ -258,7 +269,7 @@ class MemTrim:
         (identical result, fewer lookups)."""
         out: dict[Hashable, tuple[list[int], list[int], list[int]]] = {}
         total = sum(len(self.memories[m].parsed.units) for m in ids)
-        if len(qmap) <= total:
+        if not from_memories and len(qmap) <= total:
             hit: dict[Hashable, dict[tuple[Key, Any], str]] = {m: {} for m in ids}
             for k, qvals in qmap.items():
                 node = self.trie.lookup(k)
@@ -374,7 +385,9 @@ class MemTrim:
                 dec.emitted.append(x)
         lines: list[str] = []
         for mid in ids:
-            lines.extend(self._render(self.memories[mid], decisions[mid]))
+            dec = decisions[mid]
+            dec.lines = self._render(self.memories[mid], dec)
+            lines.extend(dec.lines)
         return lines
 
     def _order(self, by_val: dict[Any, list[Hashable]]) -> Any:

@@ -98,6 +98,9 @@ _REL = [(re.compile(r"^(?P<subj>.{1,80}?)\s+" + _ADVERB + r"(?P<rel>" + p + r")\
 _FOUNDED = re.compile(
     r"^(?P<subj>.{1,80}?)\s+(?:was|were) (?:founded|established|created|started)"
     r"(?:\s+in (?P<year>\d{4}))?(?:\s+by (?P<who>.+?))?(?:\s+in (?P<year2>\d{4}))?$", re.I)
+_FOUNDED_CUE = re.compile(r"\b(?:founded|established|created|started)\b")
+_STATE_CUE = re.compile(r"\b(?:" + _STATE_ALT.lower() + r")\b")
+_REL_CUE = re.compile(r"\s(?:" + "|".join(p for p, _, _, _ in RELATIONS) + r")\s")
 _ALIAS = re.compile(r"^(?P<name>.+?)\s*\((?P<sym>[A-Z][A-Za-z0-9]{0,2})\)$")
 _OBJ_TAIL = re.compile(r"\s+(?:today|now|for the day|this week|at the moment|currently|again)$", re.I)
 _SPLIT_LIST = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
@@ -113,6 +116,7 @@ _COMMAND_WORDS = ("pytest", "python", "pip", "git", "npm", "npx", "yarn", "make"
                   "mvn", "gradle", "node", "ruff", "mypy", "find ", "rg ")
 _BACKTICK = re.compile(r"`([^`\n]{2,200})`")
 _DOLLAR = re.compile(r"^\$\s+(.+)$")
+_CODE_CUE = re.compile(r"[./`]|Error|Exception|Warning|\b(?:def|class|function|fn|func)\s")
 
 
 def _sentences(seg: str, base: int) -> Iterable[tuple[int, int]]:
@@ -255,12 +259,13 @@ class _State:
         kv = _KV.match(seg)
         if kv and not _PROB_FORMAL.search(seg) and "//" not in kv.group(1):
             key, val = kv.group(1).strip(), kv.group(2).strip()
-            if len(key.split()) <= 5 and len(val.split()) <= 8 and not re.search(r"[.!?]\s+\S", val):
-                self.key_value(key, val, off, off + len(seg))
-                self.code_facts(off + kv.start(2), off + len(seg))
+            if len(key.split()) <= 5:
+                if len(val.split()) <= 8 and not re.search(r"[.!?]\s+\S", val):
+                    self.key_value(key, val, off, off + len(seg))
+                    self.code_facts(off + kv.start(2), off + len(seg))
+                else:  # a section label ("Premises: ...") followed by sentences
+                    self.text_segment(off + kv.start(2), off + len(seg))
                 return
-            self.text_segment(off + kv.start(2), off + len(seg))
-            return
         self.text_segment(off, off + len(seg))
 
     def question_segment(self, val: str, start: int) -> None:
@@ -297,11 +302,15 @@ class _State:
     def sentence(self, a: int, b: int) -> None:
         s = self.text[a:b]
         body = s[:-1] if s[-1] in ".!" else s
-        found = self.probability(body, a, b) or self.founded(body, a, b) or self.state(body, a, b) \
-            or self.relation(body, a, b)
+        low = body.casefold()
+        # cheap pre-checks keep long tool outputs fast: each extractor runs only when its cue occurs
+        found = (("probab" in low or "p(" in low) and self.probability(body, a, b)) \
+            or (_FOUNDED_CUE.search(low) is not None and self.founded(body, a, b)) \
+            or (_STATE_CUE.search(low) is not None and self.state(body, a, b)) \
+            or (_REL_CUE.search(low) is not None and self.relation(body, a, b))
         self.code_facts(a, b)
         if not found and len(content_words(body)) >= 2:
-            self.add(Key(canon_text(body), "statement", "text"), canon_text(body), body, a, b)
+            self.add(Key("", "statement", "text"), canon_text(body), body, a, b, many=True)
 
     def probability(self, body: str, a: int, b: int) -> bool:
         hits = 0
@@ -419,6 +428,8 @@ class _State:
 
     def code_facts(self, a: int, b: int) -> None:
         seg = self.text[a:b]
+        if not _CODE_CUE.search(seg):
+            return
         for m in _PATH.finditer(seg):
             self.code_unit("file", m.group(1).removeprefix("./"), a + m.start(1), a + m.end(1))
         for m in _ERROR.finditer(seg):

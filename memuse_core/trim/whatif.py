@@ -1,0 +1,331 @@
+"""What MemTrim would have removed from recorded deliveries (MemTrim 3.3 applied to MemUse data).
+
+For a delivery, each delivered entry is a retrieved memory (its recorded value, with no stored
+answer unless the value carries an `answer:` line) and the agent's prior context is the query:
+the consuming call's input with this delivery's placements cut out (MemUse A.1.3; other
+deliveries stay). MemTrim then splits every entry's evidence into units shared with the prior
+context, units the prior context contradicts, and memory-only units, and builds the trimmed text.
+
+Where the prior context comes from (reported per delivery as `prior_from`):
+- `span_context`: the verified prior sources B_S of the built evaluation context
+  (the prior-source rows that `memuse_core.store.context.load_episode_context` returns, read in
+  batches by `store.trim.span_prior_texts`), for the first delivery of each span;
+- `episode_record`: otherwise (restatements, deliveries outside spans, stores not built yet),
+  computed from the EpisodeRecord: the consuming call's messages minus the placement texts
+  (the proof's offset when recorded, else the first occurrence in the proof's message).
+
+Each message of the prior context is parsed once per episode (messages repeat across calls).
+`memuse trim` reads deliveries, entries, placements and consuming inputs straight from the store
+tables (`store.trim.delivery_inputs`) rather than rebuilding whole episodes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..episode import EpisodeRecord
+from ..events import Entry
+from .core import Decision, MemTrim, unit_dict
+from .parse_det import DeterministicParser
+from .units import EvidenceUnit, Key, ParsedInteraction, content_words, task_signature
+
+
+@dataclass
+class EntryWhatIf:
+    """MemTrim's decision for one delivered entry."""
+
+    pos: int
+    namespace: str
+    item_id: str | None
+    text: str
+    decision: Decision
+    lines: list[str]
+    """The trimmed lines this entry contributes."""
+    jaccard: float
+    """Content-word Jaccard between the prior context and the entry (stored answer excluded; RQ2)."""
+
+    @property
+    def chars_before(self) -> int:
+        return len(self.text)
+
+    @property
+    def chars_after(self) -> int:
+        return len("\n".join(self.lines))
+
+    @property
+    def klass(self) -> str:
+        """`redundant` (every unit shared), `partial` (some shared or conflicting), `novel` (none),
+        `empty` (no units): the MemTrim counterpart of the judge's novelty label."""
+        d = self.decision
+        n = len(d.shared) + len(d.conflicting) + len(d.memory_only)
+        if n == 0:
+            return "empty"
+        if len(d.shared) == n:
+            return "redundant"
+        if d.shared or d.conflicting:
+            return "partial"
+        return "novel"
+
+
+@dataclass
+class DeliveryWhatIf:
+    """The what-if of one delivery: prior context, per-entry decisions and the trimmed text."""
+
+    delivery_id: str
+    episode_id: str
+    prior_from: str
+    prior_texts: list[str]
+    query_units: list[EvidenceUnit]
+    entries: list[EntryWhatIf] = field(default_factory=list)
+    context: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"delivery_id": self.delivery_id, "episode_id": self.episode_id, "prior_from": self.prior_from,
+                "context": self.context, "query_units": [unit_dict(u) for u in self.query_units],
+                "entries": [{"pos": e.pos, "item_id": e.item_id, "class": e.klass, "jaccard": e.jaccard,
+                             "chars_before": e.chars_before, "chars_after": e.chars_after, "lines": e.lines,
+                             **e.decision.to_dict()} for e in self.entries]}
+
+
+@dataclass
+class DeliveryInput:
+    """What the what-if needs of one delivery: its entries, its placements and the texts of its
+    consuming call's input messages (None when it was never consumed)."""
+
+    delivery_id: str
+    episode_id: str
+    entries: list[Entry]
+    placements: list[tuple[str | None, int | None, int | None]]
+    """(text, proof message index, proof start offset) per placement."""
+    input_texts: list[str] | None
+
+
+def inputs_from_record(rec: EpisodeRecord) -> list[DeliveryInput]:
+    """DeliveryInputs of every delivery of an episode record, in recorded order."""
+    out = []
+    for d in rec.deliveries:
+        cv = rec.call(d.consuming_call_id) if d.consuming_call_id else None
+        out.append(DeliveryInput(
+            d.delivery_id, d.episode_id, list(d.entries),
+            [(pl.text, pl.proof.message_index if pl.proof else None, pl.proof.start if pl.proof else None)
+             for pl in d.placements],
+            [m.text() for m in cv.messages] if cv is not None else None))
+    return out
+
+
+def cut_placements(d: DeliveryInput) -> list[str] | None:
+    """Prior-context message texts: the consuming input minus this delivery's placement texts
+    (at the proof offset when it matches, else the first occurrence in the proof's message, else
+    in any message); None when the delivery was never consumed (MemUse A.1.3)."""
+    if d.input_texts is None:
+        return None
+    texts = list(d.input_texts)
+    for text, idx, start0 in d.placements:
+        if not text:
+            continue
+        order = [idx] if idx is not None and 0 <= idx < len(texts) else range(len(texts))
+        for i in order:
+            t = texts[i]
+            start = start0 if idx == i else None
+            if start is None or t[start:start + len(text)] != text:
+                start = t.find(text)
+            if start >= 0:
+                texts[i] = t[:start] + t[start + len(text):]
+                break
+    return [t for t in texts if t]
+
+
+class EpisodeWhatIf:
+    """Per-episode state: one MemTrim index over the episode's delivered entries, a cache of
+    parsed prior-context messages, and the query index of the current prior context, updated
+    incrementally from one delivery to the next (consecutive prior contexts share most messages,
+    so each delivery costs the messages that changed, not the whole history)."""
+
+    def __init__(self, task: str | None = None, parser: DeterministicParser | None = None) -> None:
+        self.trimmer = MemTrim(parser=parser or DeterministicParser())
+        self._msg: dict[str, tuple[list[EvidenceUnit], frozenset[str]]] = {}
+        self.task = task_signature(task) if task else None
+        self._current: Counter[str] = Counter()
+        self._qvals: dict[Key, Counter[Any]] = {}
+        self._words: Counter[str] = Counter()
+
+    def _message(self, text: str) -> tuple[list[EvidenceUnit], frozenset[str]]:
+        hit = self._msg.get(text)
+        if hit is None:
+            hit = (self.trimmer.parser.parse(text, None).units, frozenset(content_words(text)))
+            self._msg[text] = hit
+        return hit
+
+    def _move_to(self, texts: list[str]) -> None:
+        """Make the query index describe exactly these prior-context messages."""
+        target = Counter(texts)
+        for t, n in (self._current - target).items():
+            units, words = self._message(t)
+            for _ in range(n):
+                for u in units:
+                    c = self._qvals[u.key]
+                    c[u.value] -= 1
+                    if c[u.value] <= 0:
+                        del c[u.value]
+                        if not c:
+                            del self._qvals[u.key]
+                for w in words:
+                    self._words[w] -= 1
+                    if self._words[w] <= 0:
+                        del self._words[w]
+        for t, n in (target - self._current).items():
+            units, words = self._message(t)
+            for _ in range(n):
+                for u in units:
+                    self._qvals.setdefault(u.key, Counter())[u.value] += 1
+                for w in words:
+                    self._words[w] += 1
+        self._current = target
+
+    def _jaccard(self, ewords: set[str]) -> float:
+        if not ewords and not self._words:
+            return 1.0
+        inter = sum(1 for w in ewords if w in self._words)
+        return inter / (len(ewords) + len(self._words) - inter)
+
+    def delivery(self, d: DeliveryInput, prior_texts: list[str], prior_from: str, *,
+                 keep_query: bool = False) -> DeliveryWhatIf:
+        """Trim one delivery's entries against its prior context (3.3)."""
+        self._move_to(prior_texts)
+        units: list[EvidenceUnit] = []
+        if keep_query:
+            for t in prior_texts:
+                units.extend(self._message(t)[0])
+        q = ParsedInteraction(units=units, task=self.task)
+        ids: list[Hashable] = []
+        by_pos: list[tuple[int, Any, str, Hashable | None]] = []
+        for pos, e in enumerate(d.entries):
+            text = e.value or ""
+            if not text.strip():
+                by_pos.append((pos, e, text, None))
+                continue
+            mid = (e.namespace, e.item_id, e.digest or text)
+            known = self.trimmer.memories.get(mid)
+            if known is None or known.text != text:
+                self.trimmer.write(mid, text, None)
+            ids.append(mid)
+            by_pos.append((pos, e, text, mid))
+        res = self.trimmer.read_parsed(q, ids, qmap=self._qvals) if ids else None
+        out = DeliveryWhatIf(delivery_id=d.delivery_id, episode_id=d.episode_id, prior_from=prior_from,
+                             prior_texts=prior_texts if keep_query else [], query_units=units,
+                             context=res.context if res else "")
+        for pos, e, text, mid in by_pos:
+            if mid is None or res is None:
+                dec = Decision(memory_id=f"{d.delivery_id}#{pos}", reason="no recorded value")
+                ewords: set[str] = set()
+            else:
+                dec = res.decisions[mid]
+                ewords = content_words(text)
+            out.entries.append(EntryWhatIf(pos=pos, namespace=e.namespace, item_id=e.item_id, text=text,
+                                           decision=dec, lines=dec.lines, jaccard=self._jaccard(ewords)))
+        return out
+
+
+def episode_whatif(inputs: list[DeliveryInput], task: str | None = None,
+                   span_prior: dict[str, list[str]] | None = None,
+                   parser: DeterministicParser | None = None) -> list[DeliveryWhatIf]:
+    """What-if for every consumed delivery of one episode. `span_prior` maps a span's first
+    delivery id to the texts of its verified prior sources (used when given)."""
+    ew = EpisodeWhatIf(task, parser)
+    out = []
+    for d in inputs:
+        if span_prior and d.delivery_id in span_prior:
+            texts, src = span_prior[d.delivery_id], "span_context"
+        else:
+            cut = cut_placements(d)
+            if cut is None:
+                continue  # never consumed: there is no prior context to compare with
+            texts, src = cut, "episode_record"
+        out.append(ew.delivery(d, texts, src))
+    return out
+
+
+def record_whatif(rec: EpisodeRecord, span_prior: dict[str, list[str]] | None = None) -> list[DeliveryWhatIf]:
+    """`episode_whatif` for an EpisodeRecord (hand-made episodes, tests)."""
+    return episode_whatif(inputs_from_record(rec), rec.start.task, span_prior)
+
+
+def delivery_whatif(con: Any, delivery_id: str) -> DeliveryWhatIf:
+    """The what-if of one stored delivery, for the app: entries with their shared / conflicting /
+    memory-only units, outcome and reason, the trimmed text, and the prior context it was compared
+    with (`prior_texts`, `query_units`). Raises KeyError when the delivery is unknown."""
+    from ..store.trim import delivery_inputs, span_prior_texts
+
+    row = con.execute("SELECT episode_id FROM deliveries WHERE delivery_id = ?", [delivery_id]).fetchone()
+    if row is None:
+        raise KeyError(f"delivery {delivery_id!r} is not in the store")
+    task, inputs = delivery_inputs(con, [row[0]])[row[0]]
+    span_prior = span_prior_texts(con, [row[0]]).get(row[0], {})
+    ew = EpisodeWhatIf(task)
+    for d in inputs:
+        if d.delivery_id != delivery_id:
+            continue
+        if delivery_id in span_prior:
+            return ew.delivery(d, span_prior[delivery_id], "span_context", keep_query=True)
+        cut = cut_placements(d)
+        return ew.delivery(d, cut or [], "episode_record" if cut is not None else "none", keep_query=True)
+    raise KeyError(f"delivery {delivery_id!r} is not in episode {row[0]!r}")
+
+
+def run_store(con: Any, *, limit: int | None = None, batch: int = 50,
+              progress: Callable[[int], Any] | None = None) -> dict[str, Any]:
+    """Compute and store the what-if of every recorded delivery (`memuse trim`); returns totals."""
+    from ..store.trim import delivery_inputs, ensure_trim_tables, replace_trim_rows, span_prior_texts
+
+    ensure_trim_tables(con)
+    eids = [r[0] for r in con.execute("SELECT episode_id FROM episodes ORDER BY file_id, seq").fetchall()]
+    if limit:
+        eids = eids[:limit]
+    tot: dict[str, Any] = {"episodes": 0, "deliveries": 0, "entries": 0, "shared": 0, "conflicting": 0,
+                           "memory_only": 0, "chars_before": 0, "chars_after": 0,
+                           "outcomes": {}, "prior_from": {}}
+    for i in range(0, len(eids), batch):
+        chunk = eids[i:i + batch]
+        loaded = delivery_inputs(con, chunk)
+        priors = span_prior_texts(con, chunk)
+        rows: list[tuple[Any, ...]] = []
+        for eid in chunk:
+            if eid not in loaded:
+                continue
+            task, inputs = loaded[eid]
+            for w in episode_whatif(inputs, task, priors.get(eid, {})):
+                tot["deliveries"] += 1
+                tot["prior_from"][w.prior_from] = tot["prior_from"].get(w.prior_from, 0) + 1
+                for e in w.entries:
+                    rows.append(row_of(w, e))
+                    d = e.decision
+                    tot["entries"] += 1
+                    tot["shared"] += len(d.shared)
+                    tot["conflicting"] += len(d.conflicting)
+                    tot["memory_only"] += len(d.memory_only)
+                    tot["chars_before"] += e.chars_before
+                    tot["chars_after"] += e.chars_after
+                    tot["outcomes"][d.outcome] = tot["outcomes"].get(d.outcome, 0) + 1
+            tot["episodes"] += 1
+            if progress:
+                progress(1)
+        replace_trim_rows(con, chunk, rows)
+    saved = tot["chars_before"] - tot["chars_after"]
+    tot["chars_saved"] = saved
+    tot["tokens_saved"] = saved // 4
+    tot["saved_share"] = saved / tot["chars_before"] if tot["chars_before"] else 0.0
+    return tot
+
+
+def row_of(w: DeliveryWhatIf, e: EntryWhatIf) -> tuple[Any, ...]:
+    """One trim_results row (column order of store.trim.TRIM_COLUMNS)."""
+    import json
+
+    d = e.decision
+    return (w.delivery_id, e.pos, w.episode_id, len(d.shared), len(d.conflicting), len(d.memory_only),
+            d.outcome, e.chars_before, e.chars_after, json.dumps(d.to_dict()),
+            e.namespace, e.item_id, w.prior_from, e.jaccard, e.klass,
+            (e.chars_before - e.chars_after) // 4)
