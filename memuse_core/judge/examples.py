@@ -105,3 +105,15 @@ def write_store(folder: Path, episodes: list[list[Event]], name: str = "memuse.d
         con.close()
     build_store(db)
     return db
+
+
+def resident_copy_episode(eid: str = "resident") -> list[Event]:
+    """A search returns an entry that is still visible in the system message: the copy gets an
+    empty credit window, so its span is automatic neutral (A.1.5, A.4.1)."""
+    b = EpisodeBuilder(eid, task=TASK)
+    t = "check `_clamp_day` in src/util.py"
+    b.host_block("recall", "Memories:\n- " + t, entries=[entry("m-res", t)])
+    b.step("Search memory.", "memory_search clamp", t, tool_memory=([entry("m-res", t)], "search_result"))
+    b.step("Look.", "ls", "src")
+    b.final()
+    return b.finish()
