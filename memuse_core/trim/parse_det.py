@@ -256,16 +256,6 @@ class _State:
             self.code_unit("command", canon_text(dollar.group(1)), off + dollar.start(1), off + dollar.end(1),
                            "text")
             return
-        kv = _KV.match(seg)
-        if kv and not _PROB_FORMAL.search(seg) and "//" not in kv.group(1):
-            key, val = kv.group(1).strip(), kv.group(2).strip()
-            if len(key.split()) <= 5:
-                if len(val.split()) <= 8 and not re.search(r"[.!?]\s+\S", val):
-                    self.key_value(key, val, off, off + len(seg))
-                    self.code_facts(off + kv.start(2), off + len(seg))
-                else:  # a section label ("Premises: ...") followed by sentences
-                    self.text_segment(off + kv.start(2), off + len(seg))
-                return
         self.text_segment(off, off + len(seg))
 
     def question_segment(self, val: str, start: int) -> None:
@@ -302,6 +292,12 @@ class _State:
     def sentence(self, a: int, b: int) -> None:
         s = self.text[a:b]
         body = s[:-1] if s[-1] in ".!" else s
+        kv = _KV.match(body)
+        if kv and len(kv.group(1).split()) <= 5 and len(kv.group(2).split()) <= 8 \
+                and not _PROB_FORMAL.search(body) and "//" not in kv.group(1):
+            self.key_value(kv.group(1).strip(), kv.group(2).strip(), a, b)
+            self.code_facts(a + kv.start(2), b)
+            return
         low = body.casefold()
         # cheap pre-checks keep long tool outputs fast: each extractor runs only when its cue occurs
         found = (("probab" in low or "p(" in low) and self.probability(body, a, b)) \
