@@ -118,6 +118,11 @@ def _want(typ: type | tuple[type, ...]) -> str:
     return _TYPE_NAMES.get(typ, typ.__name__)
 
 
+def as_dict(v: Any) -> dict[str, Any]:
+    """`v` when it is a JSON object, else an empty one (for optional, free-form sections)."""
+    return v if isinstance(v, dict) else {}
+
+
 def openai_tool_calls(f: Fields, raw: Any, field: str) -> list[ToolCall] | None:
     """Tool calls in the OpenAI chat shape (`{id, function: {name, arguments}}`)."""
     if raw is None:
@@ -128,7 +133,7 @@ def openai_tool_calls(f: Fields, raw: Any, field: str) -> list[ToolCall] | None:
     for i, tc in enumerate(raw):
         name = f"{field}[{i}]"
         tc = f.obj(tc, name)
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+        fn = as_dict(tc.get("function")) or tc
         fname = fn.get("name")
         if not isinstance(fname, str):
             raise f.fail(f"{name}.function.name", f"expected a string, got {type_name(fname)}")
@@ -210,8 +215,8 @@ def distribute_cost(total: float | None, weights: list[float]) -> list[float | N
         return [None] * n
     s = sum(weights)
     shares = [w / s for w in weights] if s > 0 else [1.0 / n] * n
-    parts = [total * sh for sh in shares[:-1]]
-    parts.append(total - sum(parts))
+    parts: list[float | None] = [total * sh for sh in shares[:-1]]
+    parts.append(total - sum(p or 0.0 for p in parts))
     return parts
 
 

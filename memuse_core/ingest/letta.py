@@ -91,7 +91,8 @@ def _content(f: Fields, m: dict[str, Any], field: str) -> tuple[str | None, str 
         return c, None
     if not isinstance(c, list):
         raise f.fail(f"{field}.content", f"expected a string or a list of parts, got {type(c).__name__}")
-    text, reasoning = [], []
+    text: list[str] = []
+    reasoning: list[str] = []
     for i, p in enumerate(c):
         if not isinstance(p, dict):
             raise f.fail(f"{field}.content[{i}]", f"expected an object, got {type(p).__name__}")
@@ -153,7 +154,7 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
     if sys_idx is not None:
         found = find_blocks(messages[sys_idx][0].text(), _LETTA_OBSERVER)
         compiled = found[0] if found else None
-    shown = {e.item_id: e.value or "" for e in compiled.entries} if compiled else {}
+    shown = {e.item_id or "": e.value or "" for e in compiled.entries} if compiled else {}
 
     yield EpisodeStart(episode_id=ep, run_id=run_id, task_id=name, position=pos,
                        task=a.get("description") if isinstance(a.get("description"), str) else None)

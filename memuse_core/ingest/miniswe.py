@@ -39,6 +39,7 @@ from .base import register
 from .common import (
     CallChain,
     Fields,
+    as_dict,
     distribute_cost,
     load_json,
     looks_native,
@@ -140,7 +141,7 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
     # Costs: per-call `extra.cost` when every assistant turn has one, else the distributed total.
     per_call: list[float | None] = []
     for i in assistants:
-        extra = raw_msgs[i].get("extra") if isinstance(raw_msgs[i].get("extra"), dict) else {}
+        extra = as_dict(raw_msgs[i].get("extra"))
         c = extra.get("cost")
         per_call.append(float(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else None)
     if assistants and all(c is not None for c in per_call):
@@ -170,8 +171,8 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
             break
         raw = raw_msgs[i]
         if m.role == "assistant":
-            extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
-            resp_raw = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+            extra = as_dict(raw.get("extra"))
+            resp_raw = as_dict(extra.get("response"))
             reasoning = raw.get("reasoning_content") if isinstance(raw.get("reasoning_content"), str) else None
             ts = raw.get("timestamp", extra.get("timestamp"))
             call = chain.call(
@@ -194,7 +195,7 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
             if src is None:
                 raise f.fail(f"messages[{i}].tool_call_id",
                              f"{m.tool_call_id!r} answers no tool call of an earlier assistant message")
-            extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
+            extra = as_dict(raw.get("extra"))
             rc = extra.get("returncode")
             yield ToolResultEvent(episode_id=ep, call_id=src[0], tool_call_id=m.tool_call_id, name=src[1],
                                   arguments=src[2], output=m.text(),

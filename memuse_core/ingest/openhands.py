@@ -48,6 +48,7 @@ from .base import IngestError, read_head, register
 from .common import (
     CallChain,
     Fields,
+    as_dict,
     distribute_cost,
     iter_lines,
     load_json,
@@ -92,15 +93,15 @@ class OpenHandsImporter:
             if not isinstance(doc, list):
                 raise f.fail(None, f"expected a list of events, got {type(doc).__name__}")
             run_name = stem(path)
-            run_id = f"oh:{safe_id(run_name)}"
-            yield None, RunEvent(run_id=run_id, config=run_config(run_name), label=run_name, agent="OpenHands",
+            list_run = f"oh:{safe_id(run_name)}"
+            yield None, RunEvent(run_id=list_run, config=run_config(run_name), label=run_name, agent="OpenHands",
                                  meta={"source": path.name, "format": "openhands-events"})
-            for ev in convert_history(f, doc, "", run_id=run_id, episode_id=f"{run_id}/ep",
+            for ev in convert_history(f, doc, "", run_id=list_run, episode_id=f"{list_run}/ep",
                                       task_id=run_name, position=0, instance={}, metrics={}, test_result={},
                                       error=None):
                 yield None, ev
             return
-        run_id = None
+        run_id: str | None = None
         pos = 0
         for n, raw in iter_lines(path):
             if not raw.strip():
@@ -112,7 +113,7 @@ class OpenHandsImporter:
                 out_dir = meta.get("eval_output_dir") if isinstance(meta.get("eval_output_dir"), str) else ""
                 run_name = Path(out_dir).name or stem(path)
                 run_id = f"oh:{safe_id(stem(path))}"
-                llm = meta.get("llm_config") if isinstance(meta.get("llm_config"), dict) else {}
+                llm = as_dict(meta.get("llm_config"))
                 yield n, RunEvent(run_id=run_id, config=run_config(run_name), label=run_name,
                                   agent=f"OpenHands {meta.get('agent_class') or ''}".strip(),
                                   model=llm.get("model") if isinstance(llm.get("model"), str) else None,
@@ -181,8 +182,8 @@ def render_recall(extras: dict[str, Any]) -> tuple[str, list[tuple[str, str, str
 def _obs_text(ev: dict[str, Any]) -> str:
     """An observation as the agent sees it: content with the recorded command prefix/suffix."""
     content = ev.get("content") if isinstance(ev.get("content"), str) else (ev.get("message") or "")
-    extras = ev.get("extras") if isinstance(ev.get("extras"), dict) else {}
-    md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+    extras = as_dict(ev.get("extras"))
+    md = as_dict(extras.get("metadata"))
     return f"{md.get('prefix') or ''}{content}{md.get('suffix') or ''}"
 
 
@@ -195,9 +196,9 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
         e = f.obj(e, f"{field}[{i}]")
         if "action" not in e and "observation" not in e:
             raise f.fail(f"{field}[{i}]", "event has neither `action` nor `observation`")
-        for k in ("action", "observation", "source"):
-            if k in e and not isinstance(e[k], str):
-                raise f.fail(f"{field}[{i}].{k}", f"expected a string, got {type(e[k]).__name__}")
+        for key in ("action", "observation", "source"):
+            if key in e and not isinstance(e[key], str):
+                raise f.fail(f"{field}[{i}].{key}", f"expected a string, got {type(e[key]).__name__}")
         evs.append(e)
 
     # Model responses: group agent actions by their model_response id (one call per response).
@@ -215,7 +216,7 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
                   and not isinstance(e.get("tool_call_metadata"), dict))
     n_calls = len(resp_ids) + n_plain
     if len(cost_list) == n_calls and all(isinstance(c, (int, float)) for c in cost_list):
-        costs: list[float | None] = [float(c) for c in cost_list]
+        costs: list[float | None] = [float(c) for c in cost_list if c is not None]
     else:
         weights = [float((token_usage.get(r) or {}).get("prompt_tokens") or 0) for r in resp_ids] + [0.0] * n_plain
         costs = distribute_cost(total, weights)
@@ -251,7 +252,7 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
     for i, e in enumerate(evs):
         where = f"{field}[{i}]"
         src, action, observation = e.get("source"), e.get("action"), e.get("observation")
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        args = as_dict(e.get("args"))
         tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
         if action == "system":
             hist.append(Message(role="system", content=f.text(args, "content", f"{where}.args") or ""))
@@ -315,8 +316,8 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
                 raise f.fail(f"{where}.tool_call_metadata.tool_call_id",
                              f"{tcid!r} answers no tool call of an earlier model response")
             out = _obs_text(e)
-            extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
-            md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+            extras = as_dict(e.get("extras"))
+            md = as_dict(extras.get("metadata"))
             code = md.get("exit_code")
             yield ToolResultEvent(episode_id=episode_id, call_id=src_call[0], tool_call_id=tcid, name=src_call[1],
                                   arguments=src_call[2], output=out,

@@ -30,6 +30,7 @@ from .base import register
 from .common import (
     CallChain,
     Fields,
+    as_dict,
     distribute_cost,
     load_json,
     looks_native,
@@ -114,8 +115,8 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         except ValueError:
             cfg = None
     if isinstance(cfg, dict):
-        agent_cfg = cfg.get("agent") if isinstance(cfg.get("agent"), dict) else {}
-        mc = agent_cfg.get("model") if isinstance(agent_cfg.get("model"), dict) else {}
+        agent_cfg = as_dict(cfg.get("agent"))
+        mc = as_dict(agent_cfg.get("model"))
         model = mc.get("name") if isinstance(mc.get("name"), str) else None
     yield RunEvent(run_id=run_id, config=run_config(run_name), label=run_name,
                    agent=f"SWE-agent {info.get('swe_agent_version') or version}", model=model,
