@@ -43,6 +43,11 @@ REPLIES: dict[str, list[str]] = {
         dump_reply([unit("Highway 5", "status", "categorical", "open", "Highway 5 is open again")],
                    "route_planning", False),
     ],
+    # a quote that never matches: dropped after the retry, the rest is kept
+    "The ferry runs hourly": [
+        dump_reply([unit("ferry", "frequency", "categorical", "hourly", "The ferry runs hourly"),
+                    unit("ferry", "price", "numeric", "3", "The ferry costs three")], "ferry_info", True),
+    ],
     # never valid: broken JSON, then a numeric value that is not a number
     "The bridge toll": [
         "{not json",
@@ -118,3 +123,11 @@ def test_key_equivalence_merges_keys_and_query_conflict_suppresses(server: Scrip
         assert d.outcome == "suppressed"
     assert "Take Highway 9" not in res.context
     assert "sunny" in res.context  # memory-only evidence survives
+
+
+def test_ungrounded_unit_dropped_after_retry(server: ScriptedServer) -> None:
+    parser = LLMParser("scripted", base_url=server.base_url, api_key="unused")
+    p = parser.parse("The ferry runs hourly. How often does the ferry run?", "hourly")
+    assert p.ok and p.dropped == 1
+    assert [(u.key.label(), u.value) for u in p.units] == [("ferry.frequency", "hourly")]
+    assert len([r for r in server.requests if "The ferry runs" in r["messages"][1]["content"]]) == 2

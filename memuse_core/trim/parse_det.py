@@ -272,7 +272,9 @@ class _State:
         for s, e in _sentences(self.text[a:b], a):
             if self.text[e - 1] == "?":
                 if self.question is None or self.task is None:
-                    self.question = self.text[s:e]
+                    m = _DIRECTIVE.match(self.text[s:e])
+                    self.question = m.group(2) if m and m.group(1).lower() in ("question", "query", "q") \
+                        else self.text[s:e]
                 continue
             self.sentence(s, e)
 
