@@ -94,8 +94,10 @@ def test_truncated_json(seeded: Path, tmp_path: Path) -> None:
 def test_wrong_types(seeded: Path, tmp_path: Path) -> None:
     doc = mini_traj()
     doc["messages"][2]["role"] = 7
-    p = write(tmp_path, "x__acme__calc-3.traj.json", json.dumps(doc))
-    fails_cleanly(seeded, p, "field `messages[2].role`", "expected a string, got an integer")
+    text = json.dumps(doc, indent=1)
+    p = write(tmp_path, "x__acme__calc-3.traj.json", text)
+    line_no = next(i for i, x in enumerate(text.split("\n"), 1) if '"role": 7' in x)
+    fails_cleanly(seeded, p, f"{p}:{line_no}: field `messages[2].role`", "expected a string, got an integer")
     doc = mini_traj(info="oops")
     p = write(tmp_path, "x__acme__calc-4.traj.json", json.dumps(doc))
     fails_cleanly(seeded, p, "field `info`", "expected an object")

@@ -30,6 +30,10 @@ def type_name(v: Any) -> str:
     return type(v).__name__
 
 
+_DOC_TEXT: dict[str, str] = {}
+"""Text of the JSON document loaded last, so field errors can name their line."""
+
+
 def load_json(path: Path) -> Any:
     """The whole JSON document of a file (trajectory files are one document; see module notes).
 
@@ -40,7 +44,51 @@ def load_json(path: Path) -> Any:
             text = f.read()
     except UnicodeDecodeError as e:
         raise IngestError(path, None, None, f"not UTF-8 text ({e.reason})") from None
+    _DOC_TEXT.clear()
+    _DOC_TEXT[str(path)] = text
     return parse_json(path, text, None)
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_PART = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
+
+
+def line_of_field(text: str, field: str) -> int | None:
+    """The line where the value at a dotted field path (`messages[2].role`) starts in a JSON text;
+    for a missing key, the line where its object ends. Only used to word an error."""
+    dec = json.JSONDecoder()
+    parts: list[int | str] = [int(m.group(1)) if m.group(1) else m.group(2) for m in _PART.finditer(field)]
+    try:
+        i = _WS.match(text, 0).end()  # type: ignore[union-attr]
+        for part in parts:
+            if isinstance(part, int):
+                if text[i] != "[":
+                    break
+                i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                for _ in range(part):
+                    i = _WS.match(text, dec.raw_decode(text, i)[1]).end()  # type: ignore[union-attr]
+                    if text[i] != ",":
+                        break
+                    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+            else:
+                if text[i] != "{":
+                    break
+                i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                while text[i] == '"':
+                    key, j = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+                    j = _WS.match(text, j).end()  # type: ignore[union-attr]
+                    j = _WS.match(text, j + 1).end()  # type: ignore[union-attr]
+                    if key == part:
+                        i = j
+                        break
+                    i = _WS.match(text, dec.raw_decode(text, j)[1]).end()  # type: ignore[union-attr]
+                    if text[i] == ",":
+                        i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                else:
+                    break
+    except (ValueError, IndexError):
+        return None
+    return text.count("\n", 0, i) + 1
 
 
 def parse_json(path: Path, text: str, line: int | None) -> Any:
@@ -67,7 +115,11 @@ class Fields:
         self.line = line
 
     def fail(self, field: str | None, reason: str) -> IngestError:
-        return IngestError(self.path, self.line, field or None, reason)
+        line = self.line
+        text = _DOC_TEXT.get(str(self.path))
+        if line is None and field and text is not None:
+            line = line_of_field(text, field)
+        return IngestError(self.path, line, field or None, reason)
 
     def obj(self, v: Any, field: str) -> dict[str, Any]:
         if not isinstance(v, dict):
