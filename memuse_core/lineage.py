@@ -355,3 +355,13 @@ def render_html(graph: nx.MultiDiGraph, *, height: str = "640px", heading: str =
     for pat in _CDN_TAGS:
         page = pat.sub("", page)
     return page.replace("<body>", "<body>" + _LEGEND, 1)
+
+
+def item_graph_html(
+    con: duckdb.DuckDBPyConnection, namespace: str | None, item_id: str, *, runs: Sequence[str] | None = None
+) -> str | None:
+    """The offline HTML page of one item's graph (None when the item is unknown)."""
+    g = item_graph(con, item_id, namespace, runs=runs)
+    if g.number_of_nodes() == 0:
+        return None
+    return render_html(g, heading=f"{namespace}/{item_id}" if namespace else item_id)

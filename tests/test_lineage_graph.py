@@ -87,3 +87,11 @@ def test_rendered_corpus_graph_has_every_node(corpus_con: duckdb.DuckDBPyConnect
     page = render_html(g)
     for n in g.nodes:
         assert n.replace("/", "\\/") in page or n in page
+
+
+def test_item_graph_html_for_the_app(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    from memuse_core.lineage import item_graph_html
+
+    page = item_graph_html(corpus_con, "cards", "c1")
+    assert page is not None and "span:S9" in page and "cdn.jsdelivr" not in page
+    assert item_graph_html(corpus_con, "cards", "missing") is None

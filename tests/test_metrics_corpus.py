@@ -199,10 +199,10 @@ def build_corpus(con: duckdb.DuckDBPyConnection) -> None:
     c.call("m2e1-c1", "m2e1", "agent", 500, 50, None, None, None)
 
 
-@pytest.fixture
-def corpus_db(tmp_path: Path) -> Path:
-    """A store file holding the corpus."""
-    p = tmp_path / "corpus.duckdb"
+@pytest.fixture(scope="session")
+def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store file holding the corpus (built once; tests open it read-only)."""
+    p = tmp_path_factory.mktemp("corpus") / "corpus.duckdb"
     con = connect(p)
     try:
         build_corpus(con)

@@ -10,13 +10,18 @@ import pytest
 from test_metrics_corpus import corpus_con, corpus_db  # noqa: F401  (fixtures)
 
 from memuse_core.metrics import build_report, group_stats, overview_frame
+from memuse_core.store import connect
 
 approx = pytest.approx
 
 
-@pytest.fixture
-def report(corpus_con: duckdb.DuckDBPyConnection):  # noqa: F811
-    return build_report(corpus_con, baseline="base")
+@pytest.fixture(scope="module")
+def report(corpus_db):  # noqa: F811
+    con = connect(corpus_db, read_only=True)
+    try:
+        return build_report(con, baseline="base")
+    finally:
+        con.close()
 
 
 def test_profile_means_weight_each_profiled_span_equally(report) -> None:

@@ -240,8 +240,8 @@ def _cell(x: object) -> str:
     if isinstance(x, bool):
         return str(x).lower()
     if isinstance(x, float):
-        if x.is_integer() and abs(x) >= 1000:
-            return f"{int(x):,}"
+        if abs(x) >= 1000:
+            return f"{x:,.0f}"
         if x != 0 and abs(x) < 0.01:
             return f"{x:.2g}"
         return f"{x:.2f}"

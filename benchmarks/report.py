@@ -1,0 +1,132 @@
+"""Scale benchmark of the aggregates (issue 5 "Performance").
+
+Builds (or reuses) a store of N demo episodes judged by the offline rules judge, then measures:
+
+1. `memuse report` end to end in a fresh process (Markdown and JSON, baseline comparison with the
+   5,000-replicate paired bootstrap): target < 10 s for 8,000 episodes;
+2. in-process `build_report` (everything the report prints);
+3. the overview the app's front page needs (`group_stats(details=False)` / `overview_frame`), per
+   configuration and per run, cold and warm: target < 0.5 s.
+
+Prints one table. Not a test.
+
+    .venv/bin/python benchmarks/report.py                       # 8,000 episodes in a temp dir
+    .venv/bin/python benchmarks/report.py 1000 --keep /tmp/rb   # keep the store
+    .venv/bin/python benchmarks/report.py --db /tmp/rb/report-8000.duckdb   # reuse a judged store
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MEMUSE = [sys.executable, "-m", "memuse_core"]
+
+
+def _run(args: list[str], quiet: bool = True) -> float:
+    t = time.perf_counter()
+    res = subprocess.run(MEMUSE + args, cwd=ROOT, capture_output=quiet, text=True)
+    if res.returncode != 0:
+        sys.exit(f"failed: memuse {' '.join(args)}\n{res.stderr if quiet else ''}")
+    return time.perf_counter() - t
+
+
+def prepare(n: int, db: Path, steps: int) -> dict[str, float]:
+    """Generate N demo episodes (context built) and judge every eligible span with the rules judge."""
+    gen = _run(["demo", "-n", str(n), "--steps", str(steps), "--db", str(db)])
+    judge = _run(["judge", "--db", str(db), "--judge", "rules"])
+    return {"generate+build s": gen, "rules judge s": judge}
+
+
+def _timed(fn, repeat: int = 1) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """(first call, best of the following `repeat` calls) in seconds."""
+    t = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t
+    best = first
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return first, best
+
+
+def measure(db: Path, out: Path) -> list[tuple[str, str]]:
+    from memuse_core.metrics import build_report, group_stats, overview_frame
+    from memuse_core.store import connect
+
+    con = connect(db, read_only=True)
+    try:
+        size = con.execute(
+            "SELECT (SELECT count(*) FROM episodes), (SELECT count(*) FROM spans), "
+            "(SELECT count(*) FROM span_entries), (SELECT count(*) FROM assessments), "
+            "(SELECT count(*) FROM verdicts), (SELECT count(*) FROM calls), "
+            "(SELECT count(DISTINCT config) FROM runs), (SELECT count(*) FROM runs)").fetchone()
+        cfgs = [r[0] for r in con.execute("SELECT DISTINCT config FROM runs ORDER BY 1").fetchall()]
+    finally:
+        con.close()
+    baseline = "baseline" if "baseline" in cfgs else cfgs[0]
+    rows = [("episodes / spans / span entries", f"{size[0]:,} / {size[1]:,} / {size[2]:,}"),
+            ("assessments / verdicts / calls", f"{size[3]:,} / {size[4]:,} / {size[5]:,}"),
+            ("configurations / runs", f"{size[6]} / {size[7]}")]
+    md = _run(["report", "--db", str(db), "--baseline", baseline, "--out", str(out / "md")])
+    js = _run(["report", "--db", str(db), "--baseline", baseline, "--format", "json", "--out", str(out / "json")])
+    byrun = _run(["report", "--db", str(db), "--by", "run", "--format", "csv", "--out", str(out / "csv")])
+    rows += [("`memuse report` md, baseline (process wall s)", f"{md:.2f}"),
+             ("`memuse report` json (process wall s)", f"{js:.2f}"),
+             ("`memuse report --by run` csv (process wall s)", f"{byrun:.2f}")]
+    con = connect(db, read_only=True)
+    try:
+        first, best = _timed(lambda: build_report(con, None, baseline), 1)
+        rows.append(("build_report in process (first / best s)", f"{first:.2f} / {best:.2f}"))
+        for level in ("config", "run"):
+            first, best = _timed(lambda level=level: group_stats(con, None, level, details=False), 3)
+            rows.append((f"overview group_stats level={level} (first / best s)", f"{first:.3f} / {best:.3f}"))
+        first, best = _timed(lambda: overview_frame(con), 3)
+        rows.append(("overview_frame (first / best s)", f"{first:.3f} / {best:.3f}"))
+        runs = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY 1 LIMIT 2").fetchall()]
+        first, best = _timed(lambda: group_stats(con, runs, "run", details=False), 3)
+        rows.append(("overview for 2 selected runs (first / best s)", f"{first:.3f} / {best:.3f}"))
+    finally:
+        con.close()
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("episodes", nargs="?", type=int, default=8000)
+    ap.add_argument("--db", type=Path, help="Reuse this judged store instead of generating one.")
+    ap.add_argument("--keep", type=Path, help="Keep the generated store and report files here.")
+    ap.add_argument("--steps", type=int, default=60, help="Mean steps per demo episode.")
+    ap.add_argument("--prepare-only", action="store_true", help="Generate and judge, then stop.")
+    args = ap.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="memuse-report-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows: list[tuple[str, str]] = []
+    db = args.db
+    if db is None:
+        db = work / f"report-{args.episodes}.duckdb"
+        if db.exists():
+            db.unlink()
+        for k, v in prepare(args.episodes, db, args.steps).items():
+            rows.append((k, f"{v:.1f}"))
+        if args.prepare_only:
+            print(f"prepared {db}")
+            return
+    rows += measure(db, work / "out")
+    width = max(len(k) for k, _ in rows)
+    print(f"| {'measure':<{width}} | value |\n|{'-' * (width + 2)}|-------|")
+    for k, v in rows:
+        print(f"| {k:<{width}} | {v} |")
+    if args.keep is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
