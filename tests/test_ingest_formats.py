@@ -57,6 +57,7 @@ def test_old_mini_file_without_format_or_config(tmp_path: Path) -> None:
     (rec,) = recs.values()
     assert rec.run.run_id == "oldrun:acme__calc-7" and rec.start.repo == "acme/calc"
     assert rec.T == 2 and rec.steps[0].observations == [msgs[3]["content"]]
+    assert rec.steps[1].observations == ["diff"]  # after the last turn: kept as a tool result
     assert [c.call.cost_usd for c in rec.calls] == [0.15, 0.15]  # no tokens: equal shares
     assert rec.end.exit_status == "Submitted" and rec.end.submission == "diff"
     stored_equal(tmp_path, p, recs)

@@ -132,6 +132,10 @@ def test_mini_swe_agent_matches_source(path: Path | None, tmp_path: Path) -> Non
         obs = [m["content"] for m in src["messages"] if m["role"] == "user"][1:]
         for s in rec.steps[:-1]:
             assert s.observations and s.observations[0] == obs[s.t - 1]
+        # what follows the last assistant turn is the last step's observation (none after a crash)
+        last = max(i for i, m in enumerate(src["messages"]) if m["role"] == "assistant")
+        trailing = [m["content"] for m in src["messages"][last + 1:] if m["content"]]
+        assert rec.steps[-1].observations == trailing
     # each call's input is exactly the messages before its assistant turn
     msgs = [m for m in src["messages"] if m["role"] != "exit"]
     k = 0
@@ -166,6 +170,8 @@ def test_swe_agent_matches_source(path: Path | None, tmp_path: Path) -> None:
         assert s.call.call.response.content == step["response"]
         if s.t < rec.T:  # the observation reaches the next input, with SWE-agent's state suffix
             assert s.observations[0].startswith(step["observation"].rstrip("\n"))
+        else:
+            assert s.observations == [step["observation"]]
     roundtrip(tmp_path, path, events)
 
 

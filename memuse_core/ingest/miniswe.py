@@ -6,7 +6,9 @@ its response the assistant message.
 
 * `mini-swe-agent-1` (mini 1.x, and older files without `trajectory_format`/`config`): actions are
   fenced bash blocks in the assistant text, observations come back as user messages; they stay in
-  the next call's input and the store derives each step's observation from there. No per-call cost
+  the next call's input and the store derives each step's observation from there; the messages
+  after the last assistant turn (the submission output, a last format error), which no later
+  input holds, become `tool_result`s of the last call. No per-call cost
   is recorded, so `info.model_stats.instance_cost` is split over the calls in proportion to their
   recorded token counts (equal shares when none); the sum equals the recorded total.
 * `mini-swe-agent-1.1` (mini 2.x): tool calling; every `tool` message becomes a `tool_result` of
@@ -51,6 +53,7 @@ from .common import (
 from .observers import active_observers, observe_lines
 
 _BASH_BLOCK = re.compile(r"```(?:bash|sh)?\s*\n(.*?)\n```", re.S)
+_RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 
 
 class MiniSweAgentImporter:
@@ -201,6 +204,17 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
                                   arguments=src[2], output=m.text(),
                                   exit_code=rc if isinstance(rc, int) and not isinstance(rc, bool) else None)
         history.append(m)
+    # Text actions: the observation of the last step reaches no later input; keep it as a tool
+    # result of the last call so it is not lost (the submission output, a final format error).
+    if not tool_calling and n_failed == 0 and chain.prev_id is not None:
+        last = max(i for i, m in enumerate(msgs) if m.role == "assistant")
+        trailing = [m for m in msgs[last + 1:] if m.role == "user" and m.text()]
+        action = _BASH_BLOCK.search(msgs[last].text())
+        for m in trailing:
+            rc = _RETURNCODE.search(m.text())
+            yield ToolResultEvent(episode_id=ep, call_id=chain.prev_id, name="bash" if action else None,
+                                  arguments=action.group(1) if action else None, output=m.text(),
+                                  exit_code=int(rc.group(1)) if rc else None)
     # Calls that were sent but failed (timeouts, server errors): recorded without a response.
     for _ in range(n_failed):
         yield chain.call(history, None, status="error", cost_usd=costs[k] if k < len(costs) else None)

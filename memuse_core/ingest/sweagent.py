@@ -8,7 +8,8 @@ MemUse 3.1).
   included, in order): the input of step k is every history message before its k-th assistant
   message. Assumption, stated: `history` is what was sent; SWE-agent 0.x history processors that
   elide old observations at request time are not recorded, so the rebuilt inputs may be longer
-  than what the model saw. Observations stay in the next call's input (text actions).
+  than what the model saw. Observations stay in the next call's input (text actions); the last
+  step's observation, which no later input holds, becomes a `tool_result` of the last call.
 * 1.x files record the exact request of each step as `query`: that list is the call's input.
   With function calling, the assistant history message of the step carries `tool_calls`; the
   step's observation then becomes a `tool_result` of the call.
@@ -143,10 +144,13 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         call = chain.call(request, Response(content=text, tool_calls=tcs), cost_usd=costs[k])
         yield call
         obs = f.get(s, "observation", str, field, default="")
+        action = f.get(s, "action", str, field)
         for tc in tcs or []:
-            action = f.get(s, "action", str, field)
             yield ToolResultEvent(episode_id=ep, call_id=call.call_id, tool_call_id=tc.id, name=tc.name,
                                   arguments=action if action is not None else tc.arguments, output=obs)
+        if not tcs and k == len(steps) - 1 and obs:
+            # Text actions: the last observation reaches no later input; keep it as a tool result.
+            yield ToolResultEvent(episode_id=ep, call_id=call.call_id, name=None, arguments=action, output=obs)
     status = info.get("exit_status")
     sub = info.get("submission")
     yield EpisodeEnd(episode_id=ep, resolved=None, exit_status=status if isinstance(status, str) else None,
