@@ -66,12 +66,11 @@ def earlier_copy_visible(an: EpisodeAnalysis, span: SpanBuild, di: DInfo) -> boo
         return False
     if any(x.exposure == "unknown" for x in di.exposures):
         return False
-    earlier = [s for s in reversed(span.deliveries) if s.call is not None and s.call.call_id != call.call_id]
-    if not earlier:
-        return False
+    cid = call.call_id
     for pos, e in enumerate(di.d.entries):
         eps = di.exposures[pos].exposed_text
-        if not any(an.copy_visible(s, pos, call, eps, e.display_key) for s in earlier):
+        if not any(an.copy_visible(s, pos, call, eps, e.display_key) for s in reversed(span.deliveries)
+                   if s.call is not None and s.call.call_id != cid):
             return False
     return True
 

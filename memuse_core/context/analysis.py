@@ -71,6 +71,8 @@ class DInfo:
     order: int = 0
     """Position in processing order."""
     redacted_without_size: bool = False
+    verified: bool = False
+    """Every placement proof resolved to one unique interval (set by analyze_episode)."""
 
     @property
     def id(self) -> str:
@@ -84,9 +86,6 @@ class DInfo:
     def call(self) -> CallView | None:
         return self.att.call
 
-    @property
-    def verified(self) -> bool:
-        return bool(self.placements) and all(rp.verified for rp in self.placements)
 
     @property
     def signature(self) -> tuple:
@@ -105,9 +104,19 @@ class EpisodeAnalysis:
     """Persistent identity of every message of every agent call's input."""
     _id_index: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
 
+    _texts: dict[int, str] = field(default_factory=dict)
+    _alive: dict[tuple[int, str], list[ResolvedPlacement]] = field(default_factory=dict)
+
     @property
     def valid(self) -> bool:
         return all(c.ok for c in self.checks)
+
+    def text(self, msg) -> str:  # noqa: ANN001 - events.Message
+        """A message's visible text, computed once per message object."""
+        t = self._texts.get(id(msg))
+        if t is None:
+            t = self._texts[id(msg)] = msg.text()
+        return t
 
     def failed_rules(self) -> list[str]:
         return sorted({c.rule for c in self.checks if not c.ok})
@@ -158,7 +167,7 @@ class EpisodeAnalysis:
         j = self.index_in(call.call_id, ids[rp.host])
         if j is None:
             return False
-        return rp.text in call.messages[j].text()
+        return rp.text in self.text(call.messages[j])
 
     def copy_visible(self, src: DInfo, pos: int, call: CallView, exposed: str | None,
                      display_key: str | None) -> bool:
@@ -167,7 +176,10 @@ class EpisodeAnalysis:
         displayed key is still visible in the copy's surviving placements."""
         if exposed is None or call.call_id in self.gap_calls:
             return False
-        alive = [rp for rp in src.placements if self.placement_survives(src, rp, call)]
+        key = (src.order, call.call_id)
+        alive = self._alive.get(key)
+        if alive is None:
+            alive = self._alive[key] = [rp for rp in src.placements if self.placement_survives(src, rp, call)]
         if not alive:
             return False
         tool = src.d.route == "agent"
@@ -176,6 +188,22 @@ class EpisodeAnalysis:
         if display_key and not any(display_key in (rp.text or "") for rp in alive):
             return False
         return True
+
+
+class _LazyTexts:
+    """Message texts of one input, computed on first access (most proofs name one message)."""
+
+    def __init__(self, msgs: list, text_of) -> None:  # noqa: ANN001
+        self.msgs, self.text_of = msgs, text_of
+
+    def __len__(self) -> int:
+        return len(self.msgs)
+
+    def __getitem__(self, i: int) -> str:
+        return self.text_of(self.msgs[i])
+
+    def __iter__(self):  # noqa: ANN204
+        return (self.text_of(m) for m in self.msgs)
 
 
 def _message_ids(rec: EpisodeRecord) -> dict[str, list[tuple[int, int]]]:
@@ -194,16 +222,19 @@ def _message_ids(rec: EpisodeRecord) -> dict[str, list[tuple[int, int]]]:
         if prev is None or cv.input_gap:
             ids = [(cv.seq, i) for i in range(n)]
         else:
-            base = list(out[prev.call_id])
-            for ev in by_before.get(cv.call_id, []):
-                if isinstance(ev, Retraction):
-                    drop = set(ev.removed)
-                    base = [x for i, x in enumerate(base) if i not in drop]
-                else:
-                    base = base[:ev.kept_prefix] + [(cv.seq, -1 - k) for k in range(len(ev.replacement))]
-            ids = []
-            for i in range(n):
-                ids.append(base[i] if i < len(base) and base[i][1] >= 0 else (cv.seq, i))
+            base = out[prev.call_id]
+            evs = by_before.get(cv.call_id, [])
+            if not evs:  # fast path: the input continues the previous one
+                k = min(n, len(base))
+                ids = base[:k] + [(cv.seq, i) for i in range(k, n)]
+            else:
+                for ev in evs:
+                    if isinstance(ev, Retraction):
+                        drop = set(ev.removed)
+                        base = [x for i, x in enumerate(base) if i not in drop]
+                    else:
+                        base = base[:ev.kept_prefix] + [(cv.seq, -1 - k) for k in range(len(ev.replacement))]
+                ids = [base[i] if i < len(base) and base[i][1] >= 0 else (cv.seq, i) for i in range(n)]
         out[cv.call_id] = ids
         prev = cv
     return out
@@ -215,7 +246,14 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
     gap_findings, gap_calls = input_checks(rec)
     findings += gap_findings
     atts = {d.delivery_id: attribute_delivery(rec, d) for d in rec.deliveries}
-    texts_cache: dict[str, list[str]] = {}
+    texts_cache: dict[str, _LazyTexts] = {}
+    mtexts: dict[int, str] = {}
+
+    def mtext(msg) -> str:  # noqa: ANN001
+        t = mtexts.get(id(msg))
+        if t is None:
+            t = mtexts[id(msg)] = msg.text()
+        return t
     by_call: dict[str, list[tuple[str, list[ResolvedPlacement]]]] = {}
     memo: dict[tuple, ExposureMatch] = {}
     infos: list[DInfo] = []
@@ -230,7 +268,7 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
             cid = a.call.call_id
             texts = texts_cache.get(cid)
             if texts is None:
-                texts = texts_cache[cid] = [m.text() for m in a.call.messages]
+                texts = texts_cache[cid] = _LazyTexts(a.call.messages, mtext)  # type: ignore[assignment]
             rps = [resolve_placement(p, k, a.call, texts) for k, p in enumerate(d.placements)]
             by_call.setdefault(cid, []).append((d.delivery_id, rps))
             if d.entries:
@@ -282,6 +320,9 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
     infos.sort(key=lambda x: pos[x.idx])
     for k, di in enumerate(infos):
         di.order = k
-    an = EpisodeAnalysis(rec=rec, infos=infos, checks=as_checks(rec.episode_id, findings), gap_calls=gap_calls)
+    an = EpisodeAnalysis(rec=rec, infos=infos, checks=as_checks(rec.episode_id, findings), gap_calls=gap_calls,
+                         _texts=mtexts)
+    for di in infos:
+        di.verified = bool(di.placements) and all(rp.verified for rp in di.placements)
     an.msg_ids = _message_ids(rec)
     return an

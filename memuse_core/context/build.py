@@ -26,6 +26,15 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
     credit_windows(an, spans)
     failed = an.failed_rules()
     dctx: dict[str, DeliveryContext] = {}
+    exp_models: dict[tuple[int, int], EntryExposure] = {}
+
+    def exposure_model(k: int, x) -> EntryExposure:  # noqa: ANN001 - shared by restatements
+        m = exp_models.get((k, id(x)))
+        if m is None:
+            m = exp_models[(k, id(x))] = EntryExposure(
+                pos=k, exposure=x.exposure, exposed_text=x.exposed_text, placement_pos=x.placement_pos,
+                stage=x.stage)
+        return m
     for di in an.infos:
         problem = di.att.problem
         if problem is None and not di.verified and di.placements:
@@ -38,9 +47,7 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
         dctx[di.id] = DeliveryContext(
             delivery_id=di.id, episode_id=rec.episode_id, consuming_step=di.step,
             attributed=di.att.attributed, verified=di.verified, chars=di.chars, problem=problem,
-            entries=[EntryExposure(pos=k, exposure=x.exposure, exposed_text=x.exposed_text,  # type: ignore[arg-type]
-                                   placement_pos=x.placement_pos, stage=x.stage)
-                     for k, x in enumerate(di.exposures)])
+            entries=[exposure_model(k, x) for k, x in enumerate(di.exposures)])
     out_spans: list[SpanContext] = []
     for s in spans:
         status, reason = span_status(s, an.valid, failed)
