@@ -9,6 +9,7 @@ user observers load from TOML/JSON and bad configs fail with one line naming the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -184,11 +185,26 @@ def test_user_observer_from_toml_and_json(tmp_path: Path) -> None:
     assert [e.value for e in f.entries] == ["one", "two"] and f.text == "FACTS:\n- one\n- two"
 
 
+def test_user_observer_with_block_regex_and_separator(tmp_path: Path) -> None:
+    js = tmp_path / "obs.json"
+    js.write_text(json.dumps({"observer": [{
+        "name": "kb", "regex": r"\[KB (?P<n>\d+) hits\]\n(?P<body>.*?)\n\[/KB\]", "entries": "separator",
+        "separator": "\n---\n", "form": "knowledge", "namespace": "kb"}]}))
+    (o,) = load_observers(js)
+    text = "Task.\n[KB 2 hits]\nUse uv, not pip.\n---\nTests need DOCKER=1.\n[/KB]\nGo."
+    (f,) = scan_message(Message(role="user", content=text), [o])
+    assert [e.value for e in f.entries] == ["Use uv, not pip.", "Tests need DOCKER=1."]
+    assert f.text == "[KB 2 hits]\nUse uv, not pip.\n---\nTests need DOCKER=1.\n[/KB]"
+    assert text[f.start:f.end] == f.text
+
+
 @pytest.mark.parametrize("body, field", [
     ('[[observer]]\nname = "x"\n', "observer[0]"),
     ('[[observer]]\nname = "x"\nstart = "<a>"\nentries = "whole"\n', "observer[0]"),
     ('[[observer]]\nname = "x"\nstart = "<a>"\nentry_pattern = "(unclosed"\n', "observer[0].entry_pattern"),
     ('[[observer]]\nname = "x"\nstart = "<a>"\ncolour = "red"\n', "observer[0].colour"),
+    ('[[observer]]\nname = "x"\nstart = "<a>"\nregex = "a"\n', "observer[0]"),
+    ('[[observer]]\nname = "x"\nstart = "<a>"\nentries = "separator"\nend = "</a>"\n', "observer[0]"),
     ('[[observer]\nname = "x"\n', None),
 ])
 def test_bad_observer_config_is_one_clear_error(tmp_path: Path, body: str, field: str | None) -> None:

@@ -23,7 +23,7 @@ User-defined observers come from a TOML or JSON file (`memuse ingest --observers
     name = "team-notes"
     start = "<team-notes>"
     end = "</team-notes>"
-    entries = "lines"          # lines | paragraphs | whole | xml_children | regex
+    entries = "lines"          # lines | paragraphs | whole | xml_children | regex | separator
     form = "task_recall"
     namespace = "notes"
 """
@@ -71,11 +71,17 @@ class ObserverSpec(BaseModel):
     last entry (at the first blank line not followed by another entry)."""
     end_regex: str | None = None
     """Regex alternative to `end`."""
-    entries: Literal["lines", "paragraphs", "whole", "xml_children", "regex"] = "lines"
+    regex: str | None = None
+    """Instead of markers: a regex (multiline, dot matches newline) whose every match is a block;
+    its named group `body`, when present, holds the entries."""
+    entries: Literal["lines", "paragraphs", "whole", "xml_children", "regex", "separator"] = "lines"
     """How the block splits into entries: bullet lines, blank-line separated paragraphs, the whole
-    body as one entry, top-level XML elements (Letta blocks), or `entry_regex` headers."""
+    body as one entry, top-level XML elements (Letta blocks), `entry_regex` headers, or pieces
+    between occurrences of `separator`."""
     bullet: str = "- "
     """Line prefix of an entry for `entries = "lines"`."""
+    separator: str | None = None
+    """Literal text between entries for `entries = "separator"` (e.g. `"\n---\n"`)."""
     entry_regex: str | None = None
     """For `entries = "regex"`: a header regex (multiline) that starts each entry."""
     entry_pattern: str | None = None
@@ -90,7 +96,7 @@ class ObserverSpec(BaseModel):
     namespace: str = "observed"
     """Namespace of the entries' items."""
 
-    @field_validator("start_regex", "end_regex", "entry_regex", "entry_pattern")
+    @field_validator("start_regex", "end_regex", "regex", "entry_regex", "entry_pattern")
     @classmethod
     def _compiles(cls, v: str | None) -> str | None:
         if v is not None:
@@ -102,11 +108,14 @@ class ObserverSpec(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ObserverSpec:
-        if (self.start is None) == (self.start_regex is None):
-            raise ValueError("give exactly one of `start` or `start_regex`")
+        if sum(x is not None for x in (self.start, self.start_regex, self.regex)) != 1:
+            raise ValueError("give exactly one of `start`, `start_regex` or `regex`")
+        if self.entries == "separator" and not self.separator:
+            raise ValueError("`entries = \"separator\"` needs `separator`")
         if self.entries == "regex" and not self.entry_regex:
             raise ValueError("`entries = \"regex\"` needs `entry_regex`")
-        if self.entries not in ("lines", "regex") and self.end is None and self.end_regex is None:
+        if (self.entries not in ("lines", "regex") and self.end is None and self.end_regex is None
+                and self.regex is None):
             raise ValueError(f"`entries = \"{self.entries}\"` needs an `end` marker")
         return self
 
@@ -119,13 +128,14 @@ class Observer:
 
     def __post_init__(self) -> None:
         s = self.spec
+        self.block_re = re.compile(s.regex, re.M | re.S) if s.regex else None
         self.start_re = re.compile(s.start_regex if s.start_regex else re.escape(s.start or ""), re.M)
         self.end_re = (re.compile(s.end_regex, re.M) if s.end_regex else
                        re.compile(re.escape(s.end), re.M) if s.end else None)
         self.entry_re = re.compile(s.entry_regex, re.M) if s.entry_regex else None
         self.pattern = re.compile(s.entry_pattern, re.S) if s.entry_pattern else None
         # A cheap literal pre-check keeps the scan of long transcripts fast.
-        self.probe = s.start if s.start else _literal_prefix(s.start_regex or "")
+        self.probe = s.start if s.start else _literal_prefix(s.start_regex or s.regex or "")
 
     @property
     def name(self) -> str:
@@ -162,6 +172,14 @@ def find_blocks(text: str, obs: Observer) -> list[Found]:
     if obs.probe and obs.probe not in text:
         return []
     out: list[Found] = []
+    if obs.block_re is not None:
+        for m in obs.block_re.finditer(text):
+            body = m.group("body") if "body" in obs.block_re.groupindex and m.group("body") is not None \
+                else m.group(0)
+            entries = split_entries(body, obs)
+            if entries and m.group(0) and text.count(m.group(0)) == 1:
+                out.append(Found(obs, m.start(), m.end(), m.group(0), entries))
+        return out
     pos = 0
     while True:
         m = obs.start_re.search(text, pos)
@@ -243,6 +261,8 @@ def split_entries(body: str, obs: Observer) -> list[Entry]:
                 cur = None
         if cur is not None:
             texts.append(("\n".join(cur).strip(), None))
+    elif s.entries == "separator":
+        texts = [(p.strip(), None) for p in body.split(s.separator or "") if p.strip()]
     elif s.entries == "paragraphs":
         texts = [(p.strip(), None) for p in re.split(r"\n\s*\n", body) if p.strip()]
     elif s.entries == "whole":
