@@ -173,12 +173,12 @@ def find_blocks(text: str, obs: Observer) -> list[Found]:
         return []
     out: list[Found] = []
     if obs.block_re is not None:
-        for m in obs.block_re.finditer(text):
-            body = m.group("body") if "body" in obs.block_re.groupindex and m.group("body") is not None \
-                else m.group(0)
+        for bm in obs.block_re.finditer(text):
+            body = bm.group("body") if "body" in obs.block_re.groupindex and bm.group("body") is not None \
+                else bm.group(0)
             entries = split_entries(body, obs)
-            if entries and m.group(0) and text.count(m.group(0)) == 1:
-                out.append(Found(obs, m.start(), m.end(), m.group(0), entries))
+            if entries and bm.group(0) and text.count(bm.group(0)) == 1:
+                out.append(Found(obs, bm.start(), bm.end(), bm.group(0), entries))
         return out
     pos = 0
     while True:
