@@ -35,6 +35,8 @@ def report(
 ) -> None:
     """Print or write the paper's tables: outcomes, profiles, triage, coverage, recurring items,
     delivery forms, use and effects, memory histories and cost."""
+    import duckdb
+
     from ..metrics import build_report, write_report
     from ..store import connect
     from ..store.metrics import list_runs
@@ -60,7 +62,10 @@ def report(
                     f"--baseline: configuration `{baseline}` is not among the selected runs "
                     f"(configurations: {', '.join(sorted(cfgs)) or 'none'})"
                 )
-        rep = build_report(con, selected, baseline, replicates=replicates, seed=seed)
+        try:
+            rep = build_report(con, selected, baseline, replicates=replicates, seed=seed)
+        except duckdb.Error as e:
+            fail(f"cannot aggregate {db or 'the store'}: {str(e).splitlines()[0]} (rebuild it with `memuse build`)")
     finally:
         con.close()
     result = write_report(rep, fmt, by, out)  # type: ignore[arg-type]

@@ -138,7 +138,8 @@ def _forms(df: pd.DataFrame) -> list[FormRow]:
     return [FormRow(form=r.form, route=r.route, tokens=float(r.tokens),
                     token_share=ratio(r.tokens, tot_tok), beneficial=int(r.beneficial),
                     beneficial_share=ratio(r.beneficial, tot_ben), judged=int(r.judged),
-                    relevant=int(r.relevant), acted_on=int(r.acted_on), harmful=int(r.harmful),
+                    relevant=int(r.relevant), acted_on=int(r.acted_on), selected=int(r.selected),
+                    harmful=int(r.harmful),
                     relevant_rate=ratio(r.relevant, r.judged), acted_on_rate=ratio(r.acted_on, r.judged),
                     harmful_rate=ratio(r.harmful, r.judged))
             for r in df.itertuples()]

@@ -184,6 +184,8 @@ class FormRow(BaseModel):
     judged: int = 0
     relevant: int = 0
     acted_on: int = 0
+    selected: int = 0
+    """Entries whose only use was retrieving fuller content of the same item (A.6.5 selections)."""
     harmful: int = 0
     relevant_rate: float | None = None
     """Entry rates over judged entries of this form."""

@@ -130,7 +130,7 @@ def forms_table(rep: Report, by: By = "config") -> pd.DataFrame:
                 "tokens %": _pct(f.token_share), "beneficial %": _pct(f.beneficial_share),
                 "relevant rate %": _pct(f.relevant_rate), "acted on rate %": _pct(f.acted_on_rate),
                 "harmful rate %": _pct(f.harmful_rate), "judged entries": f.judged,
-                "beneficial": f.beneficial, "harmful": f.harmful})
+                "selected": f.selected, "beneficial": f.beneficial, "harmful": f.harmful})
     return _frame(rows, by)
 
 

@@ -232,7 +232,7 @@ def delivery_forms(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = 
                    level: Level = "config") -> pd.DataFrame:
     """Per group, form and route: estimated delivered tokens (each span's estimate allocated among
     its entries in proportion to exposed characters; equally when none are recorded), judged
-    entries and their relevant, acted-on, beneficial and harmful counts (A.6.5, Table 11).
+    entries and their relevant, acted-on, selected, beneficial and harmful counts (A.6.5, Table 11).
     Automatic neutral spans appear under the form `COPY_FORM` with their tokens only."""
     sql = f"""WITH {_JUDGED},
     ents AS (
@@ -259,6 +259,7 @@ def delivery_forms(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = 
                count(*) AS judged,
                count(*) FILTER (WHERE j.relevant) AS relevant,
                count(*) FILTER (WHERE j.influence = 'acted_on') AS acted_on,
+               count(*) FILTER (WHERE j.influence = 'selected') AS selected,
                count(*) FILTER (WHERE j.influence = 'acted_on' AND j.effect = 'improved') AS beneficial,
                count(*) FILTER (WHERE j.influence = 'acted_on' AND j.effect = 'harmed') AS harmful
         FROM judged j
@@ -269,7 +270,8 @@ def delivery_forms(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = 
            coalesce(tok.form, jf.form) AS form, coalesce(tok.route, jf.route) AS route,
            coalesce(tok.tokens, 0)::DOUBLE AS tokens,
            coalesce(jf.judged, 0) AS judged, coalesce(jf.relevant, 0) AS relevant,
-           coalesce(jf.acted_on, 0) AS acted_on, coalesce(jf.beneficial, 0) AS beneficial,
+           coalesce(jf.acted_on, 0) AS acted_on, coalesce(jf.selected, 0) AS selected,
+           coalesce(jf.beneficial, 0) AS beneficial,
            coalesce(jf.harmful, 0) AS harmful
     FROM tok FULL JOIN jf
         ON tok.config = jf.config AND tok.run_id IS NOT DISTINCT FROM jf.run_id
