@@ -88,6 +88,13 @@ def test_acted_on_entries_show_their_hint_only_from_the_anchor_on(con) -> None:
         actions = dict(con.execute("SELECT step, action FROM steps WHERE episode_id = ?", [ep]).fetchall())
         assert hint in actions[anchor], (ep, anchor, hint)
         assert not [t for t, a in actions.items() if t < consuming and hint in a], (ep, hint)
+        # Nor does any earlier observation mention it, apart from memory shown in tool results.
+        outs = con.execute(
+            """SELECT s.step, b.text FROM tool_results tr JOIN steps s ON s.call_id = tr.call_id
+               JOIN blobs b ON b.hash = tr.output_hash WHERE tr.episode_id = ? AND s.step + 1 NOT IN (
+                 SELECT s2.step FROM deliveries d2 JOIN steps s2 ON s2.call_id = d2.consuming_call_id
+                 WHERE d2.episode_id = ? AND d2.route = 'agent')""", [ep, ep]).fetchall()
+        assert not [t for t, o in outs if t < consuming and hint in o], (ep, hint)
 
 
 def test_unused_entries_leave_no_trace(con) -> None:

@@ -29,30 +29,44 @@ def ls_output(comp: Component) -> str:
     return top + f"\n# package: {pkg}"
 
 
+_POOL = [
+    "        if {var} is None:", "            return {var}", "        if not {var}:", "            return []",
+    "        for index, part in enumerate({var}):", "            self._check(part, index)",
+    "        {var} = self._prepare({var}, **kwargs)", "        result = []", "        result.append({var})",
+    "        try:", "            {var} = int({var})", "        except (TypeError, ValueError):",
+    "            raise ValueError('invalid %r' % ({var},))", "        # Keep the old behaviour for subclasses.",
+    "        if isinstance({var}, str):", "            {var} = {var}.strip()", "        elif hasattr({var}, '{attr}'):",
+    "            {var} = {var}.{attr}()", "        return self.{attr}({var}, *args)", "        kwargs.setdefault('{attr}', None)",
+    "        options = dict(self.options)", "        options.update(kwargs)", "        cache = self._cache",
+    "        key = ({var}, tuple(sorted(options)))", "        if key in cache:", "            return cache[key]",
+    "        warnings.warn('{fn} is deprecated', RemovedInNextVersionWarning)", "        assert {var} is not NotImplemented",
+    "        return functools.reduce(operator.add, result)", "        self.{attr} = {var}", "",
+    "    @property", "    def {attr}(self):", '        """Return the {attr} of this object."""', "        return self._{attr}",
+    "", "    def __repr__(self):", "        return '<%s: %s>' % (self.__class__.__name__, self)",
+]
+_ATTRS = ["value_to_string", "get_prep_value", "as_sql", "deconstruct", "normalize", "render", "clean",
+          "evaluate", "to_python", "from_db_value", "copy", "resolve"]
+
+
 def code_lines(name: str, start: int, rng: random.Random, extra: str = "") -> list[tuple[int, str]]:
-    """A plausible Python function body around `name`, numbered from `start`."""
+    """A plausible Python function around `name` (25-50 lines), numbered from `start`; `extra`
+    names a helper the function delegates to (only when the agent discovers it itself)."""
     fn = short(name)
     var = rng.choice(["value", "obj", "data", "expr", "node", "item"])
-    body = [
-        f"    def {fn}(self, {var}, *args, **kwargs):",
-        f'        """Return the normalised form of ``{var}``."""',
-        f"        if {var} is None:",
-        f"            return {var}",
-        f"        if hasattr({var}, 'resolve_expression'):",
-        f"            {var} = {var}.resolve_expression(self, **kwargs)",
-        f"        elif isinstance({var}, (list, tuple)):",
-        f"            resolved = [self.{fn}(sub, *args, **kwargs) for sub in {var}]",
-        f"            return {var}.__class__(resolved)",
-        f"        result = self._normalize({var})",
-    ]
+    body = [f"    def {fn}(self, {var}, *args, **kwargs):", f'        """Return the normalised form of ``{var}``."""',
+            f"        if hasattr({var}, 'resolve_expression'):", f"            {var} = {var}.resolve_expression(self, **kwargs)",
+            f"        elif isinstance({var}, (list, tuple)):",
+            f"            resolved = [self.{fn}(sub, *args, **kwargs) for sub in {var}]",
+            f"            return {var}.__class__(resolved)"]
     if extra:
-        body.append(f"        result = {extra}(result)")
-    body += ["        return result", ""]
+        body.append(f"        {var} = {extra}({var}, *args)")
+    for _ in range(rng.randrange(18, 42)):
+        body.append(rng.choice(_POOL).format(var=var, attr=rng.choice(_ATTRS), fn=fn))
     return [(start + i, line) for i, line in enumerate(body)]
 
 
 def sed_view(name: str, start: int, rng: random.Random, extra: str = "") -> str:
-    return "\n".join(line for _, line in code_lines(name, start, rng, extra))
+    return "\n".join(f"{n:6d}\t{line}" for n, line in code_lines(name, start, rng, extra))
 
 
 def grep_output(hits: list[tuple[str, int, str]]) -> str:
@@ -109,11 +123,18 @@ def test_output(comp: Component, passed: int, failed: int, rng: random.Random, f
                     f"{exc}\n\n")
         return out + (f"============= tests finished: {passed} passed, {failed} failed, in {secs} seconds ============="
                       if failed else f"================== tests finished: {passed} passed, in {secs} seconds ===================")
-    line = f"{'.' * min(passed, 60)}{'F' * failed}"
+    line = (f"============================= test session starts ==============================\n"
+            f"platform linux -- Python 3.9.19, pytest-7.4.4, pluggy-1.5.0\nrootdir: /testbed\n"
+            f"configfile: {'pyproject.toml' if comp.repo in ('pytest', 'astropy') else 'setup.cfg'}\n"
+            f"collected {passed + failed} items\n\n{comp.test_file} {'.' * min(passed, 60)}{'F' * failed}")
     if failed:
         return (f"{line}  [100%]\n=================================== FAILURES ===================================\n"
                 f"_____________________________ {comp.test_class}.{name} ______________________________\n\n"
-                f"    def {name}():\n>       check({comp.inputs[0]!r})\nE       {exc}: unexpected value\n\n"
+                f"    def {name}():\n        data = make_case({comp.inputs[0]!r})\n>       check(data)\n\n"
+                f"{comp.test_file}:{rng.randrange(20, 900)}: \n" + "".join(
+                    f"{where}:{rng.randrange(80, 2000)}: in {fn}\n    return self.{fn}(value)\n"
+                    for fn in rng.sample(_ATTRS, 3)) +
+                f"E       {exc}: unexpected value\n\n"
                 f"{where}:{rng.randrange(80, 2000)}: {exc}\n=========================== short test summary info ============================\n"
                 f"FAILED {comp.test_file}::{comp.test_class}::{name} - {exc}\n{failed} failed, {passed} passed in {secs}s")
     return f"{line}  [100%]\n{passed} passed in {secs}s"

@@ -1,0 +1,131 @@
+"""Scale benchmark of the demo generator and the native ingest (issue 2 "Performance").
+
+Generates N demo episodes (default 1,000 and 8,000; ~60 steps each), then in separate processes
+measures (1) merely parsing every event line with json.loads and (2) ingesting every file with
+`ingest_path` (one transaction per file) into a fresh store, and prints one table row per N:
+wall times, events/s, peak RSS of the ingest process, database size against the unique text it
+stores, and the ingest / json.loads time ratio. Targets: 8,000 episodes in < 5 min on 2 cores,
+peak < 3 GB, database < 1.5x unique text, ingest <= 3x json.loads. Not a test.
+
+    .venv/bin/python benchmarks/ingest.py            # 1000 and 8000
+    .venv/bin/python benchmarks/ingest.py 1000 --keep /tmp/bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def phase_generate(n: int, out: str, steps: int) -> dict:
+    from memuse_core.demo import DemoPlan, generate
+
+    t = time.perf_counter()
+    files = generate(DemoPlan(episodes=n, seed=7, mean_steps=steps), Path(out))
+    return {"seconds": time.perf_counter() - t, "files": [str(p) for p in files.event_files],
+            "bytes": sum(p.stat().st_size for p in files.event_files), "truth_rows": files.truth_rows}
+
+
+def phase_parse(files: list[str]) -> dict:
+    t = time.perf_counter()
+    n = 0
+    for f in files:
+        with open(f, encoding="utf-8") as fh:
+            for line in fh:
+                json.loads(line)
+                n += 1
+    return {"seconds": time.perf_counter() - t, "events": n}
+
+
+def phase_ingest(files: list[str], db: str, profile: str | None) -> dict:
+    from memuse_core.ingest import ingest_path
+    from memuse_core.store import connect
+
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    t = time.perf_counter()
+    con = connect(db)
+    known: set[int] = set()
+    events = episodes = 0
+    for f in files:
+        r = ingest_path(con, f, known_blobs=known)
+        events += r.events
+        episodes += r.episodes
+    con.execute("CHECKPOINT")
+    unique = con.execute("SELECT coalesce(sum(strlen(text)), 0), count(*) FROM blobs").fetchone()
+    con.close()
+    seconds = time.perf_counter() - t
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(profile)  # type: ignore[arg-type]
+    return {"seconds": seconds, "events": events, "episodes": episodes, "unique_text_bytes": unique[0],
+            "blobs": unique[1], "db_bytes": os.path.getsize(db),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _child(*args: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--phase", *args], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run(n: int, steps: int, keep: str | None, profile: str | None) -> dict:
+    base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix=f"memuse-bench-{n}-"))
+    base.mkdir(parents=True, exist_ok=True)
+    try:
+        gen = _child("generate", str(n), str(base / "corpus"), str(steps))
+        parse = _child("parse", json.dumps(gen["files"]))
+        db = base / "bench.duckdb"
+        if db.exists():
+            db.unlink()
+        ing = _child("ingest", json.dumps(gen["files"]), str(db), profile or "")
+        return {"n": n, "gen": gen, "parse": parse, "ingest": ing}
+    finally:
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--phase":
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        kind, args = sys.argv[2], sys.argv[3:]
+        if kind == "generate":
+            res = phase_generate(int(args[0]), args[1], int(args[2]))
+        elif kind == "parse":
+            res = phase_parse(json.loads(args[0]))
+        else:
+            res = phase_ingest(json.loads(args[0]), args[1], args[2] or None)
+        print(json.dumps(res))
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sizes", nargs="*", type=int, default=[1000, 8000])
+    ap.add_argument("--steps", type=int, default=60, help="mean steps per episode")
+    ap.add_argument("--keep", help="keep the corpus and database under this folder")
+    ap.add_argument("--profile", help="write a cProfile of the ingest to this file")
+    a = ap.parse_args()
+    head = (f"{'episodes':>8} {'events':>10} {'input MB':>9} {'gen s':>7} {'json s':>7} {'ingest s':>9} "
+            f"{'events/s':>9} {'ratio':>6} {'peak MB':>8} {'db MB':>8} {'text MB':>8} {'db/text':>8}")
+    print(head)
+    print("-" * len(head))
+    for n in a.sizes:
+        r = run(n, a.steps, f"{a.keep}/{n}" if a.keep else None, a.profile)
+        g, p, i = r["gen"], r["parse"], r["ingest"]
+        print(f"{i['episodes']:>8} {i['events']:>10,} {g['bytes'] / 1e6:>9.0f} {g['seconds']:>7.1f} {p['seconds']:>7.1f} "
+              f"{i['seconds']:>9.1f} {i['events'] / i['seconds']:>9,.0f} {i['seconds'] / p['seconds']:>6.2f} "
+              f"{i['peak_rss_mb']:>8.0f} {i['db_bytes'] / 1e6:>8.1f} {i['unique_text_bytes'] / 1e6:>8.1f} "
+              f"{i['db_bytes'] / max(1, i['unique_text_bytes']):>8.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
