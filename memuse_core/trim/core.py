@@ -52,6 +52,17 @@ class StoredMemory:
     parsed: ParsedInteraction
     timestamp: float | None = None
     """Trusted ordering signal from the base memory system (A.1), when it has one."""
+    _spans: dict[tuple[int, int], tuple[tuple[Key, Any], ...]] | None = None
+
+    def spans(self) -> dict[tuple[int, int], tuple[tuple[Key, Any], ...]]:
+        """Source span -> the (key, value) of the non-mention units taken from it (cached)."""
+        if self._spans is None:
+            acc: dict[tuple[int, int], list[tuple[Key, Any]]] = {}
+            for x in self.parsed.units:
+                if x.end > x.start and x.key.attribute != "subject":
+                    acc.setdefault((x.start, x.end), []).append((x.key, x.value))
+            self._spans = {k: tuple(v) for k, v in acc.items()}
+        return self._spans
 
 
 @dataclass
@@ -411,32 +422,26 @@ class MemTrim:
         if not dec.emitted:
             return []
         emitted = {(x.key, x.value) for x in dec.emitted}
-        by_span: dict[tuple[int, int], list[EvidenceUnit]] = {}
-        for x in mem.parsed.units:
-            if x.end > x.start:
-                by_span.setdefault((x.start, x.end), []).append(x)
+        by_span = mem.spans()
         out: list[str] = []
-        shown_spans: list[tuple[int, int]] = []
+        cover_end = -1  # spans are visited by start: a unit ending before this is inside a shown span
         done: set[tuple[Key, Any]] = set()
         ordered = sorted((x for x in dec.emitted if x.end > x.start), key=lambda x: (x.start, -x.end))
-        ordered += [x for x in dec.emitted if x.end <= x.start]
         for x in ordered:
-            if (x.key, x.value) in done:
+            kv = (x.key, x.value)
+            if kv in done or x.end <= cover_end:
                 continue
-            if x.end <= x.start:  # outcome units carry their label in `span`
-                out.append(f"{x.span}: {x.text}")
-                continue
-            if any(a <= x.start and x.end <= b for a, b in shown_spans):
-                done.add((x.key, x.value))
-                continue
-            span_units = [y for y in by_span.get((x.start, x.end), []) if y.key.attribute != "subject"]
             if x.key.attribute == "subject":
                 continue  # a bare mention carries no fact of its own
-            if span_units and all((y.key, y.value) in emitted for y in span_units):
+            span_units = by_span.get((x.start, x.end), ())
+            if span_units and all(y in emitted for y in span_units):
                 out.append(x.span.strip())
-                shown_spans.append((x.start, x.end))
-                done.update((y.key, y.value) for y in span_units)
+                cover_end = max(cover_end, x.end)
+                done.update(span_units)
             else:
                 out.append(x.render())
-                done.add((x.key, x.value))
+                done.add(kv)
+        for x in dec.emitted:
+            if x.end <= x.start:  # outcome units carry their label in `span`
+                out.append(f"{x.span}: {x.text}")
         return out
