@@ -124,7 +124,9 @@ def _esc(s: Any) -> str:
 
 
 def _doc_json(cs: CaseStudy) -> str:
-    return cs.model_dump_json()
+    # "<" only occurs inside JSON strings; \u003c keeps recorded "</script>" or "<!--" from
+    # ever changing how an HTML parser reads the embedding <script> element.
+    return cs.model_dump_json().replace("<", "\\u003c")
 
 
 def export_html(cs: CaseStudy, figures: Mapping[str, Any] | None = None, *, plotly_js: str | None = None) -> str:
@@ -173,13 +175,13 @@ def export_html(cs: CaseStudy, figures: Mapping[str, Any] | None = None, *, plot
         fig = figures.get(a.annotation_id)
         if fig is not None:
             spec = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
-            payload = json.dumps(spec, default=_json_default).replace("</", "<\\/")
+            payload = json.dumps(spec, default=_json_default).replace("<", "\\u003c")
             div = f"fig-{i}"
             parts.append(f"<div id='{div}' class='figure' style='height:{_fig_height(spec)}px'></div>")
             parts.append(f"<script>(function(){{var f={payload};Plotly.newPlot('{div}',f.data,f.layout,"
                          "{staticPlot:false,displaylogo:false});})();</script>")
         parts.append("</div>")
-    data = _doc_json(cs).replace("</", "<\\/")
+    data = _doc_json(cs)
     parts.append(f"<script type='application/json' id='{_DATA_ID}'>{data}</script>")
     parts.append("</body></html>")
     return "\n".join(parts)
@@ -245,7 +247,7 @@ def import_case_study(text: str, *, name: str = "case study file") -> CaseStudy:
     raw: str | None = None
     m = re.search(rf"<script type='application/json' id='{_DATA_ID}'>(.*?)</script>", text, re.S)
     if m:
-        raw = m.group(1).replace("<\\/", "</")
+        raw = m.group(1)
     else:
         m = re.search(rf"<!-- {re.escape(_MD_MARK)}([A-Za-z0-9+/=]+) -->", text)
         if m:

@@ -107,6 +107,8 @@ st.subheader("Case study")
 if not len(cases):
     st.caption("Create a case study to collect annotations.")
 else:
+    if st.session_state.get("_cs_pick_next") in list(cases["case_study_id"]):
+        st.session_state["cs_pick"] = st.session_state.pop("_cs_pick_next")
     if st.session_state.get("cs_pick") not in list(cases["case_study_id"]):
         st.session_state["cs_pick"] = cases.iloc[0]["case_study_id"]
     names = dict(zip(cases["case_study_id"], cases["name"]))
@@ -179,7 +181,7 @@ if up is not None and st.session_state.get("_cs_imported") != up.file_id:
             ok = ok and write("upsert_annotation", row_)
         if ok:
             st.session_state["_cs_imported"] = up.file_id
-            st.session_state["cs_pick"] = doc.case_study_id
+            st.session_state["_cs_pick_next"] = doc.case_study_id
             st.success(f"Imported {doc.name!r} with {len(doc.annotations)} annotations.")
             st.rerun()
 

@@ -22,6 +22,9 @@ from memuse_core.store import app_queries as Q
 SHARED = ("episode", "span", "step", "item")
 """Selections shared by every page and mirrored in the URL (?episode=…&span=…&step=…&item=…)."""
 
+LOCK_TIMEOUT = float(os.environ.get("MEMUSE_APP_LOCK_TIMEOUT", "5"))
+"""Seconds a page waits for a database held by another process before saying so."""
+
 NOT_BUILT = "not computed yet — run `memuse build` (context) and `memuse judge` (verdicts)"
 
 
@@ -51,7 +54,7 @@ def _thaw(a: Any) -> Any:
 
 @st.cache_data(ttl=600, max_entries=512, show_spinner=False)
 def _cached(key: tuple[str, float, float], fn: str, args: tuple[Any, ...]) -> Any:
-    con = connect(key[0], read_only=True, timeout=5.0)
+    con = connect(key[0], read_only=True, timeout=LOCK_TIMEOUT)
     try:
         return _resolve(fn)(con, *[_thaw(a) for a in args])
     finally:
@@ -221,7 +224,7 @@ def write(fn: str, *args: Any) -> bool:
     Returns False (with a message) when another process holds the database.
     """
     try:
-        con = connect(db_path(), timeout=5.0)
+        con = connect(db_path(), timeout=LOCK_TIMEOUT)
     except StoreLocked as e:
         st.warning(f"Not saved: {e}. Your input is kept; try again in a moment.")
         return False

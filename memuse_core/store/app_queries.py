@@ -280,7 +280,7 @@ def judgment_assessments(con: duckdb.DuckDBPyConnection, judgment_id: str) -> pd
         FROM assessments WHERE judgment_id = ? ORDER BY pos""", [judgment_id])
 
 
-def spans_in_scope(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, *,
+def spans_in_scope(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None,
                    outcome: str | None = None, axis: str | None = None,
                    form: str | None = None, limit: int = 500) -> pd.DataFrame:
     """Spans behind an Overview number: filter by outcome class, a nonzero profile axis or form.
@@ -468,7 +468,7 @@ def delivery_span(con: duckdb.DuckDBPyConnection, delivery_id: str) -> str | Non
 
 # ---- Annotations and case studies -----------------------------------------------------------
 
-def list_annotations(con: duckdb.DuckDBPyConnection, *, case_study_id: str | None = None,
+def list_annotations(con: duckdb.DuckDBPyConnection, case_study_id: str | None = None,
                      target_kind: str | None = None, target_id: str | None = None) -> pd.DataFrame:
     """Annotations, newest first, optionally of one case study or one target."""
     return _df(con, """
