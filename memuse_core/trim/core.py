@@ -20,6 +20,7 @@ retriever.
 from __future__ import annotations
 
 from collections.abc import Container, Hashable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -241,23 +242,24 @@ class MemTrim:
         return self.read_parsed(self.parse_query(query), retrieved_ids)
 
     def read_parsed(self, q: ParsedInteraction, retrieved_ids: Iterable[Hashable], *,
-                    qmap: Mapping[Key, Container[Any]] | None = None) -> TrimResult:
+                    query_sets: tuple[AbstractSet[tuple[Key, Any]], AbstractSet[Key]] | None = None
+                    ) -> TrimResult:
         """Read time without query parsing (3.3, Eq. 1, A.1 merge).
 
-        `qmap` (key -> the query's values) may be given by a caller that maintains it
-        incrementally for a very large query (the what-if over recorded prior contexts); the
-        memories' units are then looked up in it directly."""
+        `query_sets` = (the query's (key, value) pairs, the query's keys) may be given instead of
+        `q.units` by a caller holding a very large query (the what-if over recorded prior
+        contexts); the memories' units are then looked up in them directly."""
         ids = list(dict.fromkeys(retrieved_ids))
         for mid in ids:
             if mid not in self.memories:
                 raise KeyError(f"memory {mid!r} was retrieved but never written to MemTrim")
-        if qmap is None:
+        if query_sets is None:
             own: dict[Key, set[Any]] = {}
             for u in q.units:
                 own.setdefault(u.key, set()).add(u.value)
             classes = self._classify(own, ids)
         else:
-            classes = self._classify(qmap, ids, from_memories=True)
+            classes = self._classify_sets(*query_sets, ids)
         decisions: dict[Hashable, Decision] = {}
         for mid in ids:
             decisions[mid] = self._decide(self.memories[mid], q, *classes[mid])
@@ -313,6 +315,22 @@ class MemTrim:
                     u.append(i)
                 else:
                     d.append(i)
+            out[mid] = (s, d, u)
+        return out
+
+    def _classify_sets(self, kvs: AbstractSet[tuple[Key, Any]], keys: AbstractSet[Key], ids: list[Hashable]
+                       ) -> dict[Hashable, tuple[list[int], list[int], list[int]]]:
+        """The memory-side lookups of `_classify` against set-shaped query evidence."""
+        out: dict[Hashable, tuple[list[int], list[int], list[int]]] = {}
+        for mid in ids:
+            s, d, u = [], [], []
+            for i, un in enumerate(self.memories[mid].parsed.units):
+                if (un.key, un.value) in kvs:
+                    s.append(i)
+                elif un.key in keys and not un.many:
+                    d.append(i)
+                else:
+                    u.append(i)
             out[mid] = (s, d, u)
         return out
 

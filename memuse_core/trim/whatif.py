@@ -21,7 +21,6 @@ tables (`store.trim.delivery_inputs`) rather than rebuilding whole episodes.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +29,7 @@ from ..episode import EpisodeRecord
 from ..events import Entry
 from .core import Decision, MemTrim, unit_dict
 from .parse_det import DeterministicParser
-from .units import EvidenceUnit, Key, ParsedInteraction, content_words, task_signature
+from .units import EvidenceUnit, Key, ParsedInteraction, content_words, jaccard, task_signature
 
 
 @dataclass
@@ -139,66 +138,32 @@ def cut_placements(d: DeliveryInput) -> list[str] | None:
 
 
 class EpisodeWhatIf:
-    """Per-episode state: one MemTrim index over the episode's delivered entries, a cache of
-    parsed prior-context messages, and the query index of the current prior context, updated
-    incrementally from one delivery to the next (consecutive prior contexts share most messages,
-    so each delivery costs the messages that changed, not the whole history)."""
+    """Per-episode state: one MemTrim index over the episode's delivered entries and a cache of
+    parsed prior-context messages (each message text is parsed once; a delivery's query evidence
+    is the union of its messages' cached (key, value) sets, computed with C-level set unions)."""
 
     def __init__(self, task: str | None = None, parser: DeterministicParser | None = None) -> None:
         self.trimmer = MemTrim(parser=parser or DeterministicParser())
-        self._msg: dict[str, tuple[list[EvidenceUnit], frozenset[str]]] = {}
+        self._msg: dict[str, tuple[list[EvidenceUnit], frozenset[Any], frozenset[Key], frozenset[str]]] = {}
         self.task = task_signature(task) if task else None
-        self._current: Counter[str] = Counter()
-        self._qvals: dict[Key, Counter[Any]] = {}
-        self._words: Counter[str] = Counter()
 
-    def _message(self, text: str) -> tuple[list[EvidenceUnit], frozenset[str]]:
+    def _message(self, text: str) -> tuple[list[EvidenceUnit], frozenset[Any], frozenset[Key], frozenset[str]]:
         hit = self._msg.get(text)
         if hit is None:
-            hit = (self.trimmer.parser.parse(text, None).units, frozenset(content_words(text)))
+            units = self.trimmer.parser.parse(text, None).units
+            hit = (units, frozenset((u.key, u.value) for u in units), frozenset(u.key for u in units),
+                   frozenset(content_words(text)))
             self._msg[text] = hit
         return hit
-
-    def _move_to(self, texts: list[str]) -> None:
-        """Make the query index describe exactly these prior-context messages."""
-        target = Counter(texts)
-        for t, n in (self._current - target).items():
-            units, words = self._message(t)
-            for _ in range(n):
-                for u in units:
-                    c = self._qvals[u.key]
-                    c[u.value] -= 1
-                    if c[u.value] <= 0:
-                        del c[u.value]
-                        if not c:
-                            del self._qvals[u.key]
-                for w in words:
-                    self._words[w] -= 1
-                    if self._words[w] <= 0:
-                        del self._words[w]
-        for t, n in (target - self._current).items():
-            units, words = self._message(t)
-            for _ in range(n):
-                for u in units:
-                    self._qvals.setdefault(u.key, Counter())[u.value] += 1
-                for w in words:
-                    self._words[w] += 1
-        self._current = target
-
-    def _jaccard(self, ewords: set[str]) -> float:
-        if not ewords and not self._words:
-            return 1.0
-        inter = sum(1 for w in ewords if w in self._words)
-        return inter / (len(ewords) + len(self._words) - inter)
 
     def delivery(self, d: DeliveryInput, prior_texts: list[str], prior_from: str, *,
                  keep_query: bool = False) -> DeliveryWhatIf:
         """Trim one delivery's entries against its prior context (3.3)."""
-        self._move_to(prior_texts)
-        units: list[EvidenceUnit] = []
-        if keep_query:
-            for t in prior_texts:
-                units.extend(self._message(t)[0])
+        parts = [self._message(t) for t in prior_texts]
+        kvs: frozenset[Any] = frozenset().union(*(p[1] for p in parts))
+        keys: frozenset[Key] = frozenset().union(*(p[2] for p in parts))
+        words: frozenset[str] = frozenset().union(*(p[3] for p in parts))
+        units: list[EvidenceUnit] = [u for p in parts for u in p[0]] if keep_query else []
         q = ParsedInteraction(units=units, task=self.task)
         ids: list[Hashable] = []
         by_pos: list[tuple[int, Any, str, Hashable | None]] = []
@@ -213,7 +178,7 @@ class EpisodeWhatIf:
                 self.trimmer.write(mid, text, None)
             ids.append(mid)
             by_pos.append((pos, e, text, mid))
-        res = self.trimmer.read_parsed(q, ids, qmap=self._qvals) if ids else None
+        res = self.trimmer.read_parsed(q, ids, query_sets=(kvs, keys)) if ids else None
         out = DeliveryWhatIf(delivery_id=d.delivery_id, episode_id=d.episode_id, prior_from=prior_from,
                              prior_texts=prior_texts if keep_query else [], query_units=units,
                              context=res.context if res else "")
@@ -225,7 +190,7 @@ class EpisodeWhatIf:
                 dec = res.decisions[mid]
                 ewords = content_words(text)
             out.entries.append(EntryWhatIf(pos=pos, namespace=e.namespace, item_id=e.item_id, text=text,
-                                           decision=dec, lines=dec.lines, jaccard=self._jaccard(ewords)))
+                                           decision=dec, lines=dec.lines, jaccard=jaccard(ewords, words)))
         return out
 
 
