@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from memuse_core.episode import episodes_from_events
 from memuse_core.events import MemoryChange, text_digest
 from memuse_core.ingest.base import detect, ingest_path
@@ -39,6 +41,7 @@ def stored_equal(tmp_path: Path, p: Path, recs: dict) -> None:
         assert [c.call.response for c in g.calls] == [c.call.response for c in w.calls]
         assert [c.tool_results for c in g.calls] == [c.tool_results for c in w.calls]
         assert g.deliveries == w.deliveries and g.end == w.end and g.T == w.T
+        assert g.context_events == w.context_events
 
 
 def test_old_mini_file_without_format_or_config(tmp_path: Path) -> None:
@@ -211,4 +214,70 @@ def test_openhands_knowledge_recall_mid_run(tmp_path: Path) -> None:
         assert host.role == "user" and host.text()[pl.proof.start:].startswith(pl.text)
         assert pl.text.startswith("<EXTRA_INFO>") and pl.text.endswith("</EXTRA_INFO>")
     assert rec.steps[0].tool_results[0].output == "a.py\n[exit code 0]"
+    stored_equal(tmp_path, p, recs)
+
+
+def _checks_valid(recs: dict) -> None:
+    build = pytest.importorskip("memuse_core.context.build")
+    for rec in recs.values():
+        ctx = build.build_episode_context(rec)
+        assert ctx.valid, [c for c in ctx.checks if not c.ok][:3]
+
+
+def test_openhands_condensation_becomes_a_history_rewrite(tmp_path: Path) -> None:
+    def act(i: int, rid: str) -> dict:
+        return {"id": i, "source": "agent", "action": "run", "args": {"command": f"cmd {i}"},
+                "tool_call_metadata": {"tool_call_id": f"t{i}", "model_response": {"id": rid, "choices": [
+                    {"message": {"role": "assistant", "content": f"say {i}", "tool_calls": [
+                        {"id": f"t{i}", "function": {"name": "execute_bash", "arguments": "{}"}}]}}]}}}
+
+    def obs(i: int, cause: int) -> dict:
+        return {"id": i, "source": "agent", "observation": "run", "cause": cause, "content": f"out {i}",
+                "tool_call_metadata": {"tool_call_id": f"t{cause}"}}
+
+    hist = [{"id": 0, "source": "agent", "action": "system", "args": {"content": "sys"}},
+            {"id": 1, "source": "user", "action": "message", "args": {"content": "task"}},
+            act(2, "r2"), obs(3, 2), act(4, "r4"), obs(5, 4),
+            {"id": 6, "source": "agent", "action": "condensation",
+             "args": {"forgotten_events_start_id": 2, "forgotten_events_end_id": 3,
+                      "summary": "Earlier I listed files.", "summary_offset": 2}},
+            act(7, "r7"), obs(8, 7)]
+    p = tmp_path / "cond.json"
+    p.write_text(json.dumps(hist))
+    events, recs = load(p, "openhands")
+    (rec,) = recs.values()
+    assert rec.T == 3
+    (rw,) = rec.context_events
+    assert rw.type == "history_rewrite" and rw.before_call_id == rec.calls[2].call_id and rw.kept_prefix == 2
+    assert [m.text() for m in rec.calls[2].messages] == [
+        "sys", "task", "Earlier I listed files.", "say 4", "out 5"]
+    _checks_valid(recs)
+    stored_equal(tmp_path, p, recs)
+
+
+def test_swe_agent_1x_elided_observation_is_a_recorded_rewrite(tmp_path: Path) -> None:
+    sys_m = {"role": "system", "content": "sys", "agent": "main", "message_type": "system_prompt"}
+    task = {"role": "user", "content": "task", "agent": "main", "message_type": "observation"}
+    a1 = {"role": "assistant", "content": "ls", "agent": "main", "message_type": "action"}
+    o1 = {"role": "user", "content": "long output " * 20, "agent": "main", "message_type": "observation"}
+    o1_short = {**o1, "content": "Old environment output: (20 lines omitted)"}
+    a2 = {"role": "assistant", "content": "cat x", "agent": "main", "message_type": "action"}
+    o2 = {"role": "user", "content": "x = 1", "agent": "main", "message_type": "observation"}
+    a3 = {"role": "assistant", "content": "submit", "agent": "main", "message_type": "action"}
+    traj = [{"action": "ls", "observation": o1["content"], "response": "ls", "query": [sys_m, task]},
+            {"action": "cat x", "observation": "x = 1", "response": "cat x", "query": [sys_m, task, a1, o1]},
+            {"action": "submit", "observation": "diff", "response": "submit",
+             "query": [sys_m, task, a1, o1_short, a2, o2]}]
+    doc = {"trajectory": traj, "history": [sys_m, task, a1, o1, a2, o2, a3],
+           "info": {"exit_status": "submitted", "submission": "diff", "model_stats": {"instance_cost": 0.3,
+                                                                                     "api_calls": 3}}}
+    p = tmp_path / "r__acme__calc-11.traj"
+    p.write_text(json.dumps(doc))
+    events, recs = load(p, "swe-agent")
+    (rec,) = recs.values()
+    (rw,) = rec.context_events
+    assert rw.kept_prefix == 3 and rw.before_call_id == rec.calls[2].call_id
+    assert rec.calls[2].messages[3].text().startswith("Old environment output")
+    assert rec.steps[-1].observations == ["diff"]
+    _checks_valid(recs)
     stored_equal(tmp_path, p, recs)

@@ -85,6 +85,7 @@ def roundtrip(tmp_path: Path, p: Path, events: list) -> None:
             assert a.call.cost_usd == b.call.cost_usd
             assert a.tool_results == b.tool_results
         assert g.deliveries == w.deliveries
+        assert g.context_events == w.context_events
     changes_in = sorted(c.model_dump_json() for c in events if isinstance(c, MemoryChange))
     changes_out = sorted(c.model_dump_json() for c in back if isinstance(c, MemoryChange))
     assert changes_in == changes_out

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..events import Message, ModelCall, Request, Response, ToolCall, Usage
+from ..events import HistoryRewrite, Message, ModelCall, Request, Response, ToolCall, Usage
 from .base import IngestError, open_text
 
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer",
@@ -234,6 +234,7 @@ class CallChain:
         self.prev_id: str | None = None
         self.prev: list[Message] = []
         self.n = 0
+        self.rewrite: HistoryRewrite | None = None
 
     def next_id(self) -> str:
         return f"{self.episode_id}/c{self.n + 1:03d}"
@@ -251,9 +252,22 @@ class CallChain:
         else:
             req = Request(messages=list(messages))
         call_id = kw.pop("call_id", None) or self.next_id()
+        self.rewrite = None
+        if self.prev_id is not None and k < len(self.prev):
+            # The input does not repeat the previous one (a condenser or history processor changed
+            # it): record the change so the recording checks see no unexplained gap (A.1.3).
+            r = min(len(self.prev), len(messages)) - k
+            self.rewrite = HistoryRewrite(episode_id=self.episode_id, before_call_id=call_id, kept_prefix=k,
+                                          replacement=list(messages[k:k + r]))
         self.n += 1
         self.prev_id, self.prev = call_id, list(messages)
         return ModelCall(episode_id=self.episode_id, call_id=call_id, request=req, response=response, **kw)
+
+    def emit(self, messages: list[Message], response: Response | None,
+             **kw: Any) -> tuple[list[HistoryRewrite | ModelCall], ModelCall]:
+        """`call`, plus the `history_rewrite` that must precede it when the input was rewritten."""
+        call = self.call(messages, response, **kw)
+        return ([self.rewrite] if self.rewrite is not None else []) + [call], call
 
 
 def distribute_cost(total: float | None, weights: list[float]) -> list[float | None]:

@@ -219,9 +219,9 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
     for m, raw, reasoning in messages:
         if m.role == "assistant":
             mdl = raw.get("model") if isinstance(raw.get("model"), str) else None
-            call = chain.call(hist, Response(content=m.content if isinstance(m.content, str) else m.text(),
-                                             tool_calls=m.tool_calls, reasoning=reasoning), model=mdl)
-            yield call
+            evs, call = chain.emit(hist, Response(content=m.content if isinstance(m.content, str) else m.text(),
+                                                  tool_calls=m.tool_calls, reasoning=reasoning), model=mdl)
+            yield from evs
             if entries and sys_idx is not None and sys_idx < len(hist):
                 yield delivery(call.call_id)
             for tc in m.tool_calls or []:
@@ -234,8 +234,8 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
                                   arguments=src[2], output=m.text())
         hist.append(m)
     if hist and len(hist) > last_call_len + 1:
-        call = chain.call(hist, None, status="incomplete")
-        yield call
+        evs, call = chain.emit(hist, None, status="incomplete")
+        yield from evs
         if entries and sys_idx is not None:
             yield delivery(call.call_id)
     yield EpisodeEnd(episode_id=ep, resolved=None, exit_status="exported")

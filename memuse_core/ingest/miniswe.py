@@ -178,13 +178,13 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
             resp_raw = as_dict(extra.get("response"))
             reasoning = raw.get("reasoning_content") if isinstance(raw.get("reasoning_content"), str) else None
             ts = raw.get("timestamp", extra.get("timestamp"))
-            call = chain.call(
+            evs, call = chain.emit(
                 history, Response(content=m.text(), tool_calls=m.tool_calls, reasoning=reasoning or None),
                 usage=openai_usage(resp_raw.get("usage")), cost_usd=costs[k],
                 ended_at=float(ts) if isinstance(ts, (int, float)) else None,
                 model=resp_raw.get("model") if isinstance(resp_raw.get("model"), str) else None)
             k += 1
-            yield call
+            yield from evs
             actions = {a.get("tool_call_id"): a.get("command") for a in extra.get("actions", [])
                        if isinstance(a, dict)}
             for tc in m.tool_calls or []:
@@ -217,7 +217,7 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
                                   exit_code=int(rc.group(1)) if rc else None)
     # Calls that were sent but failed (timeouts, server errors): recorded without a response.
     for _ in range(n_failed):
-        yield chain.call(history, None, status="error", cost_usd=costs[k] if k < len(costs) else None)
+        yield from chain.emit(history, None, status="error", cost_usd=costs[k] if k < len(costs) else None)[0]
         k += 1
     yield EpisodeEnd(episode_id=ep, resolved=None, exit_status=exit_status, submission=submission or None)
 

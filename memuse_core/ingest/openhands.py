@@ -8,7 +8,10 @@ it, and states this as an assumption: the system action's text is the system mes
 model call whose response is that recorded message (content + tool calls) and whose input is the
 history so far; each observation answering a tool call is a `tool` message (command output with
 its recorded prefix/suffix) and a `tool_result`; agent messages without a tool call are assistant
-messages. Condensation, truncation and provider-side formatting are not reconstructed.
+messages. A `condensation` action removes the forgotten events' messages and inserts its summary
+as a user message (at its offset, counted in messages: an approximation of OpenHands' event
+view); the next call then records a `history_rewrite`. Truncation and provider-side formatting
+are not reconstructed.
 
 Memory (MemUse 3.1): a `recall` observation carries what OpenHands retrieved for the user's
 message (`workspace_context` or `knowledge`). It becomes a user message rendered like OpenHands'
@@ -137,14 +140,25 @@ class OpenHandsImporter:
 
 @dataclass
 class _Recall:
-    index: int
-    """Position of the rendered recall message in the history."""
+    message: Message
+    """The rendered recall message (found by identity in the history: condensation moves it)."""
     text: str
     form: str
     entries: list[Entry]
     spans: list[tuple[int, str]]
     """(start, text) of each `<EXTRA_INFO>` block in the message."""
     event_id: int
+
+
+def _forgotten(args: dict[str, Any]) -> set[int]:
+    """Event ids a condensation action removes from the agent's view."""
+    ids = args.get("forgotten_event_ids")
+    if isinstance(ids, list):
+        return {x for x in ids if isinstance(x, int)}
+    a, b = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+    if isinstance(a, int) and isinstance(b, int):
+        return set(range(a, b + 1))
+    return set()
 
 
 def render_recall(extras: dict[str, Any]) -> tuple[str, list[tuple[str, str, str]]]:
@@ -238,16 +252,25 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
 
     def deliveries(call_id: str, n_msgs: int) -> Iterator[Event]:
         for r in recalls:
-            if r.index >= n_msgs:
-                continue
+            index = next((j for j, m in enumerate(hist[:n_msgs]) if m is r.message), None)
+            if index is None:
+                continue  # not (or no longer) in the input
             digest = text_digest(r.text)
             yield MemoryDelivery(
                 episode_id=episode_id, delivery_id=f"{call_id}/recall/{r.event_id}", route="host", form=r.form,
                 consuming_call_id=call_id, entries=[e.model_copy() for e in r.entries],
                 placements=[Placement(slot=f"user:extra_info/{e.item_id}", kind="block", text=t,
                                       digest=text_digest(t),
-                                      proof=Proof(message_index=r.index, message_digest=digest, start=s))
+                                      proof=Proof(message_index=index, message_digest=digest, start=s))
                             for e, (s, t) in zip(r.entries, r.spans)])
+
+    hist_src: list[int | None] = []
+    """Event id each history message came from (condensation forgets by event id)."""
+
+    def push(msg: Message, ev: dict[str, Any]) -> None:
+        hist.append(msg)
+        sid = ev.get("id")
+        hist_src.append(sid if isinstance(sid, int) and not isinstance(sid, bool) else None)
 
     for i, e in enumerate(evs):
         where = f"{field}[{i}]"
@@ -255,16 +278,16 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
         args = as_dict(e.get("args"))
         tcm = e.get("tool_call_metadata") if isinstance(e.get("tool_call_metadata"), dict) else None
         if action == "system":
-            hist.append(Message(role="system", content=f.text(args, "content", f"{where}.args") or ""))
+            push(Message(role="system", content=f.text(args, "content", f"{where}.args") or ""), e)
             tools = args.get("tools") if isinstance(args.get("tools"), list) else None
         elif action == "message" and src == "user":
-            hist.append(Message(role="user", content=f.text(args, "content", f"{where}.args") or e.get("message", "")))
+            push(Message(role="user", content=f.text(args, "content", f"{where}.args") or e.get("message", "")), e)
         elif observation == "recall":
             extras = f.get(e, "extras", dict, where, default={})
             text, blocks = render_recall(extras)
             if not text:
                 continue
-            hist.append(Message(role="user", content=text))
+            push(Message(role="user", content=text), e)
             spans = []
             entries = []
             for name, trigger, block in blocks:
@@ -276,7 +299,7 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
                                      labels={"trigger": trigger}))
             if entries:
                 rtype = extras.get("recall_type") if isinstance(extras.get("recall_type"), str) else "recall"
-                recalls.append(_Recall(len(hist) - 1, text, rtype, entries, spans, int(e.get("id", i))))
+                recalls.append(_Recall(hist[-1], text, rtype, entries, spans, int(e.get("id", i))))
         elif src == "agent" and action is not None and tcm is not None:
             mr = f.get(tcm, "model_response", dict, f"{where}.tool_call_metadata", required=True)
             rid = mr.get("id") or f"event-{e.get('id', i)}"
@@ -290,25 +313,26 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
             mfield = f"{where}.tool_call_metadata.model_response.choices[0].message"
             content = f.text(msg, "content", mfield)
             tcs = openai_tool_calls(f, msg.get("tool_calls"), f"{mfield}.tool_calls")
-            call = chain.call(hist, Response(content=content, tool_calls=tcs), usage=openai_usage(mr.get("usage")),
-                              cost_usd=costs[k], model=mr.get("model") if isinstance(mr.get("model"), str) else None)
+            emitted, call = chain.emit(hist, Response(content=content, tool_calls=tcs),
+                                       usage=openai_usage(mr.get("usage")), cost_usd=costs[k],
+                                       model=mr.get("model") if isinstance(mr.get("model"), str) else None)
             call.request.tools = tools
             k += 1
-            yield call
+            yield from emitted
             yield from deliveries(call.call_id, len(hist))
             for tc in tcs or []:
                 if tc.id:
                     issued[tc.id] = (call.call_id, tc.name, tc.arguments)
-            hist.append(Message(role="assistant", content=content, tool_calls=tcs))
+            push(Message(role="assistant", content=content, tool_calls=tcs), e)
             if action == "finish":
                 finished = True
         elif src == "agent" and action == "message":
             content = f.text(args, "content", f"{where}.args") or e.get("message", "")
-            call = chain.call(hist, Response(content=content), cost_usd=costs[k])
+            emitted, call = chain.emit(hist, Response(content=content), cost_usd=costs[k])
             k += 1
-            yield call
+            yield from emitted
             yield from deliveries(call.call_id, len(hist))
-            hist.append(Message(role="assistant", content=content))
+            push(Message(role="assistant", content=content), e)
         elif observation is not None and tcm is not None:
             tcid = tcm.get("tool_call_id")
             src_call = issued.get(tcid) if isinstance(tcid, str) else None
@@ -322,7 +346,17 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
             yield ToolResultEvent(episode_id=episode_id, call_id=src_call[0], tool_call_id=tcid, name=src_call[1],
                                   arguments=src_call[2], output=out,
                                   exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None)
-            hist.append(Message(role="tool", content=out, tool_call_id=tcid, name=src_call[1]))
+            push(Message(role="tool", content=out, tool_call_id=tcid, name=src_call[1]), e)
+        elif action == "condensation":
+            forgotten = _forgotten(args)
+            kept = [(m, sid) for m, sid in zip(hist, hist_src) if sid is None or sid not in forgotten]
+            summary = args.get("summary")
+            if isinstance(summary, str) and summary:
+                off = args.get("summary_offset")
+                at = min(off, len(kept)) if isinstance(off, int) and off >= 0 else len(kept)
+                kept.insert(at, (Message(role="user", content=summary), None))
+            hist[:] = [m for m, _ in kept]
+            hist_src[:] = [sid for _, sid in kept]
         # other events (state changes, null observations, recall actions) are not model input
     resolved = test_result.get("resolved")
     report = test_result.get("report")

@@ -141,8 +141,8 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         if text is None and amsg is not None:
             text = amsg.text()
         tcs = amsg.tool_calls if amsg is not None else None
-        call = chain.call(request, Response(content=text, tool_calls=tcs), cost_usd=costs[k])
-        yield call
+        evs, call = chain.emit(request, Response(content=text, tool_calls=tcs), cost_usd=costs[k])
+        yield from evs
         obs = f.get(s, "observation", str, field, default="")
         action = f.get(s, "action", str, field)
         for tc in tcs or []:
