@@ -205,3 +205,11 @@ def test_config_override_labels_the_runs(tmp_path: Path) -> None:
             ("run1:acme__calc-1", "mem0-recall", "run1")]
     finally:
         con.close()
+
+
+def test_reimporting_the_same_file_adds_nothing(seeded: Path) -> None:
+    before = counts(seeded)
+    good = seeded.parent / "seed" / "run-a__acme__calc-1.traj.json"
+    code, err, _ = memuse("ingest", str(good), "--db", str(seeded), "--no-build")
+    assert code == 0 and len(err) == 1 and err[0].startswith(f"skipped {good}")
+    assert counts(seeded) == before
