@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 
 from .context.analysis import DInfo, EpisodeAnalysis
-from .context.exposure import contains_exposed
 
 
 @dataclass
@@ -155,7 +154,7 @@ def resident_entries(an: EpisodeAnalysis, span: SpanBuild, before: list[SpanBuil
             continue
         for d0, p0 in copies.get(di.ikeys[pos], []):
             x0 = d0.exposures[p0]
-            if x0.exposed_text is None or not contains_exposed(x0.exposed_text, x.exposed_text):
+            if x0.exposed_text is None or not an.contains(x0.exposed_text, x.exposed_text):
                 continue
             if an.copy_visible(d0, p0, di.call, x.exposed_text, e.display_key):
                 out[pos] = True
@@ -208,7 +207,7 @@ def credit_windows(an: EpisodeAnalysis, spans: list[SpanBuild]) -> None:
                 if t2 < t_last:
                     continue  # spans starting before t_last are not boundaries
                 ox = o.first.exposures[opos]
-                if eps is None or ox.exposed_text is None or contains_exposed(ox.exposed_text, eps):
+                if eps is None or ox.exposed_text is None or an.contains(ox.exposed_text, eps):
                     end = t2 - 1 if t2 > t_last else t2
                     break
             s.windows[pos] = (start, end) if start <= end else None

@@ -106,6 +106,7 @@ class EpisodeAnalysis:
 
     _texts: dict[int, str] = field(default_factory=dict)
     _alive: dict[tuple[int, str], list[ResolvedPlacement]] = field(default_factory=dict)
+    _contains: dict[tuple, bool] = field(default_factory=dict)
 
     @property
     def valid(self) -> bool:
@@ -120,6 +121,14 @@ class EpisodeAnalysis:
 
     def failed_rules(self) -> list[str]:
         return sorted({c.rule for c in self.checks if not c.ok})
+
+    def contains(self, text: str | None, exposed: str | None, tool_result: bool = False) -> bool:
+        """`contains_exposed`, memoized per episode (the same copies are checked repeatedly)."""
+        key = (text, exposed, tool_result)
+        r = self._contains.get(key)
+        if r is None:
+            r = self._contains[key] = contains_exposed(text, exposed, tool_result=tool_result)
+        return r
 
     def by_item(self) -> dict[tuple, list[DInfo]]:
         """Deliveries of each item, in processing order."""
@@ -182,8 +191,11 @@ class EpisodeAnalysis:
             alive = self._alive[key] = [rp for rp in src.placements if self.placement_survives(src, rp, call)]
         if not alive:
             return False
-        tool = src.d.route == "agent"
-        if not any(contains_exposed(rp.text, exposed, tool_result=tool) for rp in alive):
+        x = src.exposures[pos] if pos < len(src.exposures) else None
+        if x is not None and x.exposure != "unknown" and x.exposed_text == exposed and any(
+                rp.pos == x.placement_pos for rp in alive):
+            pass  # the copy's own matched placement survives: its exposed text is in it
+        elif not any(self.contains(rp.text, exposed, src.d.route == "agent") for rp in alive):
             return False
         if display_key and not any(display_key in (rp.text or "") for rp in alive):
             return False

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ..events import Message
 from .analysis import DInfo, EpisodeAnalysis
-from .exposure import contains_exposed
 from .model import EarlierCopy, PriorSource
 
 
@@ -105,9 +104,9 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
             contains: bool | None = None
             if t_eps is not None:
                 if x0.exposed_text is not None:
-                    contains = contains_exposed(x0.exposed_text, t_eps)
+                    contains = an.contains(x0.exposed_text, t_eps)
                 elif any(rp.verified for rp in d0.placements):
-                    contains = any(contains_exposed(rp.text, t_eps, tool_result=d0.d.route == "agent")
+                    contains = any(an.contains(rp.text, t_eps, d0.d.route == "agent")
                                    for rp in d0.placements if rp.verified)
             out.append(EarlierCopy(entry_pos=pos, delivery_id=d0.id, step=d0.step, visibility=vis,
                                    contains_target=contains))

@@ -116,20 +116,18 @@ class _Blobs:
     def __init__(self) -> None:
         self.texts: dict[int, str] = {}
 
-    def add(self, text: str | None) -> int | None:
+    def add(self, text: str | None, *, stored: bool = False) -> int | None:
+        """Hash of `text`; `stored=True` when the text is known to be a stored blob already."""
         if text is None:
             return None
         h = blob_hash(text)
-        self.texts.setdefault(h, text)
+        if not stored:
+            self.texts.setdefault(h, text)
         return h
 
     def write(self, con: duckdb.DuckDBPyConnection) -> None:
-        if not self.texts:
-            return
-        have = {r[0] for r in con.execute("SELECT hash FROM blobs WHERE hash IN (SELECT unnest(?::BIGINT[]))",
-                                          [list(self.texts)]).fetchall()}
-        rows = [(h, t) for h, t in self.texts.items() if h not in have]
-        append_rows(con, "blobs", rows, or_ignore=True)
+        if self.texts:
+            append_rows(con, "blobs", list(self.texts.items()), or_ignore=True)
 
 
 def write_contexts(con: duckdb.DuckDBPyConnection, ctxs: list[EpisodeContext], *, replace: bool = True) -> None:
@@ -140,8 +138,11 @@ def write_contexts(con: duckdb.DuckDBPyConnection, ctxs: list[EpisodeContext], *
         return
     ids = [c.episode_id for c in ctxs]
     if replace:
-        for t in CONTEXT_TABLES:
-            con.execute(f"DELETE FROM {t} WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+        built = [r[0] for r in con.execute(
+            "SELECT episode_id FROM context_built WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()]
+        if built:
+            for t in CONTEXT_TABLES:
+                con.execute(f"DELETE FROM {t} WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [built])
     blobs = _Blobs()
     rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in _COLS}
     now = pd.Timestamp.now(tz="UTC").tz_localize(None).to_pydatetime()
@@ -174,7 +175,10 @@ def write_contexts(con: duckdb.DuckDBPyConnection, ctxs: list[EpisodeContext], *
                                              w[0] if w else None, w[1] if w else None, e.resident))
             for ps in s.prior_sources:
                 rows["prior_sources"].append((sid, ps.pos, eid, "memory_only" if ps.memory_only else "message",
-                                              ps.message_index, ps.role, blobs.add(ps.text), len(ps.text),
+                                              ps.message_index, ps.role,
+                                              # an uncut message without tool calls is its stored content
+                                              blobs.add(ps.text, stored=not ps.cut and "[tool call " not in ps.text),
+                                              len(ps.text),
                                               json.dumps([list(x) for x in ps.cut]) if ps.cut else None))
             for ec in s.earlier_copies:
                 rows["span_earlier_copies"].append((sid, ec.entry_pos, eid, ec.delivery_id, ec.step,
