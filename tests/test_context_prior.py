@@ -82,3 +82,14 @@ def test_earlier_copies_same_input_and_undetermined() -> None:
     ctx = ctx_of(ev)
     s2 = span_of(ctx, "p4-d2")
     assert [(c.delivery_id, c.visibility) for c in s2.earlier_copies] == [("p4-d1", "undetermined")]
+
+
+def test_display_key_listed_only_when_exposed_as_standalone_identifier() -> None:
+    b = EpisodeBuilder("p5")
+    b.host_block("one", "Memories:\n- keep the cache warm [mem0:1a2b3c4d]",
+                 [entry("m", "keep the cache warm", display_key="[mem0:1a2b3c4d]")])
+    b.host_block("two", "More:\n- prefer small diffs",
+                 [entry("n", "prefer small diffs", display_key="[mem0:99887766]")])
+    b.step("look", "ls", "x")
+    ctx = ctx_of(b)
+    assert [s.entries[0].display_key for s in ctx.spans] == ["[mem0:1a2b3c4d]", None]

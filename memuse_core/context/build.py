@@ -7,6 +7,7 @@ stored episodes in batches, builds them, and writes the derived tables (memuse_c
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
             x = first.exposures[pos]
             entries.append(SpanEntry(
                 pos=pos, namespace=e.namespace, item_id=first.ikeys[pos][1], version=e.version,
-                digest=e.digest, display_key=e.display_key, value=e.value,
+                digest=e.digest, display_key=e.display_key if _shown(e.display_key, first) else None, value=e.value,
                 exposure=x.exposure, exposed_text=x.exposed_text,  # type: ignore[arg-type]
                 window=s.windows[pos] if s.windows else None,
                 resident=bool(s.resident[pos]) if s.resident else False, stage=x.stage))
@@ -77,6 +78,15 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
             task=rec.start.task))
     return EpisodeContext(episode_id=rec.episode_id, checks=an.checks,
                           deliveries=[dctx[di.id] for di in an.infos], spans=out_spans)
+
+
+def _shown(key: str | None, di) -> bool:  # noqa: ANN001 - analysis.DInfo
+    """A display key is listed only when a placement exposed it as a standalone identifier
+    (A.2.1 "Exposed content")."""
+    if not key:
+        return False
+    pat = re.compile(rf"(?<![\w-]){re.escape(key)}(?![\w-])")
+    return any(rp.text and pat.search(rp.text) for rp in di.placements)
 
 
 Progress = Callable[[int, int], None]
