@@ -205,14 +205,21 @@ def _cost(g: GroupStats, c: pd.Series | None, j: pd.Series | None) -> None:
 
 
 def group_stats(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None,
-                level: q.Level = "config", *, details: bool = True) -> dict[Key, GroupStats]:
-    """Aggregates per configuration (`level="config"`) or per run (`level="run"`).
+                level: q.Level = "config", *, details: bool = True,
+                facts: q.Facts | None = None) -> dict[Key, GroupStats]:
+    """Aggregates per configuration (`level="config"`), per run (`"run"`) or both (`"both"`,
+    keys (config, None) and (config, run)).
 
     With `details=False` only the overview is computed (profiles, triage, yields, efficiency,
     coverage, recurring items): this is what the app's overview page needs."""
-    prof = _rows(q.span_profiles(con, runs, level))
-    cov = _rows(q.episode_coverage(con, runs, level))
-    rec = _rows(q.recurring_diagnostic(con, runs, level))
+    if facts is None and details:
+        # many queries share the same building blocks: materialise them once
+        with q.facts(con, runs) as f:
+            return group_stats(con, runs, level, details=details, facts=f)
+    kw = {"facts": facts}
+    prof = _rows(q.span_profiles(con, runs, level, **kw))
+    cov = _rows(q.episode_coverage(con, runs, level, **kw))
+    rec = _rows(q.recurring_diagnostic(con, runs, level, **kw))
     out: dict[Key, GroupStats] = {}
     for k, r in cov.items():
         g = GroupStats()
@@ -224,12 +231,12 @@ def group_stats(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = Non
         out[k] = g
     if not details:
         return out
-    use = _rows(q.use_effects(con, runs, level))
-    forms = q.delivery_forms(con, runs, level)
-    costs = _rows(q.group_costs(con, runs, level))
-    judge = _rows(q.judge_costs(con, runs, level))
-    origins = q.effect_origins(con, runs)
-    run_out = q.run_outcomes(con, runs)
+    use = _rows(q.use_effects(con, runs, level, **kw))
+    forms = q.delivery_forms(con, runs, level, **kw)
+    costs = _rows(q.group_costs(con, runs, level, **kw))
+    judge = _rows(q.judge_costs(con, runs, level, **kw))
+    origins = q.effect_origins(con, runs, **kw)
+    run_out = q.run_outcomes(con, runs, **kw)
     for k, g in out.items():
         if k in use:
             _use_part(g, use[k])
@@ -253,11 +260,13 @@ def build_report(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = No
                  seed: int = oc.DEFAULT_SEED) -> Report:
     """The full report: every configuration pooled over its selected runs, with each run nested,
     and the baseline comparison of task outcomes (A.5.4) when `baseline` names a configuration."""
-    pooled = group_stats(con, runs, "config")
-    per_run = group_stats(con, runs, "run")
-    outcomes = q.task_outcomes(con, runs)
-    pairs = q.run_pair_changes(con, runs)
-    items = q.item_effects(con, runs)
+    with q.facts(con, runs) as f:
+        both = group_stats(con, runs, "both", facts=f)
+        outcomes = q.task_outcomes(con, runs, facts=f)
+        pairs = q.run_pair_changes(con, runs, facts=f)
+        items = q.item_effects(con, runs, facts=f)
+    pooled = {k: g for k, g in both.items() if k[1] is None}
+    per_run = {k: g for k, g in both.items() if k[1] is not None}
     configs = sorted({c for c, _ in pooled})
     if baseline is not None and baseline not in configs:
         raise ValueError(f"baseline configuration {baseline!r} is not in the selected runs "
