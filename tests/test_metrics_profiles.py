@@ -199,3 +199,17 @@ def test_overview_frame_rows(corpus_con: duckdb.DuckDBPyConnection) -> None:  # 
     row = df[df.config == "mem"].iloc[0]
     assert row.relevance == approx(0.5) and row.n_triage == 5
     assert df[df.config == "base"].iloc[0].relevance is None or df[df.config == "base"].relevance.isna().all()
+
+
+def test_both_levels_in_one_pass_equal_separate_levels(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    """Grouping sets give the same per-config and per-run statistics as two separate passes, and
+    the temp tables of the shared building blocks are gone afterwards."""
+    both = group_stats(corpus_con, None, "both")
+    sep = group_stats(corpus_con, None, "config") | group_stats(corpus_con, None, "run")
+    assert set(both) == set(sep) == {("mem", None), ("base", None), ("mem", "m1"), ("mem", "m2"),
+                                     ("base", "b1"), ("base", "b2")}
+    for k in both:
+        assert both[k].model_dump() == sep[k].model_dump(), k
+    temps = corpus_con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name LIKE 'mu_%'").fetchone()[0]
+    assert temps == 0
