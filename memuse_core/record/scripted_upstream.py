@@ -85,6 +85,7 @@ def _usage(body: dict[str, Any], content: str) -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
     server: ScriptedUpstream
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
