@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import duckdb
 import networkx as nx
@@ -70,7 +70,7 @@ def _e(x: object) -> str:
     return html.escape("" if x is None or (isinstance(x, float) and pd.isna(x)) else str(x))
 
 
-def _v(x: object) -> object:
+def _v(x: Any) -> Any:
     return None if x is None or (isinstance(x, float) and pd.isna(x)) or x is pd.NA else x
 
 
