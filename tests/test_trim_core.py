@@ -206,3 +206,15 @@ def test_adapter_wraps_mem0_style_results() -> None:
     assert t.memories["a1"] is before
     with pytest.raises(ValueError, match="no text field"):
         trim_search_results(t, "q", [{"id": "x"}])
+
+
+def test_trimmed_text_keeps_unparsed_text_and_code_layout() -> None:
+    """Removal cuts only the spans of removed units: text no unit covers stays (MemTrim cannot know
+    it is redundant), code keeps its indentation, directive lines are never passed on."""
+    t = MemTrim()
+    t.write("m", "Notes:\n    def main():\n        run()\n- Highway 5 is open. The visitor center is open.\n"
+                 "Question: Which route?", answer="Highway 9")
+    res = t.read("Highway 5 is closed. Which road is fastest?", ["m"])
+    assert res.decisions["m"].lines == ["Notes:", "    def main():", "        run()",
+                                        "- The visitor center is open."]
+    assert res.decisions["m"].outcome == "suppressed"  # Highway 5's status supported the answer

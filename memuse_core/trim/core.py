@@ -19,6 +19,7 @@ retriever.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Hashable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -53,17 +54,37 @@ class StoredMemory:
     parsed: ParsedInteraction
     timestamp: float | None = None
     """Trusted ordering signal from the base memory system (A.1), when it has one."""
-    _spans: dict[tuple[int, int], tuple[tuple[Key, Any], ...]] | None = None
+    _layout: list[Block] | None = None
 
-    def spans(self) -> dict[tuple[int, int], tuple[tuple[Key, Any], ...]]:
-        """Source span -> the (key, value) of the non-mention units taken from it (cached)."""
-        if self._spans is None:
-            acc: dict[tuple[int, int], list[tuple[Key, Any]]] = {}
-            for x in self.parsed.units:
-                if x.end > x.start and x.key.attribute != "subject":
-                    acc.setdefault((x.start, x.end), []).append((x.key, x.value))
-            self._spans = {k: tuple(v) for k, v in acc.items()}
-        return self._spans
+    def layout(self) -> list[Block]:
+        """Top-level source spans in text order with the units taken from inside them (cached)."""
+        if self._layout is None:
+            units = sorted((u for u in self.parsed.units if u.end > u.start), key=lambda u: (u.start, -u.end))
+            blocks: list[Block] = []
+            for u in units:
+                if blocks and u.end <= blocks[-1].end:
+                    blk = blocks[-1]
+                else:
+                    blk = Block(u.start, u.end)
+                    blocks.append(blk)
+                if u.key.attribute == "subject":
+                    continue
+                blk.units.append(u)
+                if u.key.vtype == "text" and u.key.attribute == "statement" and (u.start, u.end) == (blk.start, blk.end):
+                    blk.statement = (u.key, u.value)
+            self._layout = blocks
+        return self._layout
+
+
+@dataclass
+class Block:
+    """A top-level source span of a memory and the units parsed from inside it."""
+
+    start: int
+    end: int
+    units: list[EvidenceUnit] = field(default_factory=list)
+    statement: tuple[Key, Any] | None = None
+    """The free-text unit covering the whole span, when the span is an unparsed sentence."""
 
 
 @dataclass
@@ -435,31 +456,44 @@ class MemTrim:
         return best[0][1]
 
     def _render(self, mem: StoredMemory, dec: Decision) -> list[str]:
-        """Lines for what one memory contributes: a source sentence when every unit taken from it
-        was emitted, else the key-value form of each emitted unit (3.3, B.4 "(position, forward)")."""
-        if not dec.emitted:
-            return []
-        emitted = {(x.key, x.value) for x in dec.emitted}
-        by_span = mem.spans()
+        """The memory's text with removed evidence cut out (3.3): a source span stays verbatim when
+        every unit taken from it is kept, disappears when none is, and is replaced by the key-value
+        form of the kept units otherwise (B.4: "(position, forward)"). Text no unit covers stays
+        (MemTrim cannot tell it is redundant), except the directive lines (question, task, answer,
+        support) and bare list markers. Kept or relabelled answers follow as labelled lines."""
         out: list[str] = []
-        cover_end = -1  # spans are visited by start: a unit ending before this is inside a shown span
-        done: set[tuple[Key, Any]] = set()
-        ordered = sorted((x for x in dec.emitted if x.end > x.start), key=lambda x: (x.start, -x.end))
-        for x in ordered:
-            kv = (x.key, x.value)
-            if kv in done or x.end <= cover_end:
-                continue
-            if x.key.attribute == "subject":
-                continue  # a bare mention carries no fact of its own
-            span_units = by_span.get((x.start, x.end), ())
-            if span_units and all(y in emitted for y in span_units):
-                out.append(x.span.strip())
-                cover_end = max(cover_end, x.end)
-                done.update(span_units)
-            else:
-                out.append(x.render())
-                done.add(kv)
+        if dec.parsed_ok:
+            kept = {(x.key, x.value) for x in dec.emitted}
+            text = mem.text
+            pos = 0
+            pieces: list[str] = []
+            for blk in mem.layout():
+                pieces.append(text[pos:blk.start])
+                pos = blk.end
+                if blk.statement is not None:
+                    whole = blk.statement in kept
+                    keep = []
+                else:
+                    keep = [u for u in blk.units if (u.key, u.value) in kept]
+                    whole = bool(keep) and len(keep) == len(blk.units)
+                if whole:
+                    pieces.append(text[blk.start:blk.end])
+                    continue
+                if keep:
+                    pieces.append("\n" + "\n".join(u.render() for u in keep) + "\n")
+                while pos < len(text) and text[pos] in " \t":  # the gap a removed span leaves
+                    pos += 1
+            pieces.append(text[pos:])
+            for line in "".join(pieces).splitlines():
+                bare = _BULLET_ONLY.sub("", line).strip()
+                if bare and not _DIRECTIVE_LINE.match(bare) and _HAS_WORD.search(bare):
+                    out.append(line.rstrip() if line[:1].isspace() else line.strip())  # keep code indentation
         for x in dec.emitted:
             if x.end <= x.start:  # outcome units carry their label in `span`
                 out.append(f"{x.span}: {x.text}")
         return out
+
+
+_BULLET_ONLY = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])(?=\s|$)")
+_DIRECTIVE_LINE = re.compile(r"^(?:question|query|q|task|answer|a|support)\s*:", re.I)
+_HAS_WORD = re.compile(r"\w")
