@@ -213,3 +213,20 @@ def test_both_levels_in_one_pass_equal_separate_levels(corpus_con: duckdb.DuckDB
     temps = corpus_con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name LIKE 'mu_%'").fetchone()[0]
     assert temps == 0
+
+
+def test_row_level_frames_for_drill_downs(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    """episode_costs: one row per selected episode (zeros without calls); recurring_items: c1 in
+    run m1 only (2 of 4 episodes >= max(2, 0.4)); effect_origins: the three effect entries."""
+    from memuse_core.metrics import effect_origins, episode_costs, recurring_items
+
+    ec = episode_costs(corpus_con, ["m1"])
+    assert len(ec) == 4
+    row = ec[ec.episode_id == "m1e1"].iloc[0]
+    assert (row.agent_calls, row.agent_input, row.memory_calls, row.memory_cost_unknown) == (2, 3000, 2, 1)
+    assert int(ec[ec.episode_id == "m1e3"].iloc[0].agent_calls) == 0
+    rec = recurring_items(corpus_con)
+    assert list(zip(rec.run_id, rec.item_id, rec.episodes)) == [("m1", "c1", 2)]
+    eo = effect_origins(corpus_con)
+    assert sorted(zip(eo.span_id, eo.effect, eo.origin)) == [
+        ("S1", "benefit", "unobserved"), ("S3", "harm", "earlier_same_run"), ("S9", "harm", "unobserved")]
