@@ -328,3 +328,23 @@ def test_imported_real_episodes_pass_recording_checks(path: Path | None) -> None
     for rec in episodes_from_events(ev for _, ev in imp.events(path)).values():
         ctx = build.build_episode_context(rec)
         assert ctx.valid, [c for c in ctx.checks if not c.ok][:3]
+
+
+@pytest.mark.parametrize("path", ALL or [None], ids=_ids(ALL) or ["absent"])
+def test_sniffing_is_unambiguous(path: Path | None, tmp_path: Path) -> None:
+    """Exactly one importer claims each real file, and the native log exported from its events is
+    claimed by the native importer alone."""
+    need(ALL)
+    assert path is not None
+    from memuse_core.events import dump_event
+    from memuse_core.ingest.base import importers, read_head
+
+    head = read_head(path)
+    claims = [imp.name for imp in importers() if imp.sniff(path, head)]
+    assert len(claims) == 1, claims
+    native = tmp_path / "exported.jsonl"
+    with native.open("w") as fh:
+        for _, ev in detect(path).events(path):
+            fh.write(dump_event(ev) + "\n")
+    head = read_head(native)
+    assert [imp.name for imp in importers() if imp.sniff(native, head)] == ["memuse-events"]

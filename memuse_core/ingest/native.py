@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,8 +25,9 @@ class NativeImporter:
         try:
             obj = json.loads(first)
         except json.JSONDecodeError:
-            # A truncated first line of a .jsonl file is still our format (reported per line).
-            return path.name.endswith((".jsonl", ".jsonl.gz")) and b'"type"' in first
+            # A truncated first line of a .jsonl file is still our format (reported per line) when
+            # it opens like an event; other JSON Lines formats (OpenHands outputs) do not.
+            return path.name.endswith((".jsonl", ".jsonl.gz")) and re.match(rb'\{\s*"(?:type|v)"\s*:', first) is not None
         return isinstance(obj, dict) and isinstance(obj.get("type"), str) and (
             "v" in obj or obj.get("type") in ("run", "episode_start", "model_call", "memory_change")
         )
