@@ -105,6 +105,20 @@ def test_memuse_trim_cli_and_summaries(tmp_path: Path) -> None:
         assert con.execute("SELECT count(*) FROM trim_results").fetchone()[0] == 6
     finally:
         con.close()
+    # after the (offline rules) judge: MemTrim classes meet the judge's novelty and usage labels
+    judged = runner.invoke(app, ["judge", "--db", str(db)])
+    assert judged.exit_code == 0, judged.output
+    con = connect(db, read_only=True)
+    try:
+        agree = novelty_agreement(con)
+        labels = con.execute("SELECT count(*) FROM assessments WHERE novelty IS NOT NULL").fetchone()[0]
+        assert labels > 0 and agree["n"] == labels == int(agree["table"]["n"].sum())
+        assert set(agree["table"]["memtrim_class"]) <= {"redundant", "partial", "novel", "empty"}
+        over = overlap_by_usage(con)
+        assert set(over["group"]) <= {"used", "unused", "beneficial", "harmful"}
+        assert ((over["jaccard"] >= 0) & (over["jaccard"] <= 1)).all()
+    finally:
+        con.close()
 
 
 def test_memuse_trim_on_an_empty_store_fails_cleanly(tmp_path: Path) -> None:
