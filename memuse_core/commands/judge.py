@@ -29,8 +29,7 @@ def judge(
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds before one model request times out."),
 ) -> None:
     """Judge eligible spans; interrupt any time and run again to resume (nothing is judged twice)."""
-    from ..judge.llm import JudgeConfigError
-    from ..judge.result import JudgeSettings
+    from ..judge.result import JudgeConfigError, JudgeSettings
     from ..judge.runner import run_batch
     from ..progress import progress_bar
 

@@ -22,17 +22,13 @@ import time
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
-from ..verdicts import EntrySignals, span_verdict
 from .contract import ANSWER_TOOL
 from .package import EvidencePackage, brief, choose_inline
-from .result import Attempt, JudgeSettings, JudgmentResult, Prompts
+from .result import Attempt, JudgeConfigError, JudgeSettings, JudgmentResult, Prompts, verdict_for
 from .tools import EvidenceTools, tool_schemas
 from .validate import check_answer, coerce_undetermined, mandatory_chars
-
-
-class JudgeConfigError(ValueError):
-    """A judge setting a user must fix (missing key, bad model)."""
 
 
 def make_client(settings: JudgeSettings) -> openai.AsyncOpenAI:
@@ -56,7 +52,10 @@ async def _create(client: openai.AsyncOpenAI, settings: JudgeSettings, res: Judg
     delay = settings.backoff
     for attempt in range(settings.max_retries + 1):
         try:
-            return await client.chat.completions.create(**kw)
+            # Same endpoint, HTTP stack, errors and response model as `chat.completions.create`;
+            # only the SDK's recursive TypedDict transform of the (already plain JSON) body is
+            # skipped: on large conversations it cost more CPU than the rest of the loop.
+            return await client.post("/chat/completions", body=kw, cast_to=ChatCompletion)
         except _RETRYABLE as e:
             if attempt >= settings.max_retries:
                 raise
@@ -105,16 +104,6 @@ def _assistant_dict(msg: Any) -> dict[str, Any]:
                             "function": {"name": tc.function.name, "arguments": tc.function.arguments}}
                            for tc in msg.tool_calls]
     return d
-
-
-def verdict_for(res: JudgmentResult) -> None:
-    """Attach the verdict of an accepted answer (verdict assembly, 3.5)."""
-    if res.answer is None:
-        return
-    sig = [EntrySignals(relevance=a.relevance, accuracy=a.accuracy, novelty=a.novelty,
-                        influence=a.influence, effect=a.effect, window_read=res.window_read.get(a.entry, False))
-           for a in sorted(res.answer.assessments, key=lambda a: a.entry)]
-    res.verdict = span_verdict(res.span_id, sig, res.judgment_id)
 
 
 async def judge_llm(pkg: EvidencePackage, client: openai.AsyncOpenAI, settings: JudgeSettings,

@@ -95,8 +95,12 @@ class EvidencePackage:
 
     def step_files(self, t: int) -> list[str]:
         """Step t's record and every memory file it references."""
-        p = step_path(t)
-        return [p, *self.refs.get(p, [])]
+        cache = self.__dict__.setdefault("_step_files", {})
+        out = cache.get(t)
+        if out is None:
+            p = step_path(t)
+            out = cache[t] = [p, *self.refs.get(p, [])]
+        return out
 
     def entries_json(self) -> str:
         return json.dumps([{"entry": e.pos, "item_id": e.item_id} for e in self.entries])

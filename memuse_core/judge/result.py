@@ -14,13 +14,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..verdicts import SpanVerdict
+from ..verdicts import EntrySignals, SpanVerdict, span_verdict
 from .contract import JudgeAnswer
 
 JudgeKind = Literal["rules", "llm"]
 JudgmentStatus = Literal["accepted", "error", "interrupted"]
 PROMPT_DIR = Path(__file__).resolve().parents[2] / "prompts"
 PROMPT_FILES = ("judge_system.txt", "judge_user.txt", "judge_forced.txt", "judge_nudge.txt")
+
+
+class JudgeConfigError(ValueError):
+    """A judge setting a user must fix (missing key, missing model)."""
 
 
 class JudgeSettings(BaseModel):
@@ -175,3 +179,13 @@ class JudgmentResult(BaseModel):
     @property
     def uncached_tokens(self) -> int:
         return max(0, self.input_tokens - self.cached_tokens)
+
+
+def verdict_for(res: JudgmentResult) -> None:
+    """Attach the verdict of an accepted answer (verdict assembly, 3.5; effect reset, A.3.1)."""
+    if res.answer is None:
+        return
+    sig = [EntrySignals(relevance=a.relevance, accuracy=a.accuracy, novelty=a.novelty, influence=a.influence,
+                        effect=a.effect, window_read=res.window_read.get(a.entry, False))
+           for a in sorted(res.answer.assessments, key=lambda a: a.entry)]
+    res.verdict = span_verdict(res.span_id, sig, res.judgment_id)

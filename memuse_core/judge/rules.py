@@ -24,9 +24,8 @@ import time
 from functools import lru_cache
 
 from .contract import EntryAssessment, JudgeAnswer
-from .llm import verdict_for
 from .package import EntryInfo, EvidencePackage, choose_inline, step_path
-from .result import JudgeSettings, JudgmentResult
+from .result import Attempt, JudgeSettings, JudgmentResult, verdict_for
 from .tools import MAX_PAGE, EvidenceTools
 from .validate import check_answer, mandatory_chars
 
@@ -74,44 +73,42 @@ class _Step:
 
     __slots__ = ("t", "said", "did", "saw")
 
-    def __init__(self, t: int, text: str) -> None:
+    def __init__(self, t: int, parts: tuple[str, str, str]) -> None:
         self.t = t
-        parts = re.split(r"^## (Reasoning|Response|Tool calls|Results)\s*$", text, flags=re.M)
-        sec: dict[str, str] = {}
-        for i in range(1, len(parts) - 1, 2):
-            sec[parts[i]] = sec.get(parts[i], "") + parts[i + 1]
-        self.said = sec.get("Reasoning", "") + "\n" + sec.get("Response", "")
-        self.did = sec.get("Tool calls", "")
-        self.saw = sec.get("Results", "")
+        self.said, self.did, self.saw = parts
+
+
+@lru_cache(maxsize=8192)
+def _split_step(text: str) -> tuple[str, str, str]:
+    parts = re.split(r"^## (Reasoning|Response|Tool calls|Results)\s*$", text, flags=re.M)
+    sec: dict[str, str] = {}
+    for i in range(1, len(parts) - 1, 2):
+        sec[parts[i]] = sec.get(parts[i], "") + parts[i + 1]
+    return sec.get("Reasoning", "") + "\n" + sec.get("Response", ""), sec.get("Tool calls", ""), sec.get("Results", "")
 
 
 class _Reader:
     """Reads whole files through the tools (every page goes through the ledger)."""
 
-    def __init__(self, tools: EvidenceTools, log: list[dict[str, object]]) -> None:
-        self.tools, self.log, self.cache = tools, log, {}  # type: ignore[var-annotated]
+    def __init__(self, tools: EvidenceTools, log: list[str]) -> None:
+        self.tools, self.log = tools, log
 
     def full(self, path: str) -> str:
-        if path in self.cache:
-            return self.cache[path]
-        n = len(self.tools.pkg.files[path])
+        text = self.tools.pkg.files[path]
         if not self.tools.file_complete(path):
             off = 0
-            while off < n or off == 0:
+            while True:
                 self.tools.read(path, off, MAX_PAGE, round_no=1)
-                self.log.append({"tool": "read_evidence", "path": path, "offset": off})
+                self.log.append(f"{path}@{off}")
                 off += MAX_PAGE
-                if off >= n:
+                if off >= len(text):
                     break
-        # the text returned by the reads is exactly the file text (pages concatenated)
-        text = self.tools.pkg.files[path]
-        self.cache[path] = text
-        return text
+        return text  # the pages returned above concatenate to exactly this text
 
     def step(self, t: int) -> _Step:
         for p in self.tools.pkg.step_files(t)[1:]:
             self.full(p)
-        return _Step(t, self.full(step_path(t)))
+        return _Step(t, _split_step(self.full(step_path(t))))
 
 
 def judge_rules(pkg: EvidencePackage, settings: JudgeSettings | None = None,
@@ -124,15 +121,16 @@ def judge_rules(pkg: EvidencePackage, settings: JudgeSettings | None = None,
     res.mandatory_chars = mandatory_chars(pkg)
     tools = EvidenceTools(pkg)
     tools.mark_inline(choose_inline(pkg, 0))
-    log: list[dict[str, object]] = []
+    log: list[str] = []
     rd = _Reader(tools, log)
-    prior_text = "\n".join(rd.full(p) for p in pkg.prior_paths()) + "\n" + rd.full("task.md")
+    prior_files = [rd.full(p) for p in pkg.prior_paths()] + [rd.full("task.md")]
     before = [rd.step(t) for t in range(1, pkg.first_step)]
-    prior_text += "\n".join(s.said + s.did + s.saw for s in before)
     after = {t: rd.step(t) for t in range(pkg.first_step, pkg.T + 1)}
-    task_toks = tokens(rd.full("task.md"))
-    prior_toks, prior_words = tokens(prior_text), words(prior_text)
-    hedged = tokens("\n".join(line for s in before for line in s.said.splitlines() if _HEDGE.search(line)))
+    # Membership is tested by substring in these texts: the prior context is never tokenised.
+    task_text = rd.full("task.md")
+    prior_toks = "\n".join([*prior_files, *(s.said + "\n" + s.did + "\n" + s.saw for s in before)])
+    prior_words = prior_toks.lower()
+    hedged = "\n".join(line for s in before for line in s.said.splitlines() if _HEDGE.search(line))
     ent_toks = {e.pos: tokens(e.exposed_text or "") for e in pkg.entries}
     assessments = []
     for e in pkg.entries:
@@ -140,14 +138,12 @@ def judge_rules(pkg: EvidencePackage, settings: JudgeSettings | None = None,
         for o in pkg.entries:
             if o.pos != e.pos:
                 others |= ent_toks[o.pos]
-        assessments.append(_assess(pkg, e, ent_toks[e.pos], others, prior_toks, prior_words, task_toks,
+        assessments.append(_assess(pkg, e, ent_toks[e.pos], others, prior_toks, prior_words, task_text,
                                    hedged, after))
     answer = JudgeAnswer(assessments=assessments, summary=_summary(assessments), confidence=0.5)
     chk = check_answer(pkg, tools, answer)
     res.tool_calls = tools.reads + tools.searches
     res.transcript = {"tool_log": log, "coverage": tools.ledger.snapshot()}
-    from .result import Attempt
-
     res.attempts.append(Attempt(call=0, accepted=chk.ok, violations=[v.to_dict() for v in chk.violations],
                                 answer=answer.model_dump()))
     res.ended_at = time.time()
@@ -161,8 +157,8 @@ def judge_rules(pkg: EvidencePackage, settings: JudgeSettings | None = None,
 
 
 def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: set[str],
-            prior_toks: frozenset[str], prior_words: frozenset[str], task_toks: frozenset[str],
-            hedged: frozenset[str], after: dict[int, _Step]) -> EntryAssessment:
+            prior_toks: str, prior_words: str, task_text: str,
+            hedged: str, after: dict[int, _Step]) -> EntryAssessment:
     notes: list[str] = []
     base = {"entry": e.pos, "item_id": e.item_id}
     if e.exposed_text is None:
@@ -174,10 +170,10 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
     ids = {x for x in (e.item_id,) if x and len(x) >= 4 and x not in prior_toks}
     # Novelty (A.2.2): distinctive tokens first, content words as a fallback.
     if toks:
-        novelty = "redundant" if not specific else ("confirming" if specific <= hedged else "novel")
+        novelty = "redundant" if not specific else ("confirming" if all(k in hedged for k in specific) else "novel")
     else:
         ws = words(e.exposed_text)
-        novelty = "redundant" if ws and len(ws & prior_words) >= 0.9 * len(ws) else "novel"
+        novelty = "redundant" if ws and sum(w in prior_words for w in ws) >= 0.9 * len(ws) else "novel"
     # Influence inside the credit window.
     anchors: list[int] = []
     evidence: list[int] = []
@@ -216,7 +212,7 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
             notes.append("mentioned without an attributable action at " + ", ".join(f"[S{t}]" for t in said[:5]))
         else:
             notes.append(f"no reference, selection or attributable action in S{ws_}-S{we}")
-    relevance = bool(influence in ("acted_on", "selected") or (toks & task_toks))
+    relevance = bool(influence in ("acted_on", "selected") or any(k in task_text for k in toks))
     effect, accuracy = None, "uncontradicted"
     if influence == "acted_on":
         effect, ev = _effect(anchors, specific | ids, after, pkg.T)

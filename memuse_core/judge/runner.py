@@ -24,9 +24,9 @@ from ..episode import EpisodeRecord
 from .package import EpisodeEvidence, build_package, episode_evidence
 from .result import JudgeSettings, JudgmentResult, Prompts
 
-FLUSH_EVERY = 64
-"""Results per database transaction (rules judge); the LLM judge flushes at least every 2 s."""
-CHUNK_EPISODES = 40
+FLUSH_EVERY = 500
+"""Results per database transaction at most; pending results are also flushed every 2 s."""
+CHUNK_EPISODES = 100
 
 
 @dataclass
@@ -339,7 +339,6 @@ def judge_span(db: Any, span_id: str, judge: str = "rules", **settings: Any) -> 
     from ..store.context import load_span_context
     from ..store.judging import replay_journal
     from ..store.reader import load_episode
-    from .llm import judge_llm, make_client
     from .rules import judge_rules
 
     s = JudgeSettings(judge=judge, **settings)  # type: ignore[arg-type]
@@ -356,6 +355,8 @@ def judge_span(db: Any, span_id: str, judge: str = "rules", **settings: Any) -> 
     if s.judge == "rules":
         res = judge_rules(pkg, s)
     else:
+        from .llm import judge_llm, make_client
+
         async def go() -> JudgmentResult:
             client = make_client(s)
             try:

@@ -93,6 +93,11 @@ class Script(BaseModel):
     """Fixed seconds added to every reply."""
     when_exhausted: Literal["auto_answer", "repeat_last", "error"] = "auto_answer"
     """What to reply once a conversation has used every scripted reply."""
+    read_unshown_first: bool = False
+    """Start every conversation by reading, in one turn, every step, prior or memory file that the
+    brief lists as not shown in full (a thorough judge); the reply list follows."""
+    answer_overrides: dict[str, Any] = Field(default_factory=dict)
+    """Overrides for automatic answers given when the reply list is exhausted."""
 
 
 ReplyFn = Callable[[dict[str, Any], int], ScriptedReply]
@@ -122,6 +127,16 @@ def listed_entries(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return []
 
 
+_LISTED = re.compile(r"^- (\S+) \((\d+) chars(?:; ([^)]*))?\)$", re.M)
+
+
+def unshown_files(messages: list[dict[str, Any]]) -> list[str]:
+    """Step, prior and memory files the first user message lists but does not show in full."""
+    user = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
+    return [m.group(1) for m in _LISTED.finditer(user) if "counts as read" not in (m.group(3) or "")
+            and m.group(1).startswith(("steps/", "memory/", "prior/P"))]
+
+
 def auto_answer(messages: list[dict[str, Any]], reply: ScriptedReply) -> dict[str, Any]:
     """A structurally valid answer that needs only the mandatory evidence (influence undetermined)."""
     out = []
@@ -138,14 +153,11 @@ def auto_answer(messages: list[dict[str, Any]], reply: ScriptedReply) -> dict[st
 
 
 def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix (block compare, then characters: linear time)."""
     n = min(len(a), len(b))
-    i = 0
-    step = 4096
-    while i < n and a[i:i + step] == b[i:i + step]:
+    i, step = 0, 4096
+    while i + step <= n and a[i:i + step] == b[i:i + step]:
         i += step
-    i = min(i, n)
-    while i > 0 and a[:i] != b[:i]:
-        i -= 1
     while i < n and a[i] == b[i]:
         i += 1
     return i
@@ -210,14 +222,19 @@ class ScriptedServer:
         cached = _common_prefix(prev, ser) if prev else len(json.dumps(msgs[:1], sort_keys=True))
         if callable(self.script):
             reply = self.script(body, idx)
-        elif idx < len(self.script.replies):
+        elif self.script.read_unshown_first and idx == 0 and (todo := unshown_files(msgs)):
+            reply = ScriptedReply(tool_calls=[ScriptedToolCall(name="read_evidence", arguments={"path": p, "limit": 40000})
+                                              for p in todo])
+        elif self.script.read_unshown_first and idx - 1 < len(self.script.replies) and idx > 0:
+            reply = self.script.replies[idx - 1]
+        elif not self.script.read_unshown_first and idx < len(self.script.replies):
             reply = self.script.replies[idx]
         elif self.script.when_exhausted == "repeat_last" and self.script.replies:
             reply = self.script.replies[-1]
         elif self.script.when_exhausted == "error":
             reply = ScriptedReply(status=500, error="script exhausted")
         else:
-            reply = ScriptedReply(answer="auto")
+            reply = ScriptedReply(answer="auto", answer_overrides=self.script.answer_overrides)
         usage = {"prompt_tokens": len(ser) // 4, "cached_tokens": min(cached, len(ser)) // 4}
         return reply, n, usage
 
@@ -324,9 +341,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--script", help="JSON script file (default: answer every span automatically)")
     ap.add_argument("--port", type=int, default=8099)
     ap.add_argument("--latency", type=float, default=None, help="seconds added to every reply")
+    ap.add_argument("--read-unshown-first", action="store_true",
+                    help="start each conversation by reading every file not shown in full")
     a = ap.parse_args(argv)
     try:
         script = load_script(a.script) if a.script else Script()
+        if a.read_unshown_first:
+            script.read_unshown_first = True
     except ValueError as e:
         print(f"error: {e}")
         return 1

@@ -16,6 +16,7 @@ import json
 import posixpath
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .contract import READ_TOOL, SEARCH_TOOL, answer_tool_schema
@@ -37,12 +38,14 @@ class CoverageLedger:
 
     sizes: dict[str, int]
     ranges: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)
+    _done: set[str] = field(default_factory=set)
 
     def add(self, path: str, start: int, end: int, round_no: int) -> None:
         self.ranges.setdefault(path, []).append((start, end, round_no))
 
     def rollback(self, round_no: int) -> None:
         """Forget everything a rolled-back round returned."""
+        self._done.clear()
         for path in list(self.ranges):
             kept = [r for r in self.ranges[path] if r[2] != round_no]
             if kept:
@@ -67,12 +70,15 @@ class CoverageLedger:
 
     def complete(self, path: str) -> bool:
         """True when every character of the file was returned by retained reads."""
+        if path in self._done:
+            return True
         n = self.sizes.get(path)
         if n is None:
             return False
-        if n == 0:
-            return path in self.ranges
-        return self.covered(path) >= n
+        ok = path in self.ranges if n == 0 else self.covered(path) >= n
+        if ok:
+            self._done.add(path)
+        return ok
 
     def snapshot(self) -> dict[str, list[list[int]]]:
         return {p: [list(r) for r in rs] for p, rs in self.ranges.items()}
@@ -80,6 +86,8 @@ class CoverageLedger:
 
 def resolve_path(pkg: EvidencePackage, raw: Any) -> str:
     """Normalise a requested path; refuse anything that is not a file of the package."""
+    if isinstance(raw, str) and raw in pkg.files:
+        return raw
     if not isinstance(raw, str) or not raw.strip():
         raise ToolError("`path` must be a non-empty string naming a package file")
     p = raw.strip().replace("\\", "/")
@@ -190,7 +198,14 @@ class EvidenceTools:
 
 
 def tool_schemas() -> list[dict[str, Any]]:
-    """OpenAI function schemas of the three judge tools (static: part of the cacheable prefix)."""
+    """OpenAI function schemas of the three judge tools (static: part of the cacheable prefix).
+
+    The list is built once and shared: callers must not mutate it."""
+    return _schemas()
+
+
+@lru_cache(maxsize=1)
+def _schemas() -> list[dict[str, Any]]:
     return [
         {"type": "function", "function": {
             "name": SEARCH_TOOL,

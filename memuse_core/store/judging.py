@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pandas as pd
 
 from ..judge.result import JudgmentResult
 from ..verdicts import SpanVerdict, auto_neutral_verdict
@@ -126,38 +127,52 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
             prev = verdicts.get(r.span_id)
             if prev is None or (r.ended_at or 0) >= (prev[0].ended_at or 0):
                 verdicts[r.span_id] = (r, r.verdict)
+    jcols = ["judgment_id", "span_id", "batch_id", "judge", "model", "settings", "prompt_hash", "status", "reason",
+             "calls", "followups", "forced", "input_tokens", "cached_tokens", "output_tokens", "cost_usd",
+             "started_at", "ended_at", "summary", "confidence", "transcript", "attempts", "rollbacks", "retries",
+             "tool_calls", "episode_id"]
+    acols = ["judgment_id", "span_id", "pos", "item_id", "relevance", "accuracy", "novelty", "influence", "effect",
+             "anchors", "evidence", "notes", "usage_label", "window_read", "raw_effect"]
+    con.register("_jdf", pd.DataFrame(jrows, columns=jcols))
+    con.register("_adf", pd.DataFrame(arows, columns=acols))
+    con.register("_vdf", pd.DataFrame([_verdict_row(v, r.judge, r.ended_at) for r, v in verdicts.values()],
+                                      columns=VCOLS))
     con.execute("BEGIN")
     try:
-        con.executemany("INSERT INTO judgments (judgment_id, span_id, batch_id, judge, model, settings, prompt_hash, "
-                        "status, reason, calls, followups, forced, input_tokens, cached_tokens, output_tokens, "
-                        "cost_usd, started_at, ended_at, summary, confidence, transcript, attempts, rollbacks, "
-                        "retries, tool_calls, episode_id) VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", jrows)
+        con.execute(f"INSERT INTO judgments ({', '.join(jcols)}) SELECT * FROM _jdf")
         if arows:
-            con.executemany("INSERT INTO assessments (judgment_id, span_id, pos, item_id, relevance, accuracy, "
-                            "novelty, influence, effect, anchors, evidence, notes, usage_label, window_read, "
-                            "raw_effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arows)
-        for r, v in verdicts.values():
-            _upsert_verdict(con, v, r.judge, r.ended_at)
+            con.execute(f"INSERT INTO assessments ({', '.join(acols)}) SELECT * FROM _adf")
+        if verdicts:
+            con.execute("DELETE FROM verdicts WHERE span_id IN (SELECT span_id FROM _vdf)")
+            con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _vdf")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    finally:
+        for t in ("_jdf", "_adf", "_vdf"):
+            con.unregister(t)
     return len(new)
 
 
-def _upsert_verdict(con: duckdb.DuckDBPyConnection, v: SpanVerdict, judge: str | None, at: float | None) -> None:
+VCOLS = ["span_id", "judgment_id", "triage", "profiled", "n_entries", "relevance", "corroboration",
+         "information_gain", "acted_on", "benefit", "harm", "u_accuracy", "u_novelty", "u_influence", "u_effect",
+         "effect_resets", "judge", "usage_labels", "counts", "decided_at"]
+
+
+def _verdict_row(v: SpanVerdict, judge: str | None, at: float | None) -> list[Any]:
     p = v.profile or {}
     u = v.uncertainty or {}
+    return [v.span_id, v.judgment_id, v.triage, v.profiled, v.n_entries, p.get("relevance"), p.get("corroboration"),
+            p.get("information_gain"), p.get("acted_on"), p.get("benefit"), p.get("harm"), u.get("u_accuracy"),
+            u.get("u_novelty"), u.get("u_influence"), u.get("u_effect"), v.effect_resets, judge,
+            json.dumps(v.usage_labels), json.dumps(v.counts), _ts(at)]
+
+
+def _upsert_verdict(con: duckdb.DuckDBPyConnection, v: SpanVerdict, judge: str | None, at: float | None) -> None:
     con.execute("DELETE FROM verdicts WHERE span_id = ?", [v.span_id])
-    con.execute(
-        "INSERT INTO verdicts (span_id, judgment_id, triage, profiled, n_entries, relevance, corroboration, "
-        "information_gain, acted_on, benefit, harm, u_accuracy, u_novelty, u_influence, u_effect, effect_resets, "
-        "judge, usage_labels, counts, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [v.span_id, v.judgment_id, v.triage, v.profiled, v.n_entries, p.get("relevance"), p.get("corroboration"),
-         p.get("information_gain"), p.get("acted_on"), p.get("benefit"), p.get("harm"), u.get("u_accuracy"),
-         u.get("u_novelty"), u.get("u_influence"), u.get("u_effect"), v.effect_resets, judge,
-         json.dumps(v.usage_labels), json.dumps(v.counts), _ts(at)])
+    con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) VALUES ({', '.join('?' * len(VCOLS))})",
+                _verdict_row(v, judge, at))
 
 
 def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
@@ -166,14 +181,17 @@ def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
                        "WHERE s.status = 'auto_neutral' AND v.span_id IS NULL").fetchall()
     if not rows:
         return 0
+    con.register("_vdf", pd.DataFrame([_verdict_row(auto_neutral_verdict(sid, n or 0), "rule", None)
+                                       for sid, n in rows], columns=VCOLS))
     con.execute("BEGIN")
     try:
-        for sid, n in rows:
-            _upsert_verdict(con, auto_neutral_verdict(sid, n or 0), "rule", None)
+        con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _vdf")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    finally:
+        con.unregister("_vdf")
     return len(rows)
 
 
@@ -205,3 +223,16 @@ def judgment_counts(con: duckdb.DuckDBPyConnection, span_ids: list[str] | None =
     rows = con.execute("SELECT span_id, count(*) FROM judgments WHERE status = 'accepted' GROUP BY 1").fetchall()
     d = {r[0]: int(r[1]) for r in rows}
     return {k: d.get(k, 0) for k in span_ids} if span_ids is not None else d
+
+
+def planted_agreement_rows(con: duckdb.DuckDBPyConnection, judge: str = "rules") -> list[tuple[Any, ...]]:
+    """(planted relevance, novelty, influence, effect, judged relevance, novelty, influence, effect,
+    planted anchor, judged anchors) per planted entry whose span has a current verdict from `judge`."""
+    return con.execute(
+        """SELECT p.relevance, p.novelty, p.influence, p.effect, a.relevance, a.novelty, a.influence, a.effect,
+                  p.anchor_step, a.anchors
+           FROM planted_truth p
+           JOIN spans s ON s.first_delivery_id = p.delivery_id AND s.episode_id = p.episode_id
+           JOIN verdicts v ON v.span_id = s.span_id AND v.judge = ?
+           JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = p.pos
+           WHERE s.status = 'eligible'""", [judge]).fetchall()

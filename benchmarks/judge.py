@@ -1,0 +1,175 @@
+"""Judge benchmarks (printed, not a test): rules-judge throughput on the demo corpus, LLM-loop
+overhead against the scripted server, calls per span and mandatory-evidence size.
+
+    .venv/bin/python benchmarks/judge.py [--db data/memuse.duckdb] [--latency 1.0] [--concurrency 32]
+
+The database must hold a built demo corpus (`memuse demo`); it is copied, never modified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from memuse_core.judge.agreement import planted_agreement
+from memuse_core.judge.llm import judge_llm, make_client
+from memuse_core.judge.package import build_package, episode_evidence
+from memuse_core.judge.result import JudgeSettings, Prompts
+from memuse_core.judge.rules import judge_rules
+from memuse_core.judge.runner import _load_chunk, run_batch
+from memuse_core.judge.scripted_server import Script
+from memuse_core.judge.validate import mandatory_chars
+from memuse_core.store import connect
+from memuse_core.store.judging import eligible_span_ids
+
+
+def _copy(db: Path, tmp: Path) -> Path:
+    out = tmp / "bench.duckdb"
+    shutil.copy(db, out)
+    return out
+
+
+def _load(db: Path):
+    con = connect(db, read_only=True)
+    try:
+        pairs = eligible_span_ids(con)
+    finally:
+        con.close()
+    t0 = time.perf_counter()
+    items = _load_chunk(db, pairs)
+    return items, time.perf_counter() - t0
+
+
+def bench_rules(db: Path, tmp: Path) -> None:
+    items, load_s = _load(db)
+    t0 = time.perf_counter()
+    evs = {}
+    pkgs = []
+    for rec, span in items:
+        ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
+        pkgs.append(build_package(ev, span))
+    pkg_s = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = [judge_rules(p) for p in pkgs]
+    judge_s, judge_cpu = time.perf_counter() - t0, time.process_time() - c0
+    n = len(pkgs)
+    acc = sum(r.status == "accepted" for r in res)
+    copy = _copy(db, tmp)
+    t0 = time.perf_counter()
+    summary = run_batch(copy, JudgeSettings(judge="rules"))
+    e2e = time.perf_counter() - t0
+    print(f"## Rules judge on the demo corpus (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"spans {n}, accepted {acc}")
+    print("| stage | seconds | spans/s |\n|---|---|---|")
+    print(f"| load from DuckDB (store reader) | {load_s:.2f} | {n / load_s:.0f} |")
+    print(f"| package build | {pkg_s:.2f} | {n / pkg_s:.0f} |")
+    print(f"| rules judge (reads + assessment + checks + verdict) | {judge_s:.2f} | {n / judge_s:.0f} |")
+    print(f"| rules judge, CPU seconds of this process | {judge_cpu:.2f} | {n / judge_cpu:.0f} |")
+    print(f"| package + judge | {pkg_s + judge_s:.2f} | {n / (pkg_s + judge_s):.0f} |")
+    print(f"| end to end `run_batch` (open, load, judge, journal, write) | {e2e:.2f} | {summary.judged / e2e:.0f} |")
+    mand = [mandatory_chars(p) / 4 for p in pkgs]
+    print(f"mandatory evidence: mean {statistics.mean(mand):.0f} tokens, median {statistics.median(mand):.0f}, "
+          f"max {max(mand):.0f} (chars/4)")
+    print("\n## Rules judge agreement with the planted truth")
+    print("| signal | agree | n | rate |\n|---|---|---|---|")
+    for a in planted_agreement(copy, "rules"):
+        print(f"| {a.signal} | {a.agree} | {a.n} | {a.rate:.3f} |")
+
+
+def _free_port() -> int:
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return int(sk.getsockname()[1])
+
+
+@contextmanager
+def scripted_process(latency: float, tmp: Path):
+    """The scripted server in its own process (its CPU is not charged to the judge loop)."""
+    script = tmp / "script.json"
+    script.write_text(Script(read_unshown_first=True, answer_overrides={"influence": "none"}).model_dump_json())
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "memuse_core.judge.scripted_server", "--script", str(script),
+                             "--port", str(port), "--latency", str(latency)], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        proc.stdout.readline()  # ready line
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def bench_llm(db: Path, latency: float, concurrency: int, n_max: int, tmp: Path) -> None:
+    items, _ = _load(db)
+    items = items[:n_max]
+    evs = {}
+    print(f"\n## LLM loop against the scripted server (latency {latency:.1f} s, concurrency {concurrency})")
+    print(f"(load average {os.getloadavg()[0]:.1f}; server in its own process)")
+    print("| inline budget | spans | calls/span | wall s | ideal s | throughput vs ideal | loop CPU ms/call | "
+          "projected on a free core* | follow-ups | cached share |\n|---|---|---|---|---|---|---|---|---|---|")
+    for inline in (48_000, 0):
+        pkgs = []
+        for rec, span in items:
+            ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
+            pkgs.append(build_package(ev, span))
+        with scripted_process(latency, tmp) as base_url:
+            s = JudgeSettings(judge="llm", model="scripted", base_url=base_url, inline_chars=inline)
+            res, wall, cpu = asyncio.run(_judge_all(pkgs, s, concurrency))
+        calls = sum(r.calls for r in res)
+        ideal = calls * latency / concurrency
+        inp = sum(r.input_tokens for r in res)
+        cached = sum(r.cached_tokens for r in res)
+        acc = sum(r.status == "accepted" for r in res)
+        fu = sum(r.followups > 0 for r in res)
+        per_call = cpu / calls
+        projected = latency / (latency + concurrency * per_call)
+        print(f"| {inline:,} chars | {len(pkgs)} ({acc} accepted) | {calls / len(pkgs):.2f} | {wall:.2f} | {ideal:.2f} | "
+              f"{ideal / wall:.1%} | {1000 * per_call:.1f} | {projected:.1%} | {fu} | {cached / inp:.1%} |")
+
+
+async def _judge_all(pkgs, s: JudgeSettings, concurrency: int):
+    prompts = Prompts.load()
+    client = make_client(s)
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(p):
+        async with sem:
+            return await judge_llm(p, client, s, prompts)
+    try:
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = await asyncio.gather(*(one(p) for p in pkgs))
+        return out, time.perf_counter() - t0, time.process_time() - c0
+    finally:
+        await client.close()
+
+
+def _footnote() -> None:
+    print("* latency / (latency + concurrency x loop CPU per call): the loop is one thread, so its CPU per "
+          "call, not the network wait, bounds throughput when the machine is not shared.")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--db", type=Path, default=Path("data/memuse.duckdb"))
+    ap.add_argument("--latency", type=float, default=1.0)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--llm-spans", type=int, default=128)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_rules(a.db, Path(tmp))
+        bench_llm(a.db, a.latency, a.concurrency, a.llm_spans, Path(tmp))
+        _footnote()
+
+
+if __name__ == "__main__":
+    main()
