@@ -44,7 +44,7 @@ def test_founding_year_trie_branches_and_relabelling() -> None:
     d = res.decisions["m2016"]
     assert d.outcome == "relabelled"
     assert d.outcome_unit is not None and d.outcome_unit.value == "2016"
-    assert 'Earlier answer to a different question, "When was Northstar Robotics founded?": 2016' in res.context
+    assert 'Earlier answer to a different question ("When was Northstar Robotics founded?"): 2016' in res.context
 
     same = t.read("When was Northstar Robotics founded?", ["m2016"])
     assert same.decisions["m2016"].outcome == "kept"
@@ -131,7 +131,7 @@ def test_case_2_validity_vs_real_world_truth() -> None:
     d = res.decisions["m"]
     assert d.conflicting == [] and d.memory_only == [] and len(d.shared) >= 3
     assert d.outcome == "relabelled"
-    assert res.lines == ['Earlier answer to a different question, "Is the argument logically valid?": Yes']
+    assert res.lines == ['Earlier answer to a different question ("Is the argument logically valid?"): Yes']
 
 
 def test_case_3_changed_interventional_probabilities() -> None:

@@ -389,10 +389,11 @@ class MemTrim:
             dec.outcome = "relabelled"
             dec.reason = (f"different task (stored: {o.task}; current: {q.task or 'none'}); the earlier "
                           "answer is kept only as evidence labelled by its task")
-            label = f'"{o.question.strip()}"' if o.question else o.task
+            label = f' ("{o.question.strip()}")' if o.question else (
+                "" if o.task == "unspecified_task" else f" ({o.task})")
             dec.outcome_unit = EvidenceUnit(key=Key("", f"earlier_answer:{o.task}", o.vtype), value=o.value,
                                             text=o.answer, start=0, end=0,
-                                            span=f"Earlier answer to a different question, {label}")
+                                            span=f"Earlier answer to a different question{label}")
             return dec
         dec.outcome = "suppressed"
         dec.reason = (f"different task (stored: {o.task}; current: {q.task or 'none'}) and the earlier "
