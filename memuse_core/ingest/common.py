@@ -11,7 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..events import HistoryRewrite, Message, ModelCall, Request, Response, ToolCall, Usage
+from pydantic import ValidationError
+
+from ..events import Event, HistoryRewrite, Message, ModelCall, Request, Response, ToolCall, Usage
 from .base import IngestError, open_text
 
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer",
@@ -301,6 +303,27 @@ def stem(path: Path) -> str:
         if name.endswith(suf):
             name = name[: -len(suf)]
     return name
+
+
+def guarded(path: Path, pairs: Iterator[tuple[int | None, Event]]) -> Iterator[tuple[int | None, Event]]:
+    """Importer output with every unexpected failure turned into one IngestError line.
+
+    Field-level checks raise IngestError themselves; this catches what they did not foresee (a
+    value of an unexpected shape deep in a file) so a user never sees a traceback.
+    """
+    line: int | None = None
+    try:
+        for line, ev in pairs:
+            yield line, ev
+    except IngestError:
+        raise
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(x) for x in first.get("loc", ()))
+        raise IngestError(path, line, loc or None, f"cannot build event: {first.get('msg', 'invalid value')}") \
+            from None
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as e:
+        raise IngestError(path, line, None, f"unexpected structure ({type(e).__name__}: {e})") from None
 
 
 def looks_native(head: bytes) -> bool:

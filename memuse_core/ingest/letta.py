@@ -48,7 +48,17 @@ from ..events import (
     text_digest,
 )
 from .base import register
-from .common import CallChain, Fields, load_json, looks_native, openai_tool_calls, run_config, safe_id, stem
+from .common import (
+    CallChain,
+    Fields,
+    guarded,
+    load_json,
+    looks_native,
+    openai_tool_calls,
+    run_config,
+    safe_id,
+    stem,
+)
 from .observers import BUILTIN, active_observers, find_blocks, observe_lines
 
 _LETTA_OBSERVER = next(o for o in BUILTIN if o.name == "letta-memory-blocks")
@@ -69,7 +79,7 @@ class LettaImporter:
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
         doc = load_json(path)
-        yield from observe_lines(((None, e) for e in convert(path, doc)), active_observers())
+        yield from guarded(path, observe_lines(((None, e) for e in convert(path, doc)), active_observers()))
 
 
 def plain_value(shown: str) -> str:
@@ -136,7 +146,11 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
     ns = f"letta:{name}"
     ep = f"{run_id}/{safe_id(str(a.get('id') or pos))}"
     msgs_raw = f.get(a, "messages", list, field, default=[])
-    attached = [blocks[b] for b in f.get(a, "block_ids", list, field, default=[]) if b in blocks]
+    block_ids = f.get(a, "block_ids", list, field, default=[])
+    for i, b in enumerate(block_ids):
+        if not isinstance(b, str):
+            raise f.fail(f"{field}.block_ids[{i}]", f"expected a string, got {type(b).__name__}")
+    attached = [blocks[b] for b in block_ids if b in blocks]
 
     messages: list[tuple[Message, dict[str, Any], str | None]] = []
     for i, m in enumerate(msgs_raw):

@@ -43,6 +43,7 @@ from .common import (
     Fields,
     as_dict,
     distribute_cost,
+    guarded,
     load_json,
     looks_native,
     openai_tool_calls,
@@ -73,7 +74,7 @@ class MiniSweAgentImporter:
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
         doc = load_json(path)
-        yield from observe_lines(((None, e) for e in convert(path, doc)), active_observers())
+        yield from guarded(path, observe_lines(((None, e) for e in convert(path, doc)), active_observers()))
 
 
 def repo_of(instance_id: str) -> str | None:
@@ -131,8 +132,9 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
     assistants = [i for i, m in enumerate(msgs) if m.role == "assistant"]
     exit_msg = next((raw_msgs[i] for i in range(len(msgs)) if msgs[i].role == "exit"), None)
     exit_extra = f.get(exit_msg, "extra", dict, "messages[exit]", default={}) if exit_msg else {}
-    exit_status = exit_extra.get("exit_status") or f.get(info, "exit_status", str, "info")
-    submission = exit_extra.get("submission")
+    exit_status = f.get(exit_extra, "exit_status", str, "messages[exit].extra") or \
+        f.get(info, "exit_status", str, "info")
+    submission = f.get(exit_extra, "submission", str, "messages[exit].extra")
     if submission is None:
         submission = f.get(info, "submission", str, "info")
     crashed = bool(exit_extra.get("exception_str") or info.get("exception_str") or info.get("traceback")
@@ -153,7 +155,7 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
     else:
         weights = []
         for i in assistants:
-            u = openai_usage(((raw_msgs[i].get("extra") or {}).get("response") or {}).get("usage"))
+            u = openai_usage(as_dict(as_dict(raw_msgs[i].get("extra")).get("response")).get("usage"))
             weights.append(float((u.input_tokens or 0) + (u.output_tokens or 0)) if u else 0.0)
         costs = distribute_cost(total_cost, weights) + [0.0] * n_failed
         allocation = "distributed-by-tokens" if any(weights) else "distributed-equally"
@@ -185,8 +187,9 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
                 model=resp_raw.get("model") if isinstance(resp_raw.get("model"), str) else None)
             k += 1
             yield from evs
-            actions = {a.get("tool_call_id"): a.get("command") for a in extra.get("actions", [])
-                       if isinstance(a, dict)}
+            acts = extra.get("actions") if isinstance(extra.get("actions"), list) else []
+            actions = {a.get("tool_call_id"): a.get("command") for a in acts
+                       if isinstance(a, dict) and isinstance(a.get("tool_call_id"), str)}
             for tc in m.tool_calls or []:
                 if tc.id:
                     cmd = actions.get(tc.id)

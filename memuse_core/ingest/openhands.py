@@ -53,6 +53,7 @@ from .common import (
     Fields,
     as_dict,
     distribute_cost,
+    guarded,
     iter_lines,
     load_json,
     looks_native,
@@ -87,7 +88,7 @@ class OpenHandsImporter:
         return False
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
-        yield from observe_lines(self._events(path), active_observers())
+        yield from guarded(path, observe_lines(self._events(path), active_observers()))
 
     def _events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
         if read_head(path, 4096).lstrip()[:1] == b"[":
@@ -223,8 +224,9 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
             rid = tcm["model_response"].get("id") or f"event-{e.get('id', i)}"
             if rid not in resp_ids:
                 resp_ids.append(rid)
-    token_usage = {u.get("response_id"): u for u in metrics.get("token_usages") or [] if isinstance(u, dict)}
-    cost_list = [c.get("cost") for c in metrics.get("costs") or [] if isinstance(c, dict)]
+    usages = f.get(metrics, "token_usages", list, "metrics", default=[])
+    token_usage = {u["response_id"]: u for u in usages if isinstance(u, dict) and isinstance(u.get("response_id"), str)}
+    cost_list = [c.get("cost") for c in f.get(metrics, "costs", list, "metrics", default=[]) if isinstance(c, dict)]
     total = metrics.get("accumulated_cost") if isinstance(metrics.get("accumulated_cost"), (int, float)) else None
     n_plain = sum(1 for e in evs if e.get("source") == "agent" and e.get("action") == "message"
                   and not isinstance(e.get("tool_call_metadata"), dict))
@@ -299,7 +301,9 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
                                      labels={"trigger": trigger}))
             if entries:
                 rtype = extras.get("recall_type") if isinstance(extras.get("recall_type"), str) else "recall"
-                recalls.append(_Recall(hist[-1], text, rtype, entries, spans, int(e.get("id", i))))
+                eid = e.get("id")
+                recalls.append(_Recall(hist[-1], text, rtype, entries, spans,
+                                       eid if isinstance(eid, int) and not isinstance(eid, bool) else i))
         elif src == "agent" and action is not None and tcm is not None:
             mr = f.get(tcm, "model_response", dict, f"{where}.tool_call_metadata", required=True)
             rid = mr.get("id") or f"event-{e.get('id', i)}"

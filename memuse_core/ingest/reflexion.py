@@ -36,7 +36,17 @@ from ..events import (
     text_digest,
 )
 from .base import IngestError, read_head, register
-from .common import Fields, iter_lines, load_json, looks_native, parse_json, run_config, safe_id, stem
+from .common import (
+    Fields,
+    guarded,
+    iter_lines,
+    load_json,
+    looks_native,
+    parse_json,
+    run_config,
+    safe_id,
+    stem,
+)
 
 
 class ReflexionImporter:
@@ -55,6 +65,9 @@ class ReflexionImporter:
             b'"is_solved"' in first or b'"solution"' in first)
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
+        yield from guarded(path, self._events(path))
+
+    def _events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
         run_id = f"reflexion:{safe_id(stem(path))}"
         if read_head(path, 4096).lstrip().startswith(b"["):
             f = Fields(path)

@@ -33,6 +33,7 @@ from .common import (
     Fields,
     as_dict,
     distribute_cost,
+    guarded,
     load_json,
     looks_native,
     openai_tool_calls,
@@ -60,7 +61,7 @@ class SweAgentImporter:
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
         doc = load_json(path)
-        yield from observe_lines(((None, e) for e in convert(path, doc)), active_observers())
+        yield from guarded(path, observe_lines(((None, e) for e in convert(path, doc)), active_observers()))
 
 
 def names_of(path: Path) -> tuple[str, str]:
