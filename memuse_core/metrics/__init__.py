@@ -5,12 +5,27 @@ Entry points (used by `memuse report` and by the app):
 
 - `build_report(con, runs=None, baseline=None, seed=0)` -> `Report`: everything, per configuration
   pooled over its runs with each run nested (`Report.configs[cfg].runs[run]`).
-- `group_stats(con, runs=None, level="config"|"run", details=False)` -> {(config, run): GroupStats}:
-  the overview only (profiles, triage, yields, efficiency, coverage, recurring items); fast.
+- `group_stats(con, runs=None, level="config"|"run"|"both", details=False)` ->
+  {(config, run or None): GroupStats}: with `details=False` the overview only (profiles, triage,
+  yields, efficiency, coverage, recurring items), three DuckDB queries; with `details=True` also
+  use/effects, delivery forms, histories, outcomes and cost, sharing materialised building
+  blocks (`memuse_core.store.metrics.facts`).
 - `overview_frame(con, runs=None, level="config")` -> DataFrame: one row per group for a table
   or a chart (shares as fractions, undefined as NaN).
 - `report_tables(report, by)` -> {name: DataFrame}; `render_markdown`, `render_json`,
   `render_csv`, `write_report`.
+
+Decisions where the paper leaves room (all in one place here):
+- an episode without a harness result counts as unresolved in its run's resolve rate and is
+  reported as `no_result`; episode-outcome groups (Table 9) and source outcomes (Table 12) leave
+  it out, as the paper does;
+- gains and losses compare tasks that both runs attempted;
+- recurrence is decided within each run (E = selected episodes of that run), pooled afterwards;
+- a span's outcome class: span status first (error, empty, unassessable, auto-neutral), then the
+  verdict's triage, then `error` when a judge attempt failed, otherwise `unjudged`;
+- summed counts are share x |M_S| of each profiled span's verdict;
+- origin of a beneficial/harmful entry: the recorded write of its delivered version (create or
+  update) in the same store (run or shared corpus); see `effect_origins`.
 - Row-level frames straight from the store, for drill-downs: `effect_origins`, `item_effects`,
   `episode_costs`, `recurring_items`, `delivery_forms`, `task_outcomes`, `list_runs`
   (see `memuse_core.store.metrics`).
