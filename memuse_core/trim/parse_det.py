@@ -116,27 +116,25 @@ _COMMAND_WORDS = ("pytest", "python", "pip", "git", "npm", "npx", "yarn", "make"
                   "mvn", "gradle", "node", "ruff", "mypy", "find ", "rg ")
 _BACKTICK = re.compile(r"`([^`\n]{2,200})`")
 _DOLLAR = re.compile(r"^\$\s+(.+)$")
+_MAX_STATEMENT = 400
 _CODE_CUE = re.compile(r"[./`]|Error|Exception|Warning|\b(?:def|class|function|fn|func)\s")
+
+
+_BOUNDARY = re.compile(r"[.!?](?=\s|$)|:(?= [A-Z])")
 
 
 def _sentences(seg: str, base: int) -> Iterable[tuple[int, int]]:
     """(start, end) offsets of the sentences of `seg` (a '.', '!' or '?' followed by space ends
     one, as does the colon after a long preamble; decimals and paths do not)."""
-    n = len(seg)
-    i = 0
     start = 0
-    while i < n:
-        c = seg[i]
-        if c in ".!?" and (i + 1 == n or seg[i + 1].isspace()):
-            yield from _trimmed(seg, start, i + 1, base)
-            start = i + 1
-        elif c == ":" and i + 2 < n and seg[i + 1] == " " and seg[i + 2].isupper() and i - start > 40:
-            # a long preamble ending in a colon ("Imagine a world ...: Husband has ...")
-            yield from _trimmed(seg, start, i + 1, base)
-            start = i + 1
-        i += 1
-    if start < n:
-        yield from _trimmed(seg, start, n, base)
+    for m in _BOUNDARY.finditer(seg):
+        i = m.start()
+        if seg[i] == ":" and i - start <= 40:
+            continue  # a short label ("Weather: sunny") stays in its sentence
+        yield from _trimmed(seg, start, i + 1, base)
+        start = i + 1
+    if start < len(seg):
+        yield from _trimmed(seg, start, len(seg), base)
 
 
 def _trimmed(seg: str, a: int, b: int, base: int) -> Iterable[tuple[int, int]]:
@@ -294,6 +292,11 @@ class _State:
     def sentence(self, a: int, b: int) -> None:
         s = self.text[a:b]
         body = s[:-1] if s[-1] in ".!" else s
+        if len(body) > _MAX_STATEMENT:  # long lines (minified code, logs) only give code facts and text
+            self.code_facts(a, b)
+            if len(content_words(body)) >= 2:
+                self.add(Key("", "statement", "text"), canon_text(body), body, a, b, many=True)
+            return
         kv = _KV.match(body)
         if kv and len(kv.group(1).split()) <= 5 and len(kv.group(2).split()) <= 8 \
                 and not _PROB_FORMAL.search(body) and "//" not in kv.group(1):
