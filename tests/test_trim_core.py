@@ -218,3 +218,16 @@ def test_trimmed_text_keeps_unparsed_text_and_code_layout() -> None:
     assert res.decisions["m"].lines == ["Notes:", "    def main():", "        run()",
                                         "- The visitor center is open."]
     assert res.decisions["m"].outcome == "suppressed"  # Highway 5's status supported the answer
+
+
+def test_unexpressible_answer_is_omitted_under_a_task_change() -> None:
+    """A.1: a procedural or long answer is not turned into evidence for a different task."""
+    t = MemTrim()
+    steps = "1. Open the settings.\n2. Reset the router.\n3. Wait a minute and reconnect."
+    t.write("m", "The router is down. Question: How do I fix the wifi?", answer=steps)
+    res = t.read("The router is down. Question: Which router model do I have?", ["m"])
+    d = res.decisions["m"]
+    assert d.outcome == "relabelled" and d.outcome_unit is None and "omitted" in d.reason
+    assert "Reset the router" not in res.context
+    same = t.read("The router is down. Question: How do I fix the wifi?", ["m"])
+    assert same.decisions["m"].outcome == "kept" and "Reset the router" in same.context

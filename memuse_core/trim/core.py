@@ -395,9 +395,9 @@ class MemTrim:
                                             text=o.answer, start=0, end=0,
                                             span=f"Earlier answer to a different question{label}")
             return dec
-        dec.outcome = "suppressed"
+        dec.outcome = "relabelled"  # the Type(o_m) branch of Eq. (1) with nothing to emit
         dec.reason = (f"different task (stored: {o.task}; current: {q.task or 'none'}) and the earlier "
-                      "answer cannot be restated faithfully as evidence, so it is omitted")
+                      "answer cannot be restated faithfully as evidence, so it is omitted (A.1)")
         return dec
 
     def _merge(self, ids: list[Hashable], decisions: dict[Hashable, Decision]) -> list[str]:
