@@ -32,13 +32,16 @@ from .validate import check_answer, mandatory_chars
 _TOKEN_RES = [
     re.compile(r"`([^`\n]{3,80})`"),                                           # quoted code / commands
     re.compile(r"[\w.-]*[\w-]+/[\w./-]+|[\w-]+\.(?:py|js|ts|rs|go|java|rb|cfg|toml|ya?ml|json|ini|txt|md)\b"),
-    re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\b"),    # dotted names
-    re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b"),                     # snake_case
-    re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b"),  # camel/CapWords
-    re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]{1,}"),                             # flags
-    re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\b\d{3,}\b"),                          # values
-    re.compile(r"\b[a-z]+(?:-[a-z0-9]+){1,}\b"),                               # kebab ids (card-x-0001)
+    re.compile(r"(?<!\w)_*[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?!-\w)"),  # dotted names
+    re.compile(r"(?<![\w-])_*[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+(?![\w-])"),     # snake_case, _private_name
+    re.compile(r"(?<!\w)_+[A-Za-z][A-Za-z0-9]{3,}(?!\w)"),                     # _private
+    re.compile(r"(?<!\w)_*[a-z]+[A-Z][A-Za-z0-9]*|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"),  # camel/CapWords
+    re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]{1,}"),                              # flags
+    re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\b\d{3,}\b"),                         # values
+    re.compile(r"(?<![\w-])[a-z]+(?:-[a-z0-9]+){1,}(?![\w-])"),                # kebab ids (card-x-0001)
 ]
+_DISTINCT = re.compile(r"_|[a-z][A-Z]")
+_IDENT = re.compile(r"_*[A-Za-z][\w.]*(?:_|[a-z][A-Z])[\w.]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
 _HEDGE = re.compile(r"\?|\bmaybe\b|\bmight\b|\bperhaps\b|\bnot sure\b|\bwhether\b|\bpossibly\b|\bsuspect\b", re.I)
 _TEST = re.compile(r"\b(pytest|tox|unittest|nosetests|runtests|make test|npm test|go test|cargo test)\b|\btests?/", re.I)
@@ -51,6 +54,16 @@ _STOP = {"self", "none", "true", "false", "return", "import", "from", "class", "
          "when", "then", "else", "file", "files", "test", "tests", "error", "value", "memory", "memories"}
 
 
+@lru_cache(maxsize=65536)
+def _bounded(k: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w-])" + re.escape(k) + r"(?![\w]|-\w)")
+
+
+def has(text: str, k: str) -> bool:
+    """`k` occurs in `text` as a whole token (not inside a longer identifier, path part or id)."""
+    return k in text and _bounded(k).search(text) is not None
+
+
 @lru_cache(maxsize=4096)
 def tokens(text: str) -> frozenset[str]:
     """Distinctive tokens (identifiers, paths, values, commands) of a text."""
@@ -60,6 +73,9 @@ def tokens(text: str) -> frozenset[str]:
             t = (m.group(1) if m.groups() else m.group(0)).strip().strip(".,;:()[]'\"")
             if len(t) >= 4 and t.lower() not in _STOP:
                 out.add(t)
+                if "." in t and "/" not in t and " " not in t:
+                    # a qualified name is also used by its parts (`Printer._print_Mul` -> `_print_Mul`)
+                    out.update(p for p in t.split(".") if len(p) >= 4 and _DISTINCT.search(p))
     return frozenset(out)
 
 
@@ -165,12 +181,12 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
         return EntryAssessment(**base, relevance=False, accuracy="uncontradicted", novelty=None, influence=None,
                                effect=None, notes="rules: exposure unknown, the entry's own text cannot be "
                                "separated from the placement; novelty and influence undetermined")
-    specific = {t for t in toks if t not in prior_toks}
+    specific = {t for t in toks if not has(prior_toks, t)}
     exclusive = {t for t in specific if t not in others}
-    ids = {x for x in (e.item_id,) if x and len(x) >= 4 and x not in prior_toks}
+    ids = {x for x in (e.item_id,) if x and len(x) >= 4 and not has(prior_toks, x)}
     # Novelty (A.2.2): distinctive tokens first, content words as a fallback.
     if toks:
-        novelty = "redundant" if not specific else ("confirming" if all(k in hedged for k in specific) else "novel")
+        novelty = "redundant" if not specific else ("confirming" if all(has(hedged, k) for k in specific) else "novel")
     else:
         ws = words(e.exposed_text)
         novelty = "redundant" if ws and sum(w in prior_words for w in ws) >= 0.9 * len(ws) else "novel"
@@ -188,12 +204,12 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
             st = after.get(t)
             if st is None:
                 continue
-            used = {k for k in specific | ids if k in st.did}
+            used = {k for k in specific | ids if has(st.did, k)}
             if used & (exclusive | ids):
                 (selected if t in handoff else acted).append(t)
             elif used:
                 shared.append(t)
-            elif any(k in st.said for k in specific | ids) or (e.item_id and e.item_id in st.said):
+            elif any(has(st.said, k) for k in specific | ids) or (e.item_id and has(st.said, e.item_id)):
                 said.append(t)
         if acted:
             influence, anchors = "acted_on", acted[:5]
@@ -212,7 +228,9 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
             notes.append("mentioned without an attributable action at " + ", ".join(f"[S{t}]" for t in said[:5]))
         else:
             notes.append(f"no reference, selection or attributable action in S{ws_}-S{we}")
-    relevance = bool(influence in ("acted_on", "selected") or any(k in task_text for k in toks))
+    # Relevance (A.2.2): use of memory-specific content, or an identifier (not a bare path or
+    # number) that the task itself names; shared files alone do not establish it.
+    relevance = bool(influence == "acted_on" or any(_IDENT.fullmatch(k) and has(task_text, k) for k in toks))
     effect, accuracy = None, "uncontradicted"
     if influence == "acted_on":
         effect, ev = _effect(anchors, specific | ids, after, pkg.T)
@@ -228,24 +246,34 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
 
 
 def _effect(anchors: list[int], keys: set[str], after: dict[int, _Step], T: int) -> tuple[str | None, list[int]]:
-    """Observed effect from later records (A.2.2 "Observed effect"), or undetermined."""
+    """Observed effect from later records (A.2.2 "Observed effect"), or undetermined.
+
+    harmed: after the first anchor the agent retreats from the memory-named target (revert, "wrong
+    place", "not the cause") in a step that names it; improved: the first test run after a
+    memory-shaped edit (an edit whose step names the memory-specific content) passes."""
     a = min(anchors)
-    edited = any(_EDIT.search(after[t].did) and any(k in after[t].did for k in keys) for t in anchors if t in after)
+
+    def names(st: _Step) -> bool:
+        return any(has(st.did, k) or has(st.said, k) for k in keys)
+
+    edit = None
     for t in range(a, T + 1):
         st = after.get(t)
         if st is None:
             continue
-        if t > a and any(k in st.did or k in st.said for k in keys) and (_RETREAT.search(st.did) or _RETREAT.search(st.said)):
+        if t > a and names(st) and (_RETREAT.search(st.did) or _RETREAT.search(st.said)):
             return "harmed", [t]
-    if not edited:
+        if edit is None and _EDIT.search(st.did) and names(st):
+            edit = t
+    if edit is None:
         return None, []
-    for t in range(a + 1, T + 1):
+    for t in range(edit + 1, T + 1):
         st = after.get(t)
-        if st is not None and _TEST.search(st.did):
+        if st is not None and _TEST.search(st.did + " " + st.said):
             if _PASS.search(st.saw) and not _FAIL.search(st.saw):
-                return "improved", [t]
-            return None, [t]
-    return None, []
+                return "improved", [edit, t]
+            return None, [edit, t]
+    return None, [edit]
 
 
 def _summary(assessments: list[EntryAssessment]) -> str:
