@@ -187,7 +187,8 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
                 model=resp_raw.get("model") if isinstance(resp_raw.get("model"), str) else None)
             k += 1
             yield from evs
-            acts = extra.get("actions") if isinstance(extra.get("actions"), list) else []
+            raw_acts = extra.get("actions")
+            acts: list[Any] = raw_acts if isinstance(raw_acts, list) else []
             actions = {a.get("tool_call_id"): a.get("command") for a in acts
                        if isinstance(a, dict) and isinstance(a.get("tool_call_id"), str)}
             for tc in m.tool_calls or []:
