@@ -29,12 +29,14 @@ from .shell import (
     code_lines,
     git_diff,
     grep_output,
+    head_output,
     ls_output,
     repro_output,
     sed_view,
     short,
     test_command,
     test_output,
+    test_snippet,
 )
 from .tasks import Task
 from .vocab import MECHANISMS, REPOS
@@ -176,9 +178,10 @@ class Script:
                 self.bash("Let me look a bit further around this code.", f"sed -n '{start},{start + 12}p' {c.file}",
                           sed_view(c.func, start, rng))
             elif k == 1:
-                self.bash(f"Where else is {short(c.func)} called?", f"grep -rn \"{short(c.func)}(\" {pkg}/ | head",
-                          grep_output([(c.file, rng.randrange(50, 3000), f"        return self.{short(c.func)}(value)")
-                                       for _ in range(rng.randrange(1, 5))]))
+                self.bash(f"Where else is {short(c.func)} called?", f"grep -rn \"{short(c.func)}(\" {pkg}/ | head -20",
+                          grep_output([(rng.choice([c.file, c.test_file]), rng.randrange(50, 3000),
+                                        f"        {rng.choice(['return', 'value =', 'result ='])} self.{short(c.func)}(value)")
+                                       for _ in range(rng.randrange(3, 16))]))
             elif k == 2:
                 self.bash("Let me re-run the reproducer.", "python reproduce.py",
                           repro_output(c, self.line + 8, self.fixed), exit_code=0 if self.fixed else 1)
@@ -186,12 +189,10 @@ class Script:
                 self.bash("Check the working tree state.", "git status --short",
                           f" M {c.file}\n?? reproduce.py" if self.fixed else "?? reproduce.py")
             elif k == 4:
-                self.bash("Let me read the related test case.", f"sed -n '{start},{start + 8}p' {c.test_file}",
-                          "\n".join(f"    def test_case_{i}(self):\n        self.assertTrue(check({i}))" for i in range(3)))
+                self.bash("Let me read the related test case.", f"sed -n '{start},{start + 30}p' {c.test_file}",
+                          test_snippet(c, rng))
             else:
-                self.bash("Let me check the module's imports.", f"head -30 {c.file}",
-                          "\n".join(["import functools", "import re", "from collections import namedtuple",
-                                     "", "from .utils import cached_property", ""]))
+                self.bash("Let me check the module's imports.", f"head -30 {c.file}", head_output(rng))
 
     def mention(self, d: Decision, text: str) -> None:
         """A referenced entry: the next thought mentions it; nothing follows from it."""

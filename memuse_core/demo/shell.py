@@ -76,9 +76,40 @@ def grep_output(hits: list[tuple[str, int, str]]) -> str:
 def repro_output(comp: Component, line: int, fixed: bool) -> str:
     if fixed:
         return "OK: result matches the documented behaviour"
-    return (f"Traceback (most recent call last):\n  File \"reproduce.py\", line 7, in <module>\n"
-            f"    main()\n  File \"{comp.file}\", line {line}, in {short(comp.func)}\n"
+    frames = "".join(
+        f"  File \"/testbed/{comp.file}\", line {line - 40 * k}, in {attr}\n    return self.{attr}(value, *args)\n"
+        for k, attr in enumerate(_ATTRS[(line % 5):(line % 5) + 4]))
+    return (f"Traceback (most recent call last):\n  File \"/testbed/reproduce.py\", line 7, in <module>\n"
+            f"    main()\n  File \"/testbed/reproduce.py\", line 5, in main\n    ...\n{frames}"
+            f"  File \"/testbed/{comp.file}\", line {line}, in {short(comp.func)}\n"
             f"    raise {comp.exc}(msg)\n{comp.exc}: unexpected value for {comp.inputs[0]}")
+
+
+_IMPORTS = ["import collections", "import copy", "import functools", "import inspect", "import itertools",
+            "import operator", "import re", "import sys", "import warnings", "from collections import namedtuple",
+            "from decimal import Decimal", "from functools import partial, wraps", "from itertools import chain",
+            "from typing import Any, Dict, List, Optional, Tuple", "", "from .exceptions import ImproperlyConfigured",
+            "from .utils import cached_property, lazy", "from .deprecation import RemovedInNextVersionWarning",
+            "__all__ = ['Options', 'Node', 'Expression']", "", "LOOKUP_SEP = '__'", "MAX_DEPTH = 50",
+            "logger = logging.getLogger(__name__)", "", "class Options:", '    """Container for per-object options."""',
+            "    def __init__(self, **kwargs):", "        self.__dict__.update(kwargs)", ""]
+
+
+def head_output(rng: random.Random, n: int = 30) -> str:
+    """The first lines of a module (imports and constants)."""
+    return "\n".join(_IMPORTS[i % len(_IMPORTS)] for i in range(rng.randrange(3), rng.randrange(3) + n))
+
+
+def test_snippet(comp: Component, rng: random.Random) -> str:
+    """A piece of the component's test module."""
+    fn = short(comp.func)
+    out = [f"class {comp.test_class}(SimpleTestCase):" if comp.repo == "django" else f"class {comp.test_class}:"]
+    for i in range(rng.randrange(3, 7)):
+        inp = comp.inputs[i % len(comp.inputs)]
+        out += [f"    def test_{fn.lower()}_{i}(self):", f"        # {inp}",
+                f"        obj = make_case({i}, kind={rng.choice(_ATTRS)!r})",
+                f"        self.assertEqual(obj.{fn}(obj.value), obj.expected)", ""]
+    return "\n".join(out)
 
 
 def test_command(comp: Component, narrow: str | None = None) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,14 +46,20 @@ def blob_hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
 
 
-def message_shell(msg: Message) -> tuple[str, str | None]:
-    """(shell JSON, content text or None) of a message; the shell references the content blob."""
+_SHELL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+"""Same output as json.dumps(..., sort_keys=True, ensure_ascii=False), without building an encoder per call."""
+
+
+def message_shell(msg: Message, hasher: Callable[[str], int] = blob_hash) -> tuple[str, str | None]:
+    """(shell JSON, content text or None) of a message; the shell references the content blob.
+
+    `hasher` must equal `blob_hash` (the writer passes its memoised version)."""
     d = msg.model_dump(exclude_none=True)
     content = d.get("content")
     if isinstance(content, str):
-        d["content"] = {BLOB_REF: blob_hash(content)}
-        return json.dumps(d, sort_keys=True, ensure_ascii=False), content
-    return json.dumps(d, sort_keys=True, ensure_ascii=False), None
+        d["content"] = {BLOB_REF: hasher(content)}
+        return _SHELL_JSON(d), content
+    return _SHELL_JSON(d), None
 
 
 I64 = pa.int64()
@@ -166,12 +172,26 @@ class EventWriter:
         self._existing_eps = {r[0] for r in con.execute("SELECT episode_id FROM episodes").fetchall()}
         self._existing_runs = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
         self.episodes_written: list[str] = []
+        self._hashes: dict[str, int] = {}
 
     # -- text ----------------------------------------------------------------------------------
+    HASH_CACHE = 50_000
+
+    def _hash(self, s: str) -> int:
+        """`blob_hash` memoised per file: restated memory and resent prompts repeat the same texts."""
+        h = self._hashes.get(s)
+        if h is None:
+            if len(self._hashes) >= self.HASH_CACHE:
+                self._hashes.clear()
+            h = self._hashes[s] = blob_hash(s)
+        return h
+
     def text(self, s: str | None) -> int | None:
         if s is None:
             return None
-        h = blob_hash(s)
+        h = self._hashes.get(s)
+        if h is None:
+            h = self._hash(s)
         if h not in self.known:
             self.known.add(h)
             self.blob_rows.append((h, s))
@@ -250,7 +270,7 @@ class EventWriter:
         new_contents: list[str | None] = []
         chars = 0
         for m in ev.request.messages:
-            shell, content = message_shell(m)
+            shell, content = message_shell(m, self._hash)
             if content is not None:
                 self.text(content)
                 chars += len(content)
