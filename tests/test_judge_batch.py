@@ -122,11 +122,11 @@ def _journal_lines(db):
 
 
 def test_sigkill_mid_batch_then_resume_judges_every_span_once(tmp_path):
-    eps = [f(f"{f.__name__[:3]}{i}") for i in range(4) for f in (acted_on_episode, ignored_episode,
+    eps = [f(f"{f.__name__[:3]}{i}") for i in range(3) for f in (acted_on_episode, ignored_episode,
                                                                  referenced_episode)]
     db = write_store(tmp_path, eps)
     elig, *_ = _counts(db)
-    with ScriptedServer(Script(), latency=0.25) as srv:
+    with ScriptedServer(Script(), latency=0.2) as srv:
         cmd = [sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--judge", "llm", "--model", "scripted",
                "--base-url", srv.base_url, "--concurrency", "2"]
         env = dict(os.environ, OPENAI_API_KEY="")

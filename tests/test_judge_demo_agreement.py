@@ -1,0 +1,24 @@
+"""The rules judge against the demo corpus's planted truth (issue 4 part 6): on a small demo corpus,
+influence agrees with the planted acted_on / none labels on at least 90% of those entries, and every
+planted acted_on entry that the judge finds is anchored at its planted step."""
+
+from __future__ import annotations
+
+import pytest
+
+from memuse_core.judge.agreement import planted_agreement
+from memuse_core.judge.result import JudgeSettings
+from memuse_core.judge.runner import run_batch
+
+
+def test_rules_judge_agrees_with_planted_influence(tmp_path):
+    demo = pytest.importorskip("memuse_core.demo")
+    db = tmp_path / "demo.duckdb"
+    demo.build_demo(db, demo.DemoPlan(episodes=16, seed=3, mean_steps=20), build_context=True)
+    summary = run_batch(db, JudgeSettings(judge="rules"))
+    assert summary.judged > 10 and summary.accepted == summary.judged
+    agree = {a.signal: a for a in planted_agreement(db, "rules")}
+    key = agree["influence (planted acted_on vs none)"]
+    assert key.n >= 20 and key.rate >= 0.9, key
+    if "anchor hit (planted acted_on)" in agree:
+        assert agree["anchor hit (planted acted_on)"].rate >= 0.8
