@@ -181,13 +181,19 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(tmp_path: Path) -> None:
     assert [(c.op, c.episode_id) for c in changes] == [("create", ep[0])] and changes[0].value == LESSON
     item = changes[0].item_id
 
-    # memuse ingest (which builds), then judge with the rules judge.
+    # memuse ingest (which builds), judge with the rules judge, info: the commands a user runs.
+    from typer.testing import CliRunner
+
+    from memuse_core.cli import _load_commands, app
+
+    _load_commands()
     db = tmp_path / "memuse.duckdb"
-    env = {**os.environ, "MEMUSE_PROGRESS": ""}
-    for args in (["ingest", str(work / "run.jsonl")], ["judge", "--judge", "rules"]):
-        r = subprocess.run([sys.executable, "-m", "memuse_core", *args, "--db", str(db)], capture_output=True,
-                           text=True, timeout=120, env=env, cwd=str(ROOT))
-        assert r.returncode == 0, r.stderr[-2000:]
+    for args in (["ingest", str(work / "run.jsonl")], ["judge", "--judge", "rules"], ["info", "--json"]):
+        r = CliRunner().invoke(app, [*args, "--db", str(db)])
+        assert r.exit_code == 0, (args, r.output[-2000:])
+    info = json.loads(r.output)
+    assert (info["runs"], info["episodes"], info["steps"], info["model_calls"]) == (1, 3, 9, 9)
+    assert info["by_run"][0][:2] == ["mem0-offline", "e2e"] and info["judgments"] >= 2
 
     from memuse_core.lineage import item_graph
     from memuse_core.store import connect

@@ -128,6 +128,25 @@ def test_responses_api_with_proof_into_input(rig) -> None:
     assert d.placements[0].proof.verified and d.placements[0].proof.message_index == 0
 
 
+def test_responses_stream_bad_json_and_unrecorded_paths_pass_through(rig) -> None:
+    up, px, bridge, out, replies = rig
+    replies.append({"content": "a streamed answer", "tool_calls": [tool_call("ls", "fc1")]})
+    r = post(f"{px.url}/agent/v1/responses", {"model": "m", "stream": True, "input": "hi"})
+    assert "response.completed" in r.text
+    # Not JSON: forwarded as is (the upstream answers 400) and recorded with the raw text.
+    bad = httpx.post(f"{px.url}/agent/v1/chat/completions", content=b"{not json", timeout=10,
+                     headers={"Content-Type": "application/json"})
+    assert bad.status_code == 400
+    models = httpx.get(f"{px.url}/agent/v1/models", timeout=10)
+    assert models.status_code == 200 and models.json()["data"][0]["id"] == "scripted-1"
+    assert httpx.get(f"{px.url}/elsewhere", timeout=10).status_code == 404
+    calls = [e for e in events_of(out) if e.type == "model_call"]
+    assert len(calls) == 2  # GET /models is passed through, not recorded
+    assert calls[0].status == "ok" and calls[0].response.content == "a streamed answer"
+    assert calls[0].response.tool_calls[0].id == "fc1" and calls[0].usage.output_tokens
+    assert calls[1].status == "error" and calls[1].request.model_extra["unparsed_body"] == "{not json"
+
+
 def test_upstream_down_500_and_client_disconnect_are_recorded(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
     rec = Recorder(out)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import http.client
 import json
+from collections.abc import Sequence
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -138,7 +139,7 @@ class Bridge:
         return self._t.send("memory_search", _args(query=query, results=results, route=route, scope=scope,
                                                    episode_id=self.episode_id, run_id=self.run_id))
 
-    def deliver(self, entries: list[Entry | dict[str, Any]], placements: list[dict[str, Any]], *,
+    def deliver(self, entries: Sequence[Entry | dict[str, Any]], placements: list[dict[str, Any]], *,
                 route: str = "host", form: str = "task_recall", search_id: str | None = None,
                 standing: bool = False) -> str:
         """Memory text placed into the next agent request (standing: restated on every call)."""

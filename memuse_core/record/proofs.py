@@ -71,7 +71,7 @@ def verify_placement(placement: dict[str, Any], body: Any, mm: MessageMap, *, ch
     if isinstance(problem, tuple):  # verified: (index, host text)
         idx, htext = problem
         proof: dict[str, Any] = {"message_index": idx, "message_digest": text_digest(htext),
-                                 "start": htext.find(text), "verified": True}
+                                 "start": htext.find(str(text)), "verified": True}
         ptr = claimed.get("json_pointer")
         if chat and isinstance(ptr, str):
             proof["json_pointer"] = ptr
@@ -80,9 +80,9 @@ def verify_placement(placement: dict[str, Any], body: Any, mm: MessageMap, *, ch
     if out.get("proof") is not None or claimed:
         claimed.pop("verified", None)
         claimed.pop("problem", None)
-        idx = _host_index(claimed, mm)
-        if idx is not None and claimed.get("message_index") is None:
-            claimed["message_index"] = idx
+        host = _host_index(claimed, mm)
+        if host is not None and claimed.get("message_index") is None:
+            claimed["message_index"] = host
         claimed["verified"] = False
         claimed["problem"] = problem
         out["proof"] = claimed

@@ -103,7 +103,7 @@ class RecordingProxy(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> RecordingProxy:
         """Serve in a daemon thread (for in-process use); returns self."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 import uuid
@@ -104,7 +105,7 @@ def _model_event(model: Any) -> dict[str, Any]:
 class Recorder:
     """Writes the event log of a recording session (see module docstring)."""
 
-    def __init__(self, out: str | EventSink, *, run_id: str | None = None, config: str = "recorded"):
+    def __init__(self, out: str | os.PathLike[str] | EventSink, *, run_id: str | None = None, config: str = "recorded"):
         self.sink = out if isinstance(out, EventSink) else EventSink(out)
         self.run_id = run_id or f"run-{uuid.uuid4().hex[:8]}"
         self.config = config

@@ -181,6 +181,18 @@ class _Handler(BaseHTTPRequestHandler):
             out.append({"type": "function_call", "call_id": tc["id"], "name": tc["function"]["name"],
                         "arguments": tc["function"]["arguments"]})
         u = _usage(body, spec.get("content") or "")
-        self._json(200, {"id": f"resp_{uuid.uuid4().hex[:12]}", "object": "response", "model": self.server.model,
-                         "output": out, "usage": {"input_tokens": u["prompt_tokens"],
-                                                  "output_tokens": u["completion_tokens"]}})
+        final = {"id": f"resp_{uuid.uuid4().hex[:12]}", "object": "response", "model": self.server.model,
+                 "output": out, "usage": {"input_tokens": u["prompt_tokens"], "output_tokens": u["completion_tokens"]}}
+        if not body.get("stream"):
+            self._json(200, final)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for piece in [(spec.get("content") or "")[i:i + 8] for i in range(0, len(spec.get("content") or ""), 8)]:
+            self._chunk(b"event: response.output_text.delta\ndata: "
+                        + json.dumps({"type": "response.output_text.delta", "delta": piece}).encode() + b"\n\n")
+        self._chunk(b"event: response.completed\ndata: "
+                    + json.dumps({"type": "response.completed", "response": final}).encode() + b"\n\n")
+        self.wfile.write(b"0\r\n\r\n")

@@ -62,7 +62,7 @@ class MessageMap:
 def _tool_call(tc: Any) -> dict[str, Any]:
     if not isinstance(tc, dict):
         return {"name": str(tc), "arguments": ""}
-    fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+    fn: dict[str, Any] = tc["function"] if isinstance(tc.get("function"), dict) else {}
     out: dict[str, Any] = {"name": str(fn.get("name") or tc.get("name") or ""),
                            "arguments": _as_str(fn.get("arguments", tc.get("arguments", "")))}
     if tc.get("id") is not None:
