@@ -176,3 +176,56 @@ def test_judge_span_rejects_non_eligible(tmp_path, judge):
     auto = [s for s, st in status.items() if st == "auto_neutral"][0]
     with pytest.raises(ValueError, match="not eligible"):
         judge_span(db, auto, judge=judge)
+
+
+def test_ctrl_c_records_interrupted_spans_and_resume_finishes(tmp_path):
+    eps = [f(f"{f.__name__[:3]}{i}") for i in range(2) for f in (acted_on_episode, ignored_episode,
+                                                                 referenced_episode)]
+    db = write_store(tmp_path, eps)
+    with ScriptedServer(Script(), latency=0.4) as srv:
+        cmd = [sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--judge", "llm", "--model", "scripted",
+               "--base-url", srv.base_url, "--concurrency", "2"]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while _journal_lines(db) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "interrupted" in out
+        con = connect(db, read_only=True)
+        try:
+            statuses = dict(con.execute("SELECT status, count(*) FROM judgments GROUP BY 1").fetchall())
+        finally:
+            con.close()
+        assert statuses.get("interrupted", 0) >= 1
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    elig, acc, _, _ = _counts(db)
+    assert all(acc.get(s) == 1 for s in elig)
+
+
+def test_scripted_server_command_line(tmp_path):
+    import json
+    import urllib.request
+
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"replies": [{"content": "hello"}]}))
+    port = 18000 + os.getpid() % 1000
+    proc = subprocess.Popen([sys.executable, "-m", "memuse_core.judge.scripted_server", "--script", str(script),
+                             "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert "scripted chat-completions server" in proc.stdout.readline()
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", method="POST",
+                                     data=json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        body = json.loads(urllib.request.urlopen(req, timeout=10).read())
+        assert body["choices"][0]["message"]["content"] == "hello"
+        assert "cached_tokens" in body["usage"]["prompt_tokens_details"]
+    finally:
+        proc.terminate()
+        proc.wait()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"replies": [{"nope": 1}]}')
+    out = subprocess.run([sys.executable, "-m", "memuse_core.judge.scripted_server", "--script", str(bad)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1 and "bad.json: invalid script" in out.stdout

@@ -84,7 +84,8 @@ class BatchSummary:
                f"  follow-up spans {self.followup_spans}; forced answers {self.forced}; rollbacks {self.rollbacks}; "
                f"retries {self.retries}"]
         if self.judge == "llm":
-            cps = self.calls / self.judged if self.judged else 0.0
+            started = self.judged + self.interrupted
+            cps = self.calls / started if started else 0.0
             out.append(f"  calls {self.calls} ({cps:.2f}/span); input tokens uncached "
                        f"{self.input_tokens - self.cached_tokens:,}, cached {self.cached_tokens:,}; output "
                        f"{self.output_tokens:,}; cost ${self.cost_usd:.4f}")
