@@ -14,7 +14,7 @@ import streamlit as st
 
 from memuse_core.store import db_path
 
-st.set_page_config(page_title="MemUse Studio", page_icon="🧠", layout="wide")
+st.set_page_config(page_title="MemUse Studio", layout="wide")
 
 for key, default in {
     "db_path": str(db_path(os.environ.get("MEMUSE_DB") or None)),
@@ -64,15 +64,15 @@ if not _path.exists():
     _build_demo(_path)
 
 pages = [
-    st.Page("pages/1_overview.py", title="Overview", icon="📊", default=True),
-    st.Page("pages/2_episodes.py", title="Episodes", icon="📋", url_path="episodes"),
-    st.Page("pages/3_timeline.py", title="Episode timeline", icon="⏱️", url_path="timeline"),
-    st.Page("pages/4_span.py", title="Span inspector", icon="🔍", url_path="span"),
-    st.Page("pages/5_lineage.py", title="Memory item lineage", icon="🧬", url_path="lineage"),
-    st.Page("pages/6_case_studies.py", title="Case studies", icon="📝", url_path="case_studies"),
-    st.Page("pages/7_compare.py", title="Compare", icon="⚖️", url_path="compare"),
-    st.Page("pages/8_judge_runs.py", title="Judge runs", icon="⚙️", url_path="judge_runs"),
-    st.Page("pages/9_memtrim.py", title="MemTrim", icon="✂️", url_path="memtrim"),
+    st.Page("pages/1_overview.py", title="Overview", default=True),
+    st.Page("pages/2_episodes.py", title="Episodes", url_path="episodes"),
+    st.Page("pages/3_timeline.py", title="Episode timeline", url_path="timeline"),
+    st.Page("pages/4_span.py", title="Span inspector", url_path="span"),
+    st.Page("pages/5_lineage.py", title="Memory item lineage", url_path="lineage"),
+    st.Page("pages/6_case_studies.py", title="Case studies", url_path="case_studies"),
+    st.Page("pages/7_compare.py", title="Compare", url_path="compare"),
+    st.Page("pages/8_judge_runs.py", title="Judge runs", url_path="judge_runs"),
+    st.Page("pages/9_memtrim.py", title="MemTrim", url_path="memtrim"),
 ]
 page = st.navigation(pages)
 

@@ -9,6 +9,7 @@ from pages._shared import (
     NOT_BUILT,
     annotation_form,
     link,
+    md_code,
     md_escape,
     q,
     scope,
@@ -44,8 +45,8 @@ if head is None:
     st.error(f"Episode {episode_id!r} is not in the database.")
     st.stop()
 outcome = {True: "resolved", False: "failed"}.get(head["resolved"], "no result")
-st.markdown(f"**{md_escape(head['config'])}** · run `{md_escape(head['run_id'])}` · task "
-            f"`{md_escape(head['task_id'])}` · repo `{md_escape(head['repo'] or '—')}` · {outcome} · "
+st.markdown(f"**{md_escape(head['config'])}** · run {md_code(head['run_id'])} · task "
+            f"{md_code(head['task_id'])} · repo {md_code(head['repo'] or '—')} · {outcome} · "
             f"{head['n_steps']} steps")
 with st.expander("Task"):
     show_text(head["task"])

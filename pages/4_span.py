@@ -16,6 +16,7 @@ from pages._shared import (
     db_path,
     item_key,
     link,
+    md_code,
     md_escape,
     q,
     seed,
@@ -93,7 +94,7 @@ set_sel(span=span_id, episode=span["episode_id"])
 
 triage = span.get("triage") or ("unjudged" if span["status"] == "eligible" else span["status"])
 st.markdown(f"**{md_escape(span_id)}** · status `{span['status']}` · triage **{triage}** · steps "
-            f"{span['first_step']}–{span['last_step']} · form `{md_escape(span['form'])}` · route `{span['route']}` · "
+            f"{span['first_step']}–{span['last_step']} · form {md_code(span['form'])} · route `{span['route']}` · "
             f"{span['n_entries']} entries · {span['restatements']} restatements · ≈{span['est_tokens']} tokens"
             + (f" · reason: {md_escape(span['reason'])}" if span.get("reason") else ""))
 lc1, lc2, _ = st.columns([1, 1, 3])
@@ -144,7 +145,7 @@ else:
     st.info("No accepted judgment for this span yet — run `memuse judge` or use Re-judge below.")
 with st.expander("Exposed text of each entry"):
     for _, e in entries.iterrows():
-        st.markdown(f"**#{e['pos']}** `{md_escape(e['item_id'])}` · {e['exposure']}")
+        st.markdown(f"**#{e['pos']}** {md_code(e['item_id'])} · {e['exposure']}")
         show_text(e["exposed_text"] if e["exposed_text"] is not None else "(unknown exposure)", max_chars=4000)
 
 # ---- Rationales with clickable citations ----------------------------------------------------
@@ -157,11 +158,11 @@ if len(assess):
         cites += render_cited(str(jrow.iloc[0]["summary"]), span_id, "sum")
     for _, a in assess.iterrows():
         if a.get("usage_label") == "misused" or a.get("effect") == "harmed":
-            st.markdown(f"**#{a['pos']}** `{md_escape(a['item_id'])}` · :red[harmed]")
+            st.markdown(f"**#{a['pos']}** {md_code(a['item_id'])} · :red[harmed]")
             ns = entries.set_index("pos")["namespace"].get(int(a["pos"]), "default")
             link("lineage", "Drill into this harmful item", item=item_key(ns, a["item_id"]))
         else:
-            st.markdown(f"**#{a['pos']}** `{md_escape(a['item_id'])}` · {a.get('usage_label') or '—'}")
+            st.markdown(f"**#{a['pos']}** {md_code(a['item_id'])} · {a.get('usage_label') or '—'}")
         ev = [f"S{int(x)}" for x in (a.get("evidence") if a.get("evidence") is not None else [])]
         an = [f"S{int(x)}" for x in (a.get("anchors") if a.get("anchors") is not None else [])]
         cites += render_cited(str(a.get("notes") or ""), span_id, f"n{a['pos']}") + an + ev
@@ -179,7 +180,7 @@ if cites or st.session_state.get("sp_cite"):
                 st.warning(f"Step {n} not found.")
             else:
                 with st.container(border=True, key="sp_cited_step"):
-                    st.markdown(f"**S{n}** · `{md_escape(txt['tools'] or '—')}` · exit {txt['exit_code']}")
+                    st.markdown(f"**S{n}** · {md_code(txt['tools'] or '—')} · exit {txt['exit_code']}")
                     show_text(txt["response"], max_chars=6000)
                     for name, args in txt["tool_calls"]:
                         show_text(f"{name}: {args}", max_chars=3000)
@@ -223,7 +224,7 @@ else:
                 if not isinstance(m, dict):
                     show_text(m)
                     continue
-                st.markdown(f"**{md_escape(m.get('role', '?'))}**" + (f" · tool `{md_escape(m.get('name'))}`" if m.get("name") else ""))
+                st.markdown(f"**{md_escape(m.get('role', '?'))}**" + (f" · tool {md_code(m.get('name'))}" if m.get("name") else ""))
                 if m.get("content"):
                     show_text(m["content"] if isinstance(m["content"], str) else str(m["content"]), max_chars=8000)
                 for tc in m.get("tool_calls") or []:

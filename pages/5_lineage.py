@@ -7,10 +7,11 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._shared import (
-    NOT_BUILT,
+    LOCK_TIMEOUT,
     annotation_form,
     db_key,
     item_key,
+    md_code,
     md_escape,
     q,
     scope,
@@ -25,20 +26,19 @@ from pages._shared import (
 
 
 @st.cache_data(ttl=600, max_entries=64, show_spinner=False)
-def lineage_html(key: tuple[str, float, float], namespace: str, item_id: str) -> str | None:
-    """The item's pyvis graph as offline HTML (None while the lineage module is not available)."""
+def lineage_html(key: tuple[str, float, float], namespace: str, item_id: str,
+                 runs: tuple[str, ...] | None) -> str | None:
+    """The item's pyvis graph as offline HTML ("" when the item has no graph; None while the
+    lineage module is not available)."""
     try:
-        from memuse_core import lineage
+        from memuse_core.lineage import item_graph_html
     except ImportError:
         return None
     from memuse_core.store import connect
 
-    render = getattr(lineage, "item_graph_html", None)
-    if render is None:
-        return None
-    con = connect(key[0], read_only=True, timeout=5.0)
+    con = connect(key[0], read_only=True, timeout=LOCK_TIMEOUT)
     try:
-        return render(con, namespace, item_id)
+        return item_graph_html(con, namespace, item_id, runs=list(runs) if runs else None) or ""
     finally:
         con.close()
 
@@ -88,9 +88,11 @@ c3.metric("Acted on", int((dels["influence"] == "acted_on").sum()) if len(dels) 
 c4.metric("Harmed", int((dels["effect"] == "harmed").sum()) if len(dels) else 0)
 
 st.subheader("History graph")
-html = lineage_html(db_key(), namespace, item_id)
+html = lineage_html(db_key(), namespace, item_id, tuple(runs) if runs else None)
 if html is None:
-    st.info(f"Lineage graph: {NOT_BUILT} (the memory-graph module is not available yet).")
+    st.info("Lineage graph: not available yet (the memory-graph module is missing).")
+elif not html:
+    st.info("This item has no recorded history graph in the selected runs.")
 else:
     st.iframe(html, height=520)
     st.caption("Item → versions → origin episode → deliveries → spans → verdicts; green improved, red harmed, "
@@ -109,7 +111,7 @@ st.subheader("Recorded changes")
 if len(hist):
     for _, h in hist.iterrows():
         st.markdown(f"**{md_escape(h['op'])}** v{md_escape(h['version'])} · origin episode "
-                    f"`{md_escape(h['episode_id'] or 'unobserved')}` ({h['origin_outcome']})")
+                    f"{md_code(h['episode_id'] or 'unobserved')} ({h['origin_outcome']})")
         if h["value"]:
             show_text(h["value"], max_chars=3000)
 else:

@@ -12,7 +12,7 @@ import streamlit as st
 
 from memuse_core import casestudy as CS
 from memuse_core import timeline as TL
-from pages._shared import annotation_form, md_escape, q, sel, split_item, write
+from pages._shared import annotation_form, md_code, md_escape, q, sel, split_item, write
 
 st.title("Case studies")
 
@@ -120,7 +120,7 @@ else:
         st.markdown(str(row["description"]))
     for _, a in members.iterrows():
         with st.container(border=True):
-            st.markdown(f"**{md_escape(a['target_kind'])}** `{md_escape(a['target_id'])}`"
+            st.markdown(f"**{md_escape(a['target_kind'])}** {md_code(a['target_id'])}"
                         + (" · tags: " + ", ".join(md_escape(t) for t in a["tags"]) if a["tags"] is not None and len(a["tags"]) else ""))
             labels = json.loads(a["labels"]) if isinstance(a["labels"], str) else {}
             if labels:

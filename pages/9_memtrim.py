@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from pages._shared import md_escape, q, q_or_empty, scope, seed, sel, set_sel, show_text, write_url
+from pages._shared import md_code, md_escape, q, q_or_empty, scope, seed, sel, set_sel, show_text, write_url
 
 CLASS_COLOUR = {"shared": "orange", "conflicting": "red", "memory_only": "green"}
 
@@ -64,14 +64,14 @@ with tab_one:
                     st.markdown("**Delivered entries, units by class**")
                     for e in w["entries"]:
                         with st.container(border=True):
-                            st.markdown(f"**#{e['pos']}** `{md_escape(e['item_id'])}` · class **{e['class']}** · "
+                            st.markdown(f"**#{e['pos']}** {md_code(e['item_id'])} · class **{e['class']}** · "
                                         f"outcome **{md_escape(e['outcome'])}** · Jaccard {e['jaccard']:.2f}")
                             if e.get("reason"):
                                 st.caption(md_escape(e["reason"]))
                             for cls, colour in CLASS_COLOUR.items():
                                 for u in e.get(cls, []):
                                     st.markdown(f":{colour}-background[{md_escape(u.get('span') or u.get('text'))}] "
-                                                f"· `{md_escape(u.get('key'))}`")
+                                                f"· {md_code(u.get('key'))}")
                             for u in e.get("withheld", []):
                                 st.markdown(f"~~{md_escape(u.get('span') or u.get('text'))}~~ · withheld (retrieved memories disagree)")
                 with right:
@@ -79,7 +79,7 @@ with tab_one:
                     with st.container(height=380):
                         st.caption(f"{len(w['query_units'])} evidence units parsed from the prior context")
                         for u in w["query_units"][:200]:
-                            st.markdown(f"`{md_escape(u.get('key'))}` = {md_escape(u.get('text') or u.get('value'))}")
+                            st.markdown(f"{md_code(u.get('key'))} = {md_escape(u.get('text') or u.get('value'))}")
                     st.markdown("**Trimmed memory context**")
                     show_text(w["context"] or "(nothing left)")
     write_url(episode=sel("episode"), delivery=st.session_state.get("mt_delivery"), span=None, step=None, item=None)

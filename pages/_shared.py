@@ -16,8 +16,17 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+# A fresh server whose first request is a deep link (e.g. /span?span=…) runs the page file
+# directly in Streamlit's legacy pages/-folder mode, skipping app.py and st.navigation. Leave
+# that mode once and rerun: app.py then routes the same URL through st.navigation.
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+
 from memuse_core.store import StoreError, StoreLocked, connect
 from memuse_core.store import app_queries as Q
+
+if PagesManager.uses_pages_directory:
+    PagesManager.uses_pages_directory = False
+    st.rerun()
 
 SHARED = ("episode", "span", "step", "item")
 """Selections shared by every page and mirrored in the URL (?episode=…&span=…&step=…&item=…)."""
@@ -240,7 +249,7 @@ def annotation_form(target_kind: str, target_id: str, episode_id: str | None, *,
     from memuse_core.casestudy import SIGNAL_VALUES, new_annotation, parse_tags
 
     with st.form(f"ann_form_{key}", clear_on_submit=True):
-        st.markdown(f"**Annotate {target_kind}** `{md_escape(target_id)}`")
+        st.markdown(f"**Annotate {target_kind}** {md_code(target_id)}")
         note = st.text_area("Note (markdown)", key=f"ann_note_{key}")
         tags = st.text_input("Tags (comma separated)", key=f"ann_tags_{key}")
         cols = st.columns(len(SIGNAL_VALUES))
@@ -250,8 +259,9 @@ def annotation_form(target_kind: str, target_id: str, episode_id: str | None, *,
         cases = q("list_case_studies")
         case_opts = [None] + list(cases["case_study_id"]) if len(cases) else [None]
         names = dict(zip(cases["case_study_id"], cases["name"])) if len(cases) else {}
+        current = st.session_state.get("cs_pick")
         case = st.selectbox("Add to case study", case_opts, format_func=lambda c: "—" if c is None else names.get(c, c),
-                            key=f"ann_case_{key}")
+                            index=case_opts.index(current) if current in case_opts else 0, key=f"ann_case_{key}")
         if st.form_submit_button("Save annotation"):
             ann = new_annotation(target_kind, target_id, episode_id=episode_id, note=note, tags=parse_tags(tags),
                                  labels=labels, author=os.environ.get("USER"), case_study_id=case)
@@ -278,3 +288,9 @@ def item_key(namespace: Any, item_id: Any) -> str:
 def split_item(key: str) -> tuple[str, str]:
     ns, _, iid = (key or "").partition(ITEM_SEP)
     return (ns, iid) if iid else ("default", ns)
+
+
+def md_code(text: Any) -> str:
+    """Recorded text as an inline code span (inert; backticks and newlines removed)."""
+    s = ("" if text is None else str(text)).replace("`", "'").replace("\n", " ").strip()
+    return f"`{s}`" if s else "` `"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core import timeline as TL
-from pages._shared import NOT_BUILT, md_escape, q, seed, sel, set_sel, show_text
+from pages._shared import NOT_BUILT, md_code, md_escape, q, seed, sel, set_sel, show_text
 
 
 def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -> int | None:
@@ -46,14 +46,14 @@ def step_reader(episode_id: str, n_steps: int, *, key: str) -> int | None:
         st.warning("Step not found.")
         return int(step)
     code = "" if txt["exit_code"] is None else f" · exit code {txt['exit_code']}"
-    st.markdown(f"**S{int(step)}** · tools: `{md_escape(txt['tools'] or '—')}`{code}")
+    st.markdown(f"**S{int(step)}** · tools: {md_code(txt['tools'] or '—')}{code}")
     st.markdown("Response")
     show_text(txt["response"])
     for name, args in txt["tool_calls"]:
-        st.markdown(f"Tool call `{md_escape(name)}`")
+        st.markdown(f"Tool call {md_code(name)}")
         show_text(args)
     for i, r in enumerate(txt["results"]):
         rc = "" if r["exit_code"] is None else f" (exit {r['exit_code']})"
-        st.markdown(f"Result {i + 1}: `{md_escape(r['name'])}`{md_escape(rc)}")
+        st.markdown(f"Result {i + 1}: {md_code(r['name'])}{md_escape(rc)}")
         show_text(r["output"])
     return int(step)

@@ -214,36 +214,34 @@ def span_row(con: duckdb.DuckDBPyConnection, span_id: str) -> dict[str, Any] | N
 
 def span_entries(con: duckdb.DuckDBPyConnection, span_id: str) -> pd.DataFrame:
     """Entries of a span: exposure, window, exposed text and delivered value."""
-    df = _df(con, """
+    # Texts are joined in SQL: 64-bit hashes would lose precision in a float column.
+    return _df(con, """
         SELECT se.pos, se.namespace, se.item_id, se.version, se.display_key, se.exposure,
-               se.window_start, se.window_end, se.exposed_hash, de.value_hash
+               se.window_start, se.window_end, bx.text AS exposed_text,
+               coalesce(bv.text, bd.text) AS value
         FROM span_entries se JOIN spans s USING (span_id)
              LEFT JOIN delivery_entries de ON de.delivery_id = s.first_delivery_id AND de.pos = se.pos
+             LEFT JOIN blobs bx ON bx.hash = se.exposed_hash
+             LEFT JOIN blobs bv ON bv.hash = se.value_hash
+             LEFT JOIN blobs bd ON bd.hash = de.value_hash
         WHERE se.span_id = ? ORDER BY se.pos""", [span_id])
-    texts = iter_blob_texts(con, [int(h) for h in list(df["exposed_hash"].dropna()) + list(df["value_hash"].dropna())])
-    df["exposed_text"] = [texts.get(int(h)) if pd.notna(h) else None for h in df["exposed_hash"]]
-    df["value"] = [texts.get(int(h)) if pd.notna(h) else None for h in df["value_hash"]]
-    return df.drop(columns=["exposed_hash", "value_hash"])
 
 
 def span_placements(con: duckdb.DuckDBPyConnection, span_id: str) -> pd.DataFrame:
     """Placements of the span's first (target) delivery with their text."""
-    df = _df(con, """
-        SELECT p.pos, p.slot, p.kind, p.message_index, p.text_hash, p.size
+    return _df(con, """
+        SELECT p.pos, p.slot, p.kind, p.message_index, b.text, p.size
         FROM placements p JOIN spans s ON s.first_delivery_id = p.delivery_id
+             LEFT JOIN blobs b ON b.hash = p.text_hash
         WHERE s.span_id = ? ORDER BY p.pos""", [span_id])
-    texts = iter_blob_texts(con, [int(h) for h in df["text_hash"].dropna()])
-    df["text"] = [texts.get(int(h)) if pd.notna(h) else None for h in df["text_hash"]]
-    return df.drop(columns=["text_hash"])
 
 
 def span_prior_sources(con: duckdb.DuckDBPyConnection, span_id: str) -> pd.DataFrame:
     """Prior-context sources B_S of a span ([P<pos>]) with their visible text."""
-    df = _df(con, """SELECT pos, kind, message_index, role, text_hash, chars, cut
-                      FROM prior_sources WHERE span_id = ? ORDER BY pos""", [span_id])
-    texts = iter_blob_texts(con, [int(h) for h in df["text_hash"].dropna()])
-    df["text"] = [texts.get(int(h), "") if pd.notna(h) else "" for h in df["text_hash"]]
-    return df.drop(columns=["text_hash"])
+    return _df(con, """SELECT p.pos, p.kind, p.message_index, p.role, coalesce(b.text, '') AS text,
+                              p.chars, p.cut
+                       FROM prior_sources p LEFT JOIN blobs b ON b.hash = p.text_hash
+                       WHERE p.span_id = ? ORDER BY p.pos""", [span_id])
 
 
 def span_judgments(con: duckdb.DuckDBPyConnection, span_id: str) -> pd.DataFrame:
@@ -379,15 +377,12 @@ def item_deliveries(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str
 
 def item_history(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) -> pd.DataFrame:
     """Recorded changes of an item (create/update/delete) with their origin episode."""
-    df = _df(con, """
-        SELECT i.version, i.op, i.episode_id, i.run_id, i.changed_at, i.value_hash,
+    return _df(con, """
+        SELECT i.version, i.op, i.episode_id, i.run_id, i.changed_at, b.text AS value,
                CASE WHEN e.resolved THEN 'resolved' WHEN e.resolved = FALSE THEN 'failed'
                     ELSE 'unknown' END AS origin_outcome
-        FROM item_events i LEFT JOIN episodes e USING (episode_id)
+        FROM item_events i LEFT JOIN episodes e USING (episode_id) LEFT JOIN blobs b ON b.hash = i.value_hash
         WHERE i.namespace = ? AND i.item_id = ? ORDER BY i.file_id, i.seq""", [namespace, item_id])
-    texts = iter_blob_texts(con, [int(h) for h in df["value_hash"].dropna()])
-    df["value"] = [texts.get(int(h)) if pd.notna(h) else None for h in df["value_hash"]]
-    return df.drop(columns=["value_hash"])
 
 
 # ---- Judge runs -----------------------------------------------------------------------------
