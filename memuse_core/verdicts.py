@@ -135,7 +135,7 @@ def entry_axes(e: EntrySignals) -> dict[str, bool]:
 def span_verdict(span_id: str, entries: list[EntrySignals], judgment_id: str | None = None) -> SpanVerdict:
     """The verdict of a judged span whose every entry has an accepted assessment."""
     fixed, resets = reset_effects(entries)
-    labels = [usage_label(e.influence, e.effect, e.window_read) for e in fixed]
+    labels: list[str] = [usage_label(e.influence, e.effect, e.window_read) for e in fixed]
     n = len(fixed)
     counts = dict.fromkeys(AXES + UNCERTAINTY, 0)
     for e in fixed:

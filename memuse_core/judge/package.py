@@ -280,9 +280,9 @@ def build_package(ev: EpisodeEvidence, span: SpanContext, *, reference: bool = F
     mandatory = ["task.md", "prior/index.md", "target/placements.md", "target/entries.md"]
     for t in (span.first_step - 1, span.first_step):
         if 1 <= t <= ev.T:
-            for p in [step_path(t), *refs.get(step_path(t), [])]:
-                if p not in mandatory:
-                    mandatory.append(p)
+            for f in [step_path(t), *refs.get(step_path(t), [])]:
+                if f not in mandatory:
+                    mandatory.append(f)
     return EvidencePackage(span.span_id, span.episode_id, files, mandatory, refs, infos,
                            span.first_step, ev.T, len(span.prior_sources))
 

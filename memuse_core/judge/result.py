@@ -94,7 +94,8 @@ class Prompts:
         for name, t in zip(PROMPT_FILES, texts, strict=True):
             h.update(name.encode() + b"\0" + t.encode() + b"\0")
         h.update(json.dumps(tool_schemas(), sort_keys=True).encode())
-        return cls(*texts, hash=h.hexdigest()[:16])
+        system, user, forced, nudge = texts
+        return cls(system=system, user=user, forced=forced, nudge=nudge, hash=h.hexdigest()[:16])
 
 
 class Attempt(BaseModel):

@@ -176,9 +176,8 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
             prior_toks: str, prior_words: str, task_text: str,
             hedged: str, after: dict[int, _Step]) -> EntryAssessment:
     notes: list[str] = []
-    base = {"entry": e.pos, "item_id": e.item_id}
     if e.exposed_text is None:
-        return EntryAssessment(**base, relevance=False, accuracy="uncontradicted", novelty=None, influence=None,
+        return EntryAssessment(entry=e.pos, item_id=e.item_id, relevance=False, accuracy="uncontradicted", novelty=None, influence=None,
                                effect=None, notes="rules: exposure unknown, the entry's own text cannot be "
                                "separated from the placement; novelty and influence undetermined")
     specific = {t for t in toks if not has(prior_toks, t)}
@@ -199,7 +198,10 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
     else:
         ws_, we = e.window
         handoff = {s - 1 for _, s, _ in e.later_deliveries if ws_ <= s - 1 <= we}
-        acted, selected, shared, said = [], [], [], []
+        acted: list[int] = []
+        selected: list[int] = []
+        shared: list[int] = []
+        said: list[int] = []
         for t in range(ws_, we + 1):
             st = after.get(t)
             if st is None:
@@ -241,8 +243,9 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
             accuracy = "contradicted"
         notes.append(f"effect {effect or 'undetermined'}" + (f" ({', '.join(f'[S{t}]' for t in ev)})" if ev else ""))
     notes.insert(0, f"rules judge: {len(specific)} memory-specific token(s); novelty {novelty}")
-    return EntryAssessment(**base, relevance=relevance, accuracy=accuracy, novelty=novelty, influence=influence,
-                           effect=effect, anchors=anchors, evidence=evidence, notes="; ".join(notes))
+    return EntryAssessment.model_validate({
+        "entry": e.pos, "item_id": e.item_id, "relevance": relevance, "accuracy": accuracy, "novelty": novelty,
+        "influence": influence, "effect": effect, "anchors": anchors, "evidence": evidence, "notes": "; ".join(notes)})
 
 
 def _effect(anchors: list[int], keys: set[str], after: dict[int, _Step], T: int) -> tuple[str | None, list[int]]:

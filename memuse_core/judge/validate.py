@@ -113,6 +113,8 @@ def parse_answer(raw: str) -> tuple[JudgeAnswer | None, list[Violation]]:
 
 def check_answer(pkg: EvidencePackage, tools: EvidenceTools, raw: str | JudgeAnswer) -> CheckResult:
     """Run every structural and coverage check against the ledger as it stands now."""
+    answer: JudgeAnswer | None
+    vs: list[Violation]
     if isinstance(raw, JudgeAnswer):
         answer, vs = raw, []
     else:
