@@ -7,7 +7,7 @@ connections. The overhead of a round is (time through the proxy) - (time direct)
 forwarding, parsing, proof/diff work and the event write. Also reported: the recorder's own time
 per call (begin_call + end_call) measured in process without HTTP.
 
-    .venv/bin/python benchmarks/proxy.py [--rounds 200] [--kb 200]
+    .venv/bin/python benchmarks/proxy.py [--rounds 200] [--kb 200] [--full-requests]
 """
 
 from __future__ import annotations
@@ -71,10 +71,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def recorder_work(reqs: list[bytes], reply: bytes) -> list[float]:
+def recorder_work(reqs: list[bytes], reply: bytes, delta: bool) -> list[float]:
     """The recorder's own CPU time per call (begin_call + end_call), without HTTP."""
     with tempfile.TemporaryDirectory() as d:
-        rec = Recorder(Path(d) / "work.jsonl")
+        rec = Recorder(Path(d) / "work.jsonl", delta=delta)
         rec.start_episode(task_id="bench", task="benchmark")
         times = []
         for body in reqs:
@@ -90,6 +90,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--kb", type=int, default=200)
+    ap.add_argument("--full-requests", dest="delta", action="store_false",
+                    help="run the proxy with --full-requests (default: delta-encoded requests)")
     args = ap.parse_args()
     reqs = bodies(args.kb, args.rounds + 10)
     up = subprocess.Popen([sys.executable, "-c", UPSTREAM.format(root=str(ROOT))], stdout=subprocess.PIPE, text=True)
@@ -99,7 +101,8 @@ def main() -> None:
         try:
             up_url = up.stdout.readline().strip()  # type: ignore[union-attr]
             px = subprocess.Popen([sys.executable, "-m", "memuse_core", "record", "proxy", "--upstream", up_url,
-                                   "--out", str(out), "--port", str(port)], stderr=subprocess.DEVNULL, cwd=ROOT)
+                                   "--out", str(out), "--port", str(port), *([] if args.delta else ["--full-requests"])],
+                                  stderr=subprocess.DEVNULL, cwd=ROOT)
             px_url = f"http://127.0.0.1:{port}"
             wait_until_up(px_url, timeout=60)
             direct, via = [], []
@@ -128,10 +131,11 @@ def main() -> None:
                     proc.terminate()
                     proc.wait(timeout=10)
         lines = out.read_text().count("\n") if out.exists() else 0
-    own = recorder_work(reqs, reply)[10:]
+    own = recorder_work(reqs, reply, args.delta)[10:]
     over = [v - d_ for v, d_ in zip(via, direct)]
     ms = 1000.0
-    print(f"request body {len(reqs[-1]) / 1000:.0f} KB, {len(over)} rounds, {lines} event lines written")
+    print(f"request body {len(reqs[-1]) / 1000:.0f} KB, {len(over)} rounds, {lines} event lines written"
+          f" ({'delta-encoded' if args.delta else 'full'} requests)")
     print(f"{'measure':<38}{'p50 ms':>10}{'p95 ms':>10}")
     for name, xs in (("direct to upstream", direct), ("through the recording proxy", via),
                      ("proxy overhead (paired difference)", over), ("recorder CPU per call (no HTTP)", own)):

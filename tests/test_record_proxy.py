@@ -362,3 +362,33 @@ def test_cli_rejects_bad_upstream_without_creating_files(tmp_path: Path) -> None
     assert r.returncode != 0 and r.stderr.strip().startswith("error: --upstream")
     assert len(r.stderr.strip().splitlines()) == 1 and not out.exists()
     assert text_digest("x")  # the digest helper the proofs use is importable from events
+
+
+def test_delta_encoded_log_resolves_to_the_same_inputs(tmp_path: Path) -> None:
+    """`--delta` writes base_call_id/base_len when the previous call's messages are a prefix; the
+    resolved inputs equal those of a full-request log, retractions included."""
+    up = ScriptedUpstream(lambda b: {"content": "ok"}).start()
+    logs = {}
+    base = [{"role": "system", "content": SYSTEM + "\n" + "s" * 5000}, {"role": "user", "content": "task"}]
+    seq = [base, base + [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "o1"}],
+           base + [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "o1"},
+                   {"role": "assistant", "content": "a2"}, {"role": "user", "content": "o2"}],
+           base + [{"role": "assistant", "content": "a2"}, {"role": "user", "content": "o2"}]]
+    for delta in (False, True):
+        out = tmp_path / f"{delta}.jsonl"
+        rec = Recorder(out, run_id="r", delta=delta)
+        px = serve(rec, up.url)
+        rec.start_episode(task_id="t", episode_id="e", task="task")
+        for m in seq:
+            post(f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": m})
+        rec.end_episode("e")
+        px.stop()
+        rec.close()
+        logs[delta] = out
+    up.stop()
+    full, delta_ = (episodes_from_events(events_of(logs[d]))["e"] for d in (False, True))
+    assert [c.messages for c in full.calls] == [c.messages for c in delta_.calls]
+    reqs = [e.request for e in events_of(logs[True]) if e.type == "model_call"]
+    assert [r.base_len for r in reqs] == [None, 2, 4, None]  # the retraction breaks the prefix
+    assert logs[True].stat().st_size < 0.6 * logs[False].stat().st_size
+    assert build_episode_context(delta_).valid

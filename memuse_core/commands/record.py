@@ -24,6 +24,9 @@ def proxy(
     config: str = typer.Option("recorded", "--config", help="Memory-system/config name of the run."),
     timeout: float = typer.Option(600.0, "--timeout", help="Upstream timeout in seconds."),
     verbose: bool = typer.Option(False, "--verbose", help="Log every request line (never headers)."),
+    delta: bool = typer.Option(True, "--delta/--full-requests", help="Write each request as a delta of the "
+                               "episode's previous call when it repeats that call's messages (linear-size logs), "
+                               "or every request in full."),
 ) -> None:
     """Forward model calls to UPSTREAM unchanged and record each one as a `model_call` event.
 
@@ -39,7 +42,7 @@ def proxy(
     if u.scheme not in ("http", "https") or not u.hostname:
         fail(f"--upstream {upstream!r}: expected an http(s) URL such as http://127.0.0.1:8000/v1")
     try:
-        recorder = Recorder(out, run_id=run_id, config=config)
+        recorder = Recorder(out, run_id=run_id, config=config, delta=delta)
     except OSError as e:
         fail(f"{out}: cannot open the event file for appending ({e.strerror})")
         return

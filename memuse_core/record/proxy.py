@@ -6,6 +6,7 @@
     /v1/<api path>                        same as /agent/v1
     /ep/<episode_id>/<role>/v1/<api path> explicit episode binding (or header X-MemUse-Episode)
     POST /_memuse/annotate                bridge annotations: {"op": ..., "args": {...}}
+    header X-MemUse-Op: <id>              memory-operation id of a memory-system call (`op_ref`)
     GET  /_memuse/health                  liveness
 
 Every request is forwarded byte for byte to `<upstream>/<api path>` with the caller's headers

@@ -12,6 +12,9 @@ endpoint). The recorder
   consume them, because the harness's retry resends the same input. Standing deliveries (a recall
   block in the system message) are restated, and re-verified, on every agent call until withdrawn
   or until their text leaves the request;
+* writes each request delta-encoded (`base_call_id` + `base_len`, docs/decisions.md) when the
+  previous written call of the same episode and role is a prefix of it, so a long episode's log
+  grows linearly, not quadratically (`delta=False` writes every request in full);
 * derives `retraction` and `history_rewrite` events by comparing consecutive agent requests of an
   episode (A.1.3): messages dropped from an otherwise unchanged history are a retraction, any other
   change to already-sent messages is a rewrite that keeps the common prefix;
@@ -77,6 +80,8 @@ class _Episode:
     standing: dict[str, _Delivery] = field(default_factory=dict)
     tool_call_owner: dict[str, str] = field(default_factory=dict)
     last_ok_agent_call: str | None = None
+    last_written: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
+    """Per role: the last call written and its raw messages (base of delta-encoded requests)."""
 
 
 @dataclass
@@ -90,6 +95,8 @@ class CallContext:
     request: dict[str, Any]
     started_at: float
     op_ref: str | None
+    raw: list[Any] = field(default_factory=list)
+    """Raw request messages (for delta encoding against the previous call)."""
     pre_events: list[dict[str, Any]] = field(default_factory=list)
     consumed: list[_Delivery] = field(default_factory=list)
 
@@ -105,8 +112,12 @@ def _model_event(model: Any) -> dict[str, Any]:
 class Recorder:
     """Writes the event log of a recording session (see module docstring)."""
 
-    def __init__(self, out: str | os.PathLike[str] | EventSink, *, run_id: str | None = None, config: str = "recorded"):
+    def __init__(self, out: str | os.PathLike[str] | EventSink, *, run_id: str | None = None,
+                 config: str = "recorded", delta: bool = True):
         self.sink = out if isinstance(out, EventSink) else EventSink(out)
+        self.delta = delta
+        """Write requests delta-encoded against the previous written call of the same episode and
+        role (`base_call_id` + `base_len`) when it is a prefix; full requests otherwise."""
         self.run_id = run_id or f"run-{uuid.uuid4().hex[:8]}"
         self.config = config
         self._run_written = False
@@ -317,7 +328,7 @@ class Recorder:
             ep.n_calls += 1
             ctx = CallContext(call_id=f"{ep.episode_id}-c{ep.n_calls}", episode_id=ep.episode_id,
                               role=role, kind=kind, request=request, started_at=started, op_ref=op_ref,
-                              pre_events=pre)
+                              raw=mm.raw, pre_events=pre)
             if role == "agent" and kind in (CHAT, RESPONSES) and isinstance(obj, dict):
                 ctx.pre_events.extend(self._context_events(ep, mm, ctx.call_id))
                 self._bind(ep, ctx, obj, mm)
@@ -403,9 +414,11 @@ class Recorder:
             "model": (parsed.model if parsed and parsed.model else ctx.request.get("model")
                       if isinstance(ctx.request.get("model"), str) else None),
         })
-        out = list(ctx.pre_events) + [ev]
         with self._lock:
             ep = self._episodes[ctx.episode_id]
+            if self.delta and ctx.raw:
+                ev["request"] = self._delta_request(ep, ctx)
+            out = list(ctx.pre_events) + [ev]
             if status == "ok" and ctx.role == "agent":
                 ep.last_ok_agent_call = ctx.call_id
                 for tc in (resp or {}).get("tool_calls") or []:
@@ -419,6 +432,20 @@ class Recorder:
                 ep.pending[:0] = requeue
             self.calls_recorded += 1
             self.sink.write(out)
+
+    def _delta_request(self, ep: _Episode, ctx: CallContext) -> dict[str, Any]:
+        last = ep.last_written.get(ctx.role)
+        ep.last_written[ctx.role] = (ctx.call_id, ctx.raw)
+        if last is None:
+            return ctx.request
+        base_id, base_raw = last
+        k = len(base_raw)
+        if k == 0 or ctx.raw[:k] != base_raw:
+            return ctx.request
+        req = dict(ctx.request)
+        req["base_call_id"], req["base_len"] = base_id, k
+        req["messages"] = ctx.request["messages"][k:]
+        return req
 
     def digest(self, text: str) -> str:
         """`events.text_digest`, for adapters that only hold a recorder."""
