@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 
-def _child(db: str, n: int) -> None:
+def _child(db: str, n: int, workers: int) -> None:
     from memuse_core.context.build import build_store
     from memuse_core.store import connect
     from memuse_core.store.context import clear_context
@@ -40,7 +40,7 @@ def _child(db: str, n: int) -> None:
     finally:
         con.close()
     t, c = time.perf_counter(), time.process_time()
-    stats = build_store(db, episode_ids=ids)
+    stats = build_store(db, episode_ids=ids, workers=workers)
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"n": len(ids), "deliveries": n_del, "spans": stats["spans"], "wall": wall, "cpu": cpu,
@@ -60,10 +60,11 @@ def main() -> None:
     ap.add_argument("--db", default=None, help="reuse/keep this database (default: a temporary file)")
     ap.add_argument("--keep", action="store_true", help="keep the generated database")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--workers", type=int, default=2, help="build processes (1 = single process)")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
-        _child(args.db, args.child)
+        _child(args.db, args.child, args.workers)
         return
     sizes = sorted(args.sizes)
     tmp = None
@@ -90,7 +91,8 @@ def main() -> None:
                   file=sys.stderr)
         rows = []
         for n in sizes:
-            out = subprocess.run([sys.executable, __file__, "--db", db, "--child", str(n)], check=True,
+            out = subprocess.run([sys.executable, __file__, "--db", db, "--child", str(n),
+                              "--workers", str(args.workers)], check=True,
                                  capture_output=True, text=True).stdout
             rows.append(json.loads(out.strip().splitlines()[-1]))
             r = rows[-1]

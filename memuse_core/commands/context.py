@@ -15,6 +15,7 @@ from ..cli import DbOption, app, fail, user_errors
 def build(
     db: Path | None = DbOption,
     rebuild: bool = typer.Option(False, "--rebuild", help="Recompute every derived context table from the events."),
+    workers: int = typer.Option(0, "--workers", help="Processes that load and build (0: automatic)."),
 ) -> None:
     """Build exposure, prior context, recording checks, injection spans, credit windows and
     eligibility for stored episodes (only episodes not built yet, unless --rebuild).
@@ -28,7 +29,7 @@ def build(
             bar.n = done
             bar.refresh()
 
-        stats = build_store(db, rebuild=rebuild, progress=progress)
+        stats = build_store(db, rebuild=rebuild, progress=progress, workers=workers)
     typer.echo(f"built {stats['episodes']} episodes, {stats['spans']} spans "
                f"({stats['errors']} episodes failed recording checks)")
 
