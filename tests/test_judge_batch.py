@@ -229,3 +229,18 @@ def test_scripted_server_command_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "memuse_core.judge.scripted_server", "--script", str(bad)],
                          cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 1 and "bad.json: invalid script" in out.stdout
+
+
+def test_max_cost_stops_starting_spans_and_resume_continues(tmp_path):
+    db = write_store(tmp_path, [acted_on_episode("a1"), ignored_episode("i1"), referenced_episode("r1"),
+                                acted_on_episode("a2")])
+    with ScriptedServer(Script()) as srv:
+        s = JudgeSettings(judge="llm", model="scripted", base_url=srv.base_url, price_input=1000.0)
+        first = run_batch(db, s, concurrency=1, max_cost=0.5)
+        assert first.stopped and "--max-cost" in first.stopped
+        assert 1 <= first.judged < first.planned
+        assert first.cost_usd >= 0.5
+        second = run_batch(db, s, concurrency=1)
+        assert second.judged == first.planned - first.judged
+    elig, acc, _, _ = _counts(db)
+    assert all(acc.get(x) == 1 for x in elig)
