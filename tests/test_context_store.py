@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memuse_core.builder import EpisodeBuilder, entry
@@ -159,3 +160,13 @@ def test_cli_ingest_builds_automatically(tmp_path: Path) -> None:
         assert list(list_spans(con).span_id) == ["e9/e9-d1", "e9/e9-d3"]
     finally:
         con.close()
+
+
+@pytest.mark.slow
+def test_store_build_with_worker_processes_equals_single_process(tmp_path: Path) -> None:
+    db = store(tmp_path, "e1", "e2", "e3")
+    assert build_store(db, workers=1)["episodes"] == 3
+    single = dump_tables(db)
+    stats = build_store(db, rebuild=True, workers=2, batch=1)
+    assert stats == {"episodes": 3, "spans": 6, "errors": 0}
+    assert dump_tables(db) == single
