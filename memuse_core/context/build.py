@@ -175,7 +175,7 @@ def _write(con, ctxs: list[EpisodeContext], stats: dict[str, int]) -> None:  # n
 
     con.execute("BEGIN")
     try:
-        write_contexts(con, ctxs, replace=True)
+        write_contexts(con, ctxs, replace=True, ensure=False)  # tables checked by episodes_to_build
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -130,10 +130,12 @@ class _Blobs:
             append_rows(con, "blobs", list(self.texts.items()), or_ignore=True)
 
 
-def write_contexts(con: duckdb.DuckDBPyConnection, ctxs: list[EpisodeContext], *, replace: bool = True) -> None:
+def write_contexts(con: duckdb.DuckDBPyConnection, ctxs: list[EpisodeContext], *, replace: bool = True,
+                   ensure: bool = True) -> None:
     """Write built episode contexts (caller holds the transaction); with `replace`, earlier rows of
-    those episodes are deleted first."""
-    ensure_context_tables(con)
+    those episodes are deleted first. `ensure=False` skips the table check (done once per build)."""
+    if ensure:
+        ensure_context_tables(con)
     if not ctxs:
         return
     ids = [c.episode_id for c in ctxs]
