@@ -94,6 +94,9 @@ class BatchSummary:
                        f"already judged {self.skipped_done}")
         if self.stopped:
             out.append(f"  stopped: {self.stopped}")
+        if self.planned == 0 and not self.skipped_done:
+            out.append("  no eligible spans: build the evaluation context first (`memuse build`), or check "
+                       "`memuse info`")
         return out
 
 
@@ -108,7 +111,7 @@ def _load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeReco
 
     eps = sorted({e for _, e in pairs})
     wanted = {s for s, _ in pairs}
-    con = connect(db, read_only=False)
+    con = connect(db, read_only=True)  # readers can share the file with the app
     try:
         recs = load_episodes(con, eps)
         spans = _load_spans(con, "episode_id IN (SELECT unnest(?::VARCHAR[]))", eps)
