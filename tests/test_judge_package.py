@@ -102,3 +102,44 @@ def test_tool_schemas_are_static_and_answer_schema_from_model():
     assert names == ["search_evidence", "read_evidence", "answer"]
     props = a[2]["function"]["parameters"]["$defs"]["EntryAssessment"]["properties"]
     assert props["influence"]["anyOf"][0]["enum"] == ["acted_on", "selected", "referenced", "none"]
+
+
+def test_reference_only_in_reference_mode():
+    from memuse_core.builder import EpisodeBuilder
+
+    b = EpisodeBuilder("ref", task="Fix it.", reference="diff --git a/x b/x\n+fixed")
+    b.host_block("recall", "Memories:\n- use `fix_x` in x.py", entries=[entry("m", "use `fix_x` in x.py")])
+    b.step("look", "cat x.py", "x")
+    b.final()
+    events = b.finish()
+    plain, _ = _pkg(events)
+    ref, _ = _pkg(events, reference=True)
+    assert "reference.md" not in plain.files and "+fixed" in ref.files["reference.md"]
+    assert "reference.md" not in ref.mandatory
+
+
+def test_hand_made_span_context_renders_copies_and_prior_markers():
+    from memuse_core.context.model import EarlierCopy, PriorSource, SpanContext, SpanEntry
+    from memuse_core.events import Placement
+
+    rec, real = span_context(acted_on_episode())
+    span = SpanContext(
+        span_id="h/1", episode_id=real.episode_id, status="eligible", first_step=2, last_step=2,
+        delivery_ids=["x1"], placements=[Placement(slot="system_suffix", text="PLACED TEXT")],
+        entries=[SpanEntry(pos=0, namespace="n", item_id="i0", exposure="clipped", exposed_text="PLACED",
+                           window=(2, 4)),
+                 SpanEntry(pos=1, namespace="n", item_id="i1", exposure="unknown", window=None)],
+        prior_sources=[PriorSource(pos=1, message_index=0, role="system", text="sys", cut=[(3, 14)]),
+                       PriorSource(pos=2, message_index=3, role="tool", text="", memory_only=True)],
+        earlier_copies=[EarlierCopy(entry_pos=0, delivery_id="d0", step=1, visibility="visible", contains_target=True),
+                        EarlierCopy(entry_pos=0, delivery_id="d00", step=1, visibility="not_visible"),
+                        EarlierCopy(entry_pos=1, delivery_id="d9", step=2, visibility="same_input")])
+    pkg = build_package(episode_evidence(rec), span)
+    ents = pkg.files["target/entries.md"]
+    assert "exposed prefix (the rest was not shown)" in ents and WITHHELD in ents
+    assert "still visible in the first consuming input; contains all of the target's exposed text" in ents
+    assert "no longer visible" in ents and "arrives in the same input" in ents
+    assert "credit window: empty" in ents
+    idx = pkg.files["prior/index.md"]
+    assert "[P1]" in idx and "1 target placement(s) cut out" in idx and "memory-only message" in idx
+    assert pkg.files["target/placements.md"].count("PLACED TEXT") == 1
