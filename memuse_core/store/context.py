@@ -272,7 +272,10 @@ def _load_spans(con: duckdb.DuckDBPyConnection, where: str, arg: Any) -> list[Sp
 
 def load_span_context(con: duckdb.DuckDBPyConnection, span_id: str) -> SpanContext:
     """One stored span with everything the judge needs (raises KeyError when it is not built)."""
-    spans = _load_spans(con, "span_id = ?", span_id)
+    try:
+        spans = _load_spans(con, "span_id = ?", span_id)
+    except duckdb.CatalogException:
+        spans = []
     if not spans:
         raise KeyError(f"span {span_id!r} is not in the store (run `memuse build`)")
     return spans[0]
@@ -280,7 +283,10 @@ def load_span_context(con: duckdb.DuckDBPyConnection, span_id: str) -> SpanConte
 
 def load_episode_context(con: duckdb.DuckDBPyConnection, episode_id: str) -> EpisodeContext:
     """The stored evaluation context of one episode (raises KeyError when it is not built)."""
-    built = con.execute("SELECT 1 FROM context_built WHERE episode_id = ?", [episode_id]).fetchone()
+    try:
+        built = con.execute("SELECT 1 FROM context_built WHERE episode_id = ?", [episode_id]).fetchone()
+    except duckdb.CatalogException:
+        built = None
     if built is None:
         raise KeyError(f"episode {episode_id!r} has no built context (run `memuse build`)")
     checks = [RecordingCheck(episode_id=episode_id, ok=ok, rule=rule, detail=detail or "")
