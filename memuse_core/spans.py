@@ -132,7 +132,7 @@ def _token_in(key: str, text: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text) is not None
 
 
-def resident_entries(an: EpisodeAnalysis, span: SpanBuild, before: list[SpanBuild]) -> list[bool]:
+def resident_entries(an: EpisodeAnalysis, span: SpanBuild) -> list[bool]:
     """Resident copies (A.1.5): an entry of a new span is resident when a proven copy of the same
     item, delivered earlier (same input included) and still visible in its consuming input,
     already shows all of its exposed text and its displayed key. The earlier owner keeps the
@@ -141,18 +141,16 @@ def resident_entries(an: EpisodeAnalysis, span: SpanBuild, before: list[SpanBuil
     out = [False] * len(di.d.entries)
     if di.call is None or di.step is None or _selected_read(an, di):
         return out
-    copies: dict[tuple, list[tuple[DInfo, int]]] = {}
-    for s in before:
-        for d0 in s.deliveries:
-            if d0.order >= di.order or d0.step is None:
-                continue
-            for p0, k in enumerate(d0.ikeys):
-                copies.setdefault(k, []).append((d0, p0))
+    by_item = an.by_item()
     for pos, e in enumerate(di.d.entries):
         x = di.exposures[pos]
         if x.exposed_text is None:
             continue
-        for d0, p0 in copies.get(di.ikeys[pos], []):
+        key = di.ikeys[pos]
+        for d0 in reversed(by_item.get(key, [])):  # latest copies first
+            if d0.order >= di.order or d0.step is None:
+                continue
+            p0 = d0.ikeys.index(key)
             x0 = d0.exposures[p0]
             if x0.exposed_text is None or not an.contains(x0.exposed_text, x.exposed_text):
                 continue
@@ -177,8 +175,8 @@ def credit_windows(an: EpisodeAnalysis, spans: list[SpanBuild]) -> None:
     """
     T = an.rec.T
     live = [s for s in spans if s.nonempty and s.attributed]
-    for k, s in enumerate(live):
-        s.resident = resident_entries(an, s, live[:k])
+    for s in live:
+        s.resident = resident_entries(an, s)
     by_item: dict[tuple, list[tuple[SpanBuild, int]]] = {}
     for s in live:
         for pos, key in enumerate(s.first.ikeys):
