@@ -17,7 +17,7 @@ def demo(
     db: Path | None = DbOption,
     out: Path | None = typer.Option(None, "--out", help="Keep the event logs and planted truth in this folder."),
     runs: int = typer.Option(2, "--runs", help="Runs per configuration."),
-    steps: int = typer.Option(60, "--steps", help="Mean steps per episode."),
+    steps: int = typer.Option(40, "--steps", help="Mean steps per episode (the scale benchmark uses 60)."),
     build: bool = typer.Option(True, "--build/--no-build", help="Build the evaluation context afterwards."),
 ) -> None:
     """Generate realistic coding-agent episodes in four memory configurations, with planted truth."""

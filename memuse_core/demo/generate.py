@@ -15,17 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .agent import (
-    SYSTEM,
-    SYSTEM_EXTRA,
-    Episode,
-    Script,
-    consult_cards,
-    consult_mem0,
-    consult_proxy,
-    mem0_tool_search,
-    proxy_reads,
-)
+from .agent import SYSTEM, SYSTEM_EXTRA, Episode, Script
+from .consult import consult_cards, consult_mem0, consult_proxy, mem0_tool_search, proxy_reads
 from .emit import EpisodeEmitter
 from .memory import CardCorpus, Mem0Store, ProxyStore
 from .tasks import Task, task_sequence
@@ -53,7 +44,7 @@ class DemoPlan:
     seed: int = 7
     runs: int = 2
     """Runs per configuration."""
-    mean_steps: int = 60
+    mean_steps: int = 40
     configs: tuple[str, ...] = CONFIGS
 
     @property
@@ -148,6 +139,7 @@ def _write_run(plan: DemoPlan, config: str, r: int, run_id: str, tasks: list[Tas
     mem0 = Mem0Store(run_id, random.Random(f"{plan.seed}:{run_id}:store"))
     proxy = ProxyStore(run_id, random.Random(f"{plan.seed}:{run_id}:store"))
     t0 = T0 + (r - 1) * 86400 * 3
+    cross_done = False
     for task in tasks:
         rng = random.Random(f"{plan.seed}:{run_id}:{task.position}")
         eid = f"{run_id}:{task.task_id}"
@@ -156,7 +148,10 @@ def _write_run(plan: DemoPlan, config: str, r: int, run_id: str, tasks: list[Tas
         showcase = None
         if config == "mem0" and r == 1 and pair is not None and task.position in pair:
             showcase = "origin" if task.position == pair[0] else "use"
+        if config == "proxy" and r == 1 and not cross_done:
+            showcase = "cross"
         ep = _episode(plan, config, task, rng, em, corpus, mem0, proxy, harm, r, showcase)
+        cross_done = cross_done or ep.cross
         for row in ep.truth:
             tf.write(json.dumps(row, ensure_ascii=False) + "\n")
         summary.episodes += 1
@@ -178,9 +173,9 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
     if showcase == "origin":
         resolved = False  # a failed attempt whose memory later helps (MemUse A.6.6)
         s.force = "discover"
-    elif showcase == "use":
-        s.force = "act"
-    limits = not resolved and rng.random() < 0.25 and showcase is None
+    elif showcase in ("use", "cross"):
+        s.force = "act" if showcase == "use" else "cross"
+    limits = not resolved and rng.random() < 0.25 and showcase in (None, "cross")
     target = max(14, min(3 * plan.mean_steps, int(rng.gauss(plan.mean_steps, plan.mean_steps * 0.35))))
     u = rng.random()
     if config != "baseline" and u < 0.035:
@@ -244,7 +239,7 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
         ids = em.delivered.get(d.key)
         if ids:
             truth.append(d.row(em.episode_id, ids[0], broken))
-    return Episode(truth, resolved, s.found_helper, em.cost)
+    return Episode(truth, resolved, s.found_helper, em.cost, s.cross_item is not None)
 
 
 def _rewrite_or_retract(s: Script, rng: random.Random) -> None:

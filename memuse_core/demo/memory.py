@@ -280,7 +280,7 @@ class ProxyStore:
                 store[key] = it
                 ops.append(("create", it))
             elif old.value != value:
-                old.value, old.version, old.preview = value, old.version + 1, preview
+                old.value, old.version, old.preview, old.repo = value, old.version + 1, preview, task.repo
                 old.origin, old.origin_pos, old.origin_resolved = episode_id, task.position, resolved
                 ops.append(("update", old))
 
