@@ -30,6 +30,7 @@ def episode() -> list:
     b.host_block("recall", block, [entry("m1", M_SHARED), entry("m2", M_CONFLICT), entry("m3", M_NOVEL)])
     b.step("look at the config", "cat setup.cfg", "python version: 3.12\n[tool:pytest]")
     b.step("run the tests", "pytest -x tests/test_dates.py", "1 failed")
+    b.step("look again", "ls", "README")
     return b.finish(resolved=True)
 
 
@@ -44,7 +45,7 @@ def test_prior_context_excludes_the_delivery_itself() -> None:
 def test_record_whatif_classes() -> None:
     rec = EpisodeRecord.from_events(episode())
     ws = record_whatif(rec)
-    assert len(ws) == 2  # the block is restated on both calls
+    assert len(ws) == 3  # the block is restated on every call
     first, second = ws[0], ws[1]
     e_shared, e_conf, e_novel = first.entries
     # the task already says it: every unit of m1 is shared, nothing of it remains
@@ -57,6 +58,9 @@ def test_record_whatif_classes() -> None:
     assert {d.decision.outcome for w in ws for d in w.entries} == {"none"}
     # overlap (RQ2 view): the redundant entry overlaps the prior context more than the novel one
     assert e_shared.jaccard > e_novel.jaccard
+    # the third call adds nothing that touches the entries: same decisions, recorded as such
+    assert [e.same_as for e in ws[2].entries] == ["e1-d2"] * 3
+    assert [e.decision for e in ws[2].entries] == [e.decision for e in ws[1].entries]
 
 
 def test_memuse_trim_cli_and_summaries(tmp_path: Path) -> None:
@@ -75,21 +79,24 @@ def test_memuse_trim_cli_and_summaries(tmp_path: Path) -> None:
     res = runner.invoke(app, ["trim", "--db", str(db), "--json"])
     assert res.exit_code == 0, res.output
     summary = json.loads(res.output)
-    assert summary["deliveries"] == 2 and summary["entries"] == 6
-    assert summary["conflicting"] == 1 and summary["chars_saved"] > 0
+    assert summary["deliveries"] == 3 and summary["entries"] == 9
+    assert summary["conflicting"] == 2 and summary["chars_saved"] > 0
     # the span's first delivery uses the built prior context, the restatement the record
-    assert summary["prior_from"] == {"span_context": 1, "episode_record": 1}
+    assert summary["prior_from"] == {"span_context": 1, "episode_record": 2}
     assert summary["tokens_saved"] == summary["chars_saved"] // 4
     con = connect(db, read_only=True)
     try:
         n = con.execute("SELECT count(*) FROM trim_results").fetchone()[0]
-        assert n == 6
+        assert n == 9
         per_cfg = trim_summary(con)
         assert list(per_cfg["config"]) == ["mem0-recall"]
         assert int(per_cfg["tokens_saved"].iloc[0]) == summary["tokens_saved"]
         rows = trim_entries(con, "e1-d2")
         assert list(rows["memtrim_class"]) == ["redundant", "partial", "novel"]
         assert json.loads(rows["decision"].iloc[1])["conflicting"][0]["value"] == "3.11"
+        # the restatement stores its decision once; reading it back resolves the reference
+        again = trim_entries(con, "e1-d3")
+        assert list(again["same_as"]) == ["e1-d2"] * 3 and list(again["decision"]) == list(rows["decision"])
         w = delivery_whatif(con, "e1-d2")
         assert [e.klass for e in w.entries] == ["redundant", "partial", "novel"]
         assert w.query_units and w.prior_texts
@@ -102,7 +109,7 @@ def test_memuse_trim_cli_and_summaries(tmp_path: Path) -> None:
     assert runner.invoke(app, ["trim", "--db", str(db)]).exit_code == 0
     con = connect(db, read_only=True)
     try:
-        assert con.execute("SELECT count(*) FROM trim_results").fetchone()[0] == 6
+        assert con.execute("SELECT count(*) FROM trim_results").fetchone()[0] == 9
     finally:
         con.close()
     # after the (offline rules) judge: MemTrim classes meet the judge's novelty and usage labels

@@ -102,7 +102,8 @@ TRIM_DDL = [
         delivery_id VARCHAR, pos INTEGER, episode_id VARCHAR, shared INTEGER,
         conflicting INTEGER, memory_only INTEGER, outcome VARCHAR, chars_before BIGINT,
         chars_after BIGINT, decision JSON, namespace VARCHAR, item_id VARCHAR,
-        prior_from VARCHAR, jaccard DOUBLE, memtrim_class VARCHAR, tokens_saved BIGINT)""",
+        prior_from VARCHAR, jaccard DOUBLE, memtrim_class VARCHAR, tokens_saved BIGINT,
+        same_as VARCHAR)""",
 ]
 
 DDL = CONTEXT_DDL + JUDGE_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL

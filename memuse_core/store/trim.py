@@ -26,7 +26,7 @@ TRIM_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("delivery_id", S), ("pos", I32), ("episode_id", S), ("shared", I32), ("conflicting", I32),
     ("memory_only", I32), ("outcome", S), ("chars_before", I64), ("chars_after", I64), ("decision", S),
     ("namespace", S), ("item_id", S), ("prior_from", S), ("jaccard", F64), ("memtrim_class", S),
-    ("tokens_saved", I64),
+    ("tokens_saved", I64), ("same_as", S),
 ]
 
 
@@ -208,7 +208,11 @@ def overlap_by_usage(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 
 def trim_entries(con: duckdb.DuckDBPyConnection, delivery_id: str) -> pd.DataFrame:
-    """Stored per-entry results of one delivery (decision JSON included)."""
+    """Stored per-entry results of one delivery, decision JSON included (a restatement with an
+    unchanged decision stores it once, on the delivery named in `same_as`; it is resolved here)."""
     if not _has(con, "trim_results"):
         return pd.DataFrame(columns=[c for c, _ in TRIM_COLUMNS])
-    return con.execute("SELECT * FROM trim_results WHERE delivery_id = ? ORDER BY pos", [delivery_id]).df()
+    return con.execute("""
+        SELECT t.* REPLACE (coalesce(t.decision, r.decision) AS decision)
+        FROM trim_results t LEFT JOIN trim_results r ON r.delivery_id = t.same_as AND r.pos = t.pos
+        WHERE t.delivery_id = ? ORDER BY t.pos""", [delivery_id]).df()

@@ -135,7 +135,8 @@ class MemTrim:
         return self.read_parsed(self.parse_query(query), retrieved_ids)
 
     def read_parsed(self, q: ParsedInteraction, retrieved_ids: Iterable[Hashable], *,
-                    query_sets: tuple[AbstractSet[tuple[Key, Any]], AbstractSet[Key]] | None = None
+                    query_sets: tuple[AbstractSet[tuple[Key, Any]], AbstractSet[Key]] | None = None,
+                    classes: dict[Hashable, tuple[list[int], list[int], list[int]]] | None = None
                     ) -> TrimResult:
         """Read time without query parsing (3.3, Eq. 1, A.1 merge).
 
@@ -146,13 +147,15 @@ class MemTrim:
         for mid in ids:
             if mid not in self.memories:
                 raise KeyError(f"memory {mid!r} was retrieved but never written to MemTrim")
-        if query_sets is None:
+        if classes is not None:
+            pass  # the caller already split the units (`split_with_sets`)
+        elif query_sets is None:
             own: dict[Key, set[Any]] = {}
             for u in q.units:
                 own.setdefault(u.key, set()).add(u.value)
             classes = self._classify(own, ids)
         else:
-            classes = self._classify_sets(*query_sets, ids)
+            classes = self.split_with_sets(*query_sets, ids)
         decisions: dict[Hashable, Decision] = {}
         for mid in ids:
             decisions[mid] = self._decide(self.memories[mid], q, *classes[mid])
@@ -211,9 +214,10 @@ class MemTrim:
             out[mid] = (s, d, u)
         return out
 
-    def _classify_sets(self, kvs: AbstractSet[tuple[Key, Any]], keys: AbstractSet[Key], ids: list[Hashable]
+    def split_with_sets(self, kvs: AbstractSet[tuple[Key, Any]], keys: AbstractSet[Key], ids: list[Hashable]
                        ) -> dict[Hashable, tuple[list[int], list[int], list[int]]]:
-        """The memory-side lookups of `_classify` against set-shaped query evidence."""
+        """Shared / conflicting / memory-only unit indices per memory, looked up from the memories'
+        side in set-shaped query evidence (the same split as `_classify`)."""
         out: dict[Hashable, tuple[list[int], list[int], list[int]]] = {}
         for mid in ids:
             s, d, u = [], [], []

@@ -45,6 +45,9 @@ class EntryWhatIf:
     """The trimmed lines this entry contributes."""
     jaccard: float
     """Content-word Jaccard between the prior context and the entry (stored answer excluded; RQ2)."""
+    same_as: str | None = None
+    """An earlier delivery of the episode with the identical decision (a restatement whose
+    evidence split did not change); its stored row carries the decision JSON."""
 
     @property
     def chars_before(self) -> int:
@@ -146,6 +149,8 @@ class EpisodeWhatIf:
         self.trimmer = MemTrim(parser=parser or DeterministicParser())
         self._msg: dict[str, tuple[list[EvidenceUnit], frozenset[Any], frozenset[Key], frozenset[str]]] = {}
         self.task = task_signature(task) if task else None
+        self._results: dict[Any, tuple[Any, str]] = {}
+        self._words: dict[Hashable, frozenset[str]] = {}
 
     def _message(self, text: str) -> tuple[list[EvidenceUnit], frozenset[Any], frozenset[Key], frozenset[str]]:
         hit = self._msg.get(text)
@@ -178,7 +183,17 @@ class EpisodeWhatIf:
                 self.trimmer.write(mid, text, None)
             ids.append(mid)
             by_pos.append((pos, e, text, mid))
-        res = self.trimmer.read_parsed(q, ids, query_sets=(kvs, keys)) if ids else None
+        res = None
+        reused_from: str | None = None
+        if ids:
+            classes = self.trimmer.split_with_sets(kvs, keys, ids)
+            sig = (tuple(ids), tuple((tuple(s), tuple(c), tuple(u)) for s, c, u in (classes[m] for m in ids)))
+            hit = self._results.get(sig)
+            if hit is None:
+                res = self.trimmer.read_parsed(q, ids, classes=classes)
+                self._results[sig] = (res, d.delivery_id)
+            else:  # a restatement whose evidence split did not change: same decisions
+                res, reused_from = hit
         out = DeliveryWhatIf(delivery_id=d.delivery_id, episode_id=d.episode_id, prior_from=prior_from,
                              prior_texts=prior_texts if keep_query else [], query_units=units,
                              context=res.context if res else "")
@@ -188,9 +203,12 @@ class EpisodeWhatIf:
                 ewords: set[str] = set()
             else:
                 dec = res.decisions[mid]
-                ewords = content_words(text)
+                ewords = self._words.get(mid)
+                if ewords is None:
+                    ewords = self._words[mid] = frozenset(content_words(text))
             out.entries.append(EntryWhatIf(pos=pos, namespace=e.namespace, item_id=e.item_id, text=text,
-                                           decision=dec, lines=dec.lines, jaccard=jaccard(ewords, words)))
+                                           decision=dec, lines=dec.lines, jaccard=jaccard(ewords, words),
+                                           same_as=reused_from if mid is not None else None))
         return out
 
 
@@ -240,7 +258,7 @@ def delivery_whatif(con: Any, delivery_id: str) -> DeliveryWhatIf:
     raise KeyError(f"delivery {delivery_id!r} is not in episode {row[0]!r}")
 
 
-def run_store(con: Any, *, limit: int | None = None, batch: int = 50,
+def run_store(con: Any, *, limit: int | None = None, batch: int = 20,
               progress: Callable[[int], Any] | None = None) -> dict[str, Any]:
     """Compute and store the what-if of every recorded delivery (`memuse trim`); returns totals."""
     from ..store.trim import delivery_inputs, ensure_trim_tables, replace_trim_rows, span_prior_texts
@@ -291,6 +309,6 @@ def row_of(w: DeliveryWhatIf, e: EntryWhatIf) -> tuple[Any, ...]:
 
     d = e.decision
     return (w.delivery_id, e.pos, w.episode_id, len(d.shared), len(d.conflicting), len(d.memory_only),
-            d.outcome, e.chars_before, e.chars_after, json.dumps(d.to_dict()),
+            d.outcome, e.chars_before, e.chars_after, None if e.same_as else json.dumps(d.to_dict()),
             e.namespace, e.item_id, w.prior_from, e.jaccard, e.klass,
-            (e.chars_before - e.chars_after) // 4)
+            (e.chars_before - e.chars_after) // 4, e.same_as)
