@@ -64,7 +64,9 @@ def action_kind(tools: str | None, action: str | None) -> str:
 def entry_label(row: Mapping[str, Any]) -> str:
     """Row label of a span entry on the timeline."""
     key = row.get("display_key") or row.get("item_id") or f"entry {row.get('pos')}"
-    return f"{_short(key, 28)} · {str(row.get('span_id', '')).rsplit('/', 1)[-1]}#{row.get('pos')}"
+    ep, _, delivery = str(row.get("span_id", "")).partition("/")
+    short = delivery.replace(ep, "", 1).lstrip(":-_/") or delivery
+    return f"{_short(key, 28)} · {_short(short, 16)}#{row.get('pos')}"
 
 
 def episode_timeline(steps: Sequence[Mapping[str, Any]], entries: Sequence[Mapping[str, Any]] = (),

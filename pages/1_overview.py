@@ -21,6 +21,14 @@ ov = ov.copy()
 ov["group"] = ov["config"] if level == "config" else ov["config"] + " · " + ov["run_id"].astype(str)
 profiled = ov[ov["profiled_spans"] > 0]
 
+def _drill_url(group_row: pd.Series, **kw: str) -> str:
+    params = {"drill_config": group_row["config"]}
+    if level == "run":
+        params["drill_run"] = str(group_row["run_id"])
+    params.update(kw)
+    return url("", **params)
+
+
 st.subheader("Six-axis entry-share profiles")
 st.caption("Mean share of each span's entries on each axis, over profiled spans (each span weighted "
            "equally; MemUse 3.5, Figure 3). Log scale from 0.001% (centre) to 100%; lower harm is better.")
@@ -30,19 +38,19 @@ if len(profiled):
     c1, c2 = st.columns([1, 1])
     c1.plotly_chart(TL.profile_radar(profiles), key="ov_radar")
     c2.plotly_chart(TL.profile_heatmap(profiles), key="ov_heatmap")
+    means = pd.DataFrame({"group": profiled["group"], "profiled spans": profiled["profiled_spans"]})
+    for a in TL.AXES:
+        means[a] = [f"{_drill_url(r, drill_axis=a)}&pct={'—' if pd.isna(r[a]) else f'{100 * r[a]:.3g}'}"
+                    for _, r in profiled.iterrows()]
+    c2.dataframe(means, hide_index=True, key="ov_means",
+                 column_config={a: st.column_config.LinkColumn(f"{TL.AXIS_TITLES[a]} %", display_text=r"pct=(.*)$")
+                                for a in TL.AXES})
+    c2.caption("Each share links to the spans with a nonzero count on that axis.")
 else:
     st.info(f"No profiled spans yet: {NOT_BUILT}.")
 
 st.subheader("Triage, yields and token efficiency")
 TRIAGE = ["positive", "negative", "unresolved", "neutral", "error", "unjudged", "empty", "unassessable"]
-
-
-def _drill_url(group_row: pd.Series, **kw: str) -> str:
-    params = {"drill_config": group_row["config"]}
-    if level == "run":
-        params["drill_run"] = str(group_row["run_id"])
-    params.update(kw)
-    return url("", **params)
 
 
 table = pd.DataFrame({"group": ov["group"]})
