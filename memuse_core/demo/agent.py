@@ -31,7 +31,6 @@ from .shell import (
     head_output,
     ls_output,
     repro_output,
-    sed_view,
     short,
     test_command,
     test_output,
@@ -141,6 +140,12 @@ class Script:
     def bash(self, thought: str, command: str, output: str, exit_code: int = 0, **kw: Any) -> int:
         return self.em.step(thought, command, output, exit_code=exit_code, **kw)
 
+    def view(self, path: str, name: str, start: int, extra: str = "") -> tuple[str, str]:
+        """(command, output) of a numbered code view whose range matches the lines shown."""
+        lines = code_lines(name, start, self.rng, extra)
+        out = "\n".join(f"{n:6d}\t{line}" for n, line in lines)
+        return f"nl -ba {path} | sed -n '{start},{lines[-1][0]}p'", out
+
     def run_tests(self, thought: str, failed: int, where: str | None = None, exc: str | None = None) -> int:
         c = self.task.comp
         passed = self.n_tests - failed
@@ -155,8 +160,7 @@ class Script:
         self.bash(f"The traceback points at {short(c.func)}; let me find its definition.",
                   f"grep -rn \"def {short(c.func)}\" {pkg}/ | head -20",
                   grep_output([(c.file, self.line, f"    def {short(c.func)}(self, value, *args, **kwargs):")]))
-        self.bash(f"Let me read {short(c.func)} in {c.file}.", f"sed -n '{self.line},{self.line + 12}p' {c.file}",
-                  sed_view(c.func, self.line, rng))
+        self.bash(f"Let me read {short(c.func)} in {c.file}.", *self.view(c.file, c.func, self.line))
         if rng.random() < 0.6:
             self.bash("Let me see which tests cover this function.",
                       f"grep -rn \"{short(c.func)}\" {c.test_file} | head -10",
@@ -174,12 +178,15 @@ class Script:
     def filler(self, n: int) -> None:
         c, rng = self.task.comp, self.rng
         pkg = REPOS[c.repo]["pkg"]
+        last = -1
         for _ in range(n):
             k = rng.randrange(6)
+            if k == last:
+                k = (k + 1 + rng.randrange(5)) % 6
+            last = k
             start = self.line + rng.randrange(-60, 80)
             if k == 0:
-                self.bash("Let me look a bit further around this code.", f"sed -n '{start},{start + 12}p' {c.file}",
-                          sed_view(c.func, start, rng))
+                self.bash("Let me look a bit further around this code.", *self.view(c.file, c.func, start))
             elif k == 1:
                 self.bash(f"Where else is {short(c.func)} called?", f"grep -rn \"{short(c.func)}(\" {pkg}/ | head -20",
                           grep_output([(rng.choice([c.file, c.test_file]), rng.randrange(50, 3000),
@@ -192,8 +199,9 @@ class Script:
                 self.bash("Check the working tree state.", "git status --short",
                           f" M {c.file}\n?? reproduce.py" if self.fixed else "?? reproduce.py")
             elif k == 4:
-                self.bash("Let me read the related test case.", f"sed -n '{start},{start + 30}p' {c.test_file}",
-                          test_snippet(c, rng))
+                snippet = test_snippet(c, rng)
+                self.bash("Let me read the related test case.",
+                          f"sed -n '{start},{start + snippet.count(chr(10))}p' {c.test_file}", snippet)
             else:
                 self.bash("Let me check the module's imports.", f"head -30 {c.file}", head_output(rng))
 
@@ -213,14 +221,14 @@ class Script:
             d.anchor_step = self.bash(
                 f"The {_source(d)} points at `{hint}` in {path}; let me look at it.",
                 f"grep -n \"def {fn}\" {path}", grep_output([(path, line, f"    def {fn}(self, value, *args, **kwargs):")]))
-            self.bash(f"Reading {fn}.", f"sed -n '{line},{line + 12}p' {path}", sed_view(hint, line, rng))
+            self.bash(f"Reading {fn}.", *self.view(path, hint, line))
             if d.effect == "no_effect":
                 self.bash(f"`{fn}` already copes with this input, so nothing to change there.",
-                          f"sed -n '{self.line},{self.line + 12}p' {c.file}", sed_view(c.func, self.line, rng))
+                          *self.view(c.file, c.func, self.line))
                 return
             if d.effect == "undetermined":
                 self.bash("This does not obviously explain the traceback; back to the reported function.",
-                          f"sed -n '{self.line},{self.line + 12}p' {c.file}", sed_view(c.func, self.line, rng))
+                          *self.view(c.file, c.func, self.line))
                 return
             self.bash(f"Apply the change in `{fn}`: {mech.remedy}.",
                       f"sed -i '{line + 8}s/return value.__class__(resolved)/return _rebuild(value, resolved)/' {path}", "")
@@ -268,8 +276,7 @@ class Script:
         discover = c.helper not in self.blocked and (self.force == "discover" or rng.random() < (0.45 if resolved else 0.8))
         if discover:
             self.bash(f"{short(c.func)} delegates the rebuilding; let me see what it calls.",
-                      f"sed -n '{self.line + 6},{self.line + 18}p' {c.file}",
-                      "\n".join(line for _, line in code_lines(c.func, self.line + 6, rng, extra=c.helper)))
+                      *self.view(c.file, c.func, self.line, extra=c.helper))
             self.found_helper = True
         target = c.helper if discover else c.func
         self.bash(f"Fix {short(target)}: {MECHANISMS[c.mechanism].remedy}.",
