@@ -38,7 +38,9 @@ def _build_demo(path: Path) -> None:
         st.error(f"Database {path} does not exist and the demo generator is not available ({e}). "
                  "Import recordings with `memuse ingest` or set MEMUSE_DB.")
         st.stop()
-    plan = DemoPlan()
+    # MEMUSE_DEMO_EPISODES picks a smaller or larger first-run corpus (default: the demo's own).
+    n = os.environ.get("MEMUSE_DEMO_EPISODES")
+    plan = DemoPlan(episodes=int(n)) if n and n.isdigit() and int(n) > 0 else DemoPlan()
     total = plan.tasks_per_run * len(plan.configs) * plan.runs
     bar = st.progress(0.0, text=f"First run: generating the demo corpus into {path}…")
     done = {"n": 0}

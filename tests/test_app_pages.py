@@ -246,3 +246,21 @@ def test_lock_held_by_another_process_gives_a_message(app, db: Path, tmp_path: P
     finally:
         holder.terminate()
         holder.wait()
+
+
+def test_first_run_builds_the_demo_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "data" / "fresh.duckdb"
+    monkeypatch.setenv("MEMUSE_DB", str(db))
+    monkeypatch.setenv("MEMUSE_DEMO_EPISODES", "8")
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert db.exists()
+    con = connect(db, read_only=True)
+    try:
+        assert Q.table_count(con, "episodes") == 8 and Q.table_count(con, "spans") > 0
+        assert Q.table_count(con, "judgments") > 0
+    finally:
+        con.close()
+    assert at.title[0].value == "Overview"
