@@ -264,3 +264,26 @@ def test_first_run_builds_the_demo_database(tmp_path: Path, monkeypatch: pytest.
     finally:
         con.close()
     assert at.title[0].value == "Overview"
+
+
+def test_rejudge_with_llm_against_a_local_scripted_endpoint(app, db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memuse_core.judge.scripted_server import Script, ScriptedReply, ScriptedServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-stored")
+    sid = _span_of(db, episode_id("rB1", "t1"))
+    with ScriptedServer(Script(replies=[ScriptedReply(answer="auto")])) as srv:
+        at = app("pages/4_span.py", span=sid)
+        at.radio(key="judge_kind").set_value("llm").run()
+        at.text_input(key="judge_model").input("scripted-model")
+        at.text_input(key="judge_base_url").input(srv.base_url).run()
+        at.button(key="sp_rejudge").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("New judgment" in s.value for s in at.success), [e.value for e in at.error]
+    con = connect(db, read_only=True)
+    try:
+        latest = Q.span_judgments(con, sid).iloc[0]
+        detail = Q.judgment_detail(con, latest["judgment_id"])
+    finally:
+        con.close()
+    assert latest["judge"] == "llm" and latest["model"] == "scripted-model"
+    assert "test-key-not-stored" not in json.dumps(detail, default=str)
