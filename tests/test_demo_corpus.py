@@ -185,3 +185,18 @@ def test_cli_demo_and_bad_arguments(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["demo", "--episodes", "0", "--db", str(tmp_path / "bad.duckdb")])
     assert bad.exit_code != 0
     assert "--episodes" in bad.output
+
+
+def test_building_twice_changes_nothing(tmp_path: Path) -> None:
+    """Same seed into the same store: the files are recognised as imported and the truth is replaced."""
+    db = tmp_path / "twice.duckdb"
+    plan = DemoPlan(episodes=16, seed=5, mean_steps=12)
+    first = build_demo(db, plan)
+    second = build_demo(db, plan)
+    assert first.episodes == 16 and second.episodes == 0
+    c = connect(db, read_only=True)
+    try:
+        assert c.execute("SELECT count(*) FROM episodes").fetchone()[0] == 16
+        assert c.execute("SELECT count(*) FROM planted_truth").fetchone()[0] == first.truth_rows == second.truth_rows
+    finally:
+        c.close()

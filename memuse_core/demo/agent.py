@@ -124,6 +124,12 @@ class Script:
     """Showcase override: `discover` (find the helper), `act` (act on the recalled fix, improved) or
     `cross` (read and act on a skill written in another repository, improved)."""
     cross_item: Item | None = None
+    recalled: list[Item] = field(default_factory=list)
+    """Items of the host task recall (mem0)."""
+    persona_ref: Decision | None = None
+    """The persona entry when the agent mentions it (proxy)."""
+    proxy_reads: list[tuple[Decision, Item, str]] = field(default_factory=list)
+    """Selected catalog/index entries with the item and the form of their full read (proxy)."""
 
     # -- helpers -----------------------------------------------------------------------------
     def decide(self, key: str, pos: int, item: Item, form: str, influence: str, *, novelty: str | None = None,

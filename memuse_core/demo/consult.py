@@ -113,12 +113,12 @@ def consult_mem0(s: Script, store: Mem0Store, harm: bool) -> None:
                     d.note = "stale memory: the helper no longer covers this case"
             if it.origin:
                 d.note = (d.note + "; " if d.note else "") + f"written by {it.origin} (resolved={it.origin_resolved})"
-    s._recalled = recalled  # type: ignore[attr-defined]
+    s.recalled = recalled
 
 
 def mem0_tool_search(s: Script, store: Mem0Store) -> None:
     em, task = s.em, s.task
-    recalled = getattr(s, "_recalled", [])
+    recalled = s.recalled
     results = store.tool_search(task, recalled)
     query = f"{short(task.comp.func)} {task.comp.exc}"
     sid = em.search("agent", query, store.scope(task.repo),
@@ -159,7 +159,7 @@ def consult_proxy(s: Script, store: ProxyStore) -> None:
             d.effect = "undetermined"
             s.uses.append(Use(d, "history"))
         elif infl == "referenced":
-            s._persona_ref = d  # type: ignore[attr-defined]
+            s.persona_ref = d
     scenes = sorted(store.scenes.values(), key=lambda it: -store.heat.get(it.mech or "", 0))[:5]
     if scenes:
         lines = [f"{it.item_id} ({it.preview})" for it in scenes]
@@ -172,12 +172,12 @@ def consult_proxy(s: Script, store: ProxyStore) -> None:
         em.host_block("skills", "<available_skills>\n" + "\n".join(f"- {ln}" for ln in lines) + "\n</available_skills>",
                       [entry_dict(it.namespace, it.item_id, ln, version=str(it.version), scheme="tdai-skill")
                        for it, ln in zip(skills, lines)], "skill_catalog")
-    s._proxy_reads = []  # type: ignore[attr-defined]
+    s.proxy_reads = []
     for i, it in enumerate(scenes):
         sel = it.mech == mech and rng.random() < 0.3
         d = s.decide("scenes", i, it, "scene_index", "selected" if sel else "none", novelty="novel")
         if sel:
-            s._proxy_reads.append((d, it, "scene_content"))  # type: ignore[attr-defined]
+            s.proxy_reads.append((d, it, "scene_content"))
     for i, it in enumerate(skills):
         sel = (it.mech == mech and rng.random() < 0.55) or rng.random() < 0.04
         if s.force == "cross" and it.mech == mech and it.repo != task.repo:
@@ -186,12 +186,12 @@ def consult_proxy(s: Script, store: ProxyStore) -> None:
         if it.origin and it.repo != task.repo:
             d.note = f"cross-repository item from {it.origin}"
         if sel:
-            s._proxy_reads.append((d, it, "full_skill"))  # type: ignore[attr-defined]
+            s.proxy_reads.append((d, it, "full_skill"))
 
 
 def proxy_reads(s: Script) -> None:
     rng, task = s.rng, s.task
-    for n, (sel, it, form) in enumerate(getattr(s, "_proxy_reads", [])):
+    for n, (sel, it, form) in enumerate(s.proxy_reads):
         path = it.item_id if form == "scene_content" else f"skills/{it.item_id}.md"
         out, placed = it.value, None
         if s.broken == "duplicate" and n == 0:

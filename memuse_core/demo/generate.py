@@ -184,7 +184,7 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
         consult_mem0(s, mem0, harm=rng.random() < 0.04)
     elif config == "proxy":
         consult_proxy(s, proxy)
-        if not getattr(s, "_proxy_reads", []):
+        if not s.proxy_reads:
             s.broken = None
     s.explore()
     s.reproduce()
@@ -200,7 +200,7 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
             if d.key == "recall" and d.influence == "referenced":
                 s.mention(d, f"The memory \"{d.item.value[:44]}...\" is noted, but the traceback decides what to change.")
     elif config == "proxy":
-        ref = getattr(s, "_persona_ref", None)
+        ref = s.persona_ref
         if ref is not None:
             s.mention(ref, "Following the working principles: reproduce first, then the smallest fix.")
         proxy_reads(s)
