@@ -150,16 +150,23 @@ def _isolated_cmd(cmd: list[str]) -> tuple[list[str], bool]:
     return ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *cmd], True
 
 
-@pytest.mark.recording
-def test_recorded_mini_swe_agent_mem0_run_end_to_end(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bool]:
+    """Run the recording once (child process, isolated network when possible); (work dir, isolated)."""
     missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
     if missing:
         pytest.skip(f"recording extras not installed ({', '.join(missing)}); see requirements-recording.txt")
-    work = tmp_path / "work"
+    work = tmp_path_factory.mktemp("record") / "work"
     work.mkdir()
     cmd, isolated = _isolated_cmd([sys.executable, str(Path(__file__).resolve()), "--drive", str(work)])
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=str(ROOT))
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return work, isolated
+
+
+@pytest.mark.recording
+def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]) -> None:
+    work, isolated = recorded
 
     # Offline: every connection the recording process made went to loopback.
     conns = json.loads((work / "connections.json").read_text())
@@ -187,7 +194,7 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(tmp_path: Path) -> None:
     from memuse_core.cli import _load_commands, app
 
     _load_commands()
-    db = tmp_path / "memuse.duckdb"
+    db = work / "memuse.duckdb"
     for args in (["ingest", str(work / "run.jsonl")], ["judge", "--judge", "rules"], ["info", "--json"]):
         r = CliRunner().invoke(app, [*args, "--db", str(db)])
         assert r.exit_code == 0, (args, r.output[-2000:])
@@ -246,6 +253,41 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(tmp_path: Path) -> None:
     finally:
         con.close()
     print(f"offline proof: {'unshare -n + ' if isolated else ''}audit hook, {len(conns)} loopback connections")
+
+
+@pytest.mark.recording
+def test_app_shows_the_recorded_run(recorded: tuple[Path, bool], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's episode, timeline and span pages open the recorded run like any other."""
+    work, _ = recorded
+    db = work / "memuse.duckdb"
+    if not db.exists():
+        pytest.skip("the end-to-end test did not build the store")
+    from streamlit.testing.v1 import AppTest
+
+    from memuse_core.store import connect
+    from memuse_core.store.context import load_episode_context
+
+    con = connect(db, read_only=True)
+    try:
+        span = load_episode_context(con, "e2e-e2").spans[0].span_id
+    finally:
+        con.close()
+    monkeypatch.setenv("MEMUSE_DB", str(db))
+    monkeypatch.chdir(ROOT)
+    for page, params in (("pages/2_episodes.py", {"episode": "e2e-e2"}),
+                         ("pages/3_timeline.py", {"episode": "e2e-e2"}),
+                         ("pages/4_span.py", {"episode": "e2e-e2", "span": span})):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        for k, v in params.items():
+            at.query_params[k] = v
+        at.run()
+        at.switch_page(page)
+        for k, v in params.items():
+            at.query_params[k] = v
+        at.run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+    shown = " ".join(str(getattr(el, "value", "")) for el in at.main)
+    assert "make check" in shown
 
 
 if __name__ == "__main__":
