@@ -51,8 +51,8 @@ def consult_cards(s: Script, corpus: CardCorpus, harm_card: bool) -> None:
     reads: list[tuple[Item, str, str | None]] = []
     for it in cards:
         if it.kind == "fix" and it.comp == c.key and rng.random() < 0.5:
-            eff = _pick_effect(rng, 0.82, 0.12, 0.03)
-            reads.append((it, "acted_on" if rng.random() < 0.7 else "none", eff))
+            planned = _pick_effect(rng, 0.82, 0.12, 0.03)
+            reads.append((it, "acted_on" if rng.random() < 0.7 else "none", planned))
         elif it.kind == "decoy" and it.comp == c.key and (harm_card or rng.random() < 0.12):
             reads.append((it, "acted_on" if harm_card or rng.random() < 0.5 else "referenced", "harmed"))
         elif rng.random() < 0.06:
@@ -67,7 +67,7 @@ def consult_cards(s: Script, corpus: CardCorpus, harm_card: bool) -> None:
             s.blocked.add(it.hint)
     for n, (it, infl, eff) in enumerate(reads):
         out = it.value
-        placed = None
+        placed: str | None = None
         if s.broken == "duplicate" and n == 0:
             out = it.value + "\n\n(retrying: output repeated)\n\n" + it.value
             placed = it.value

@@ -96,7 +96,10 @@ def harmful_cards_across_runs(con: duckdb.DuckDBPyConnection, min_runs: int = 2)
 
 def qualitative_findings(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """The paper's qualitative findings measured on the planted truth (MemUse 4.2-4.4, A.6.5-A.6.6)."""
-    one = lambda sql, *a: con.execute(sql, list(a)).fetchone()[0]  # noqa: E731
+    def one(sql: str, *args: Any) -> Any:
+        row = con.execute(sql, list(args)).fetchone()
+        return row[0] if row else None
+
     memory = "SELECT episode_id FROM episodes JOIN runs USING (run_id) WHERE config <> 'baseline'"
     out: dict[str, Any] = {}
     out["relevance_share"] = one(f"SELECT avg(CAST(relevance AS INT)) FROM planted_truth WHERE NOT copy AND episode_id IN ({memory})")
