@@ -24,8 +24,7 @@ from pages._views import render_timeline, step_reader
 
 st.title("Episode timeline")
 runs = scope()
-eps = q("episode_table", runs, None, 20000)
-ids = list(eps["episode_id"])
+ids = list(q("episode_ids", runs))
 cur = sel("episode")
 if cur and cur not in ids:
     ids.insert(0, cur)

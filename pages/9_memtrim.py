@@ -17,8 +17,7 @@ st.title("MemTrim")
 tab_one, tab_corpus = st.tabs(["One delivery", "Corpus"])
 
 with tab_one:
-    eps = q("episode_table", scope(), None, 20000)
-    ids = list(eps["episode_id"])
+    ids = list(q("episode_ids", scope()))
     cur = sel("episode")
     if cur and cur not in ids:
         ids.insert(0, cur)

@@ -108,6 +108,14 @@ def episode_table(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None,
         LIMIT {int(limit)}""", params)
 
 
+def episode_ids(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None) -> list[str]:
+    """Episode ids in scope, in run order (for pickers)."""
+    where, params = _scope(runs)
+    return [r[0] for r in con.execute(
+        f"SELECT e.episode_id FROM episodes e WHERE {where} ORDER BY e.run_id, e.position, e.episode_id",
+        params).fetchall()]
+
+
 def episode_header(con: duckdb.DuckDBPyConnection, episode_id: str) -> dict[str, Any] | None:
     """Run, config, task text, outcome and counts of one episode (None when unknown)."""
     row = con.execute("""
