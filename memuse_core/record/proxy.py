@@ -208,23 +208,22 @@ class _Handler(BaseHTTPRequestHandler):
     def _forward(self, body: bytes, role: str, episode: str | None, rest: str) -> None:
         srv = self.server
         kind = api_kind(rest.split("?", 1)[0]) if self.command == "POST" else None
-        ctx = None
-        if kind is not None:
-            try:
-                ctx = srv.recorder.begin_call(role=role, kind=kind, body=body,
-                                              episode_hint=episode or self.headers.get(EPISODE_HEADER),
-                                              op_ref=self.headers.get(OP_HEADER))
-            except Exception:
-                sys.stderr.write("proxy: could not record request\n" + traceback.format_exc(limit=3))
         headers = {k: v for k, v in self.headers.items()
                    if k.lower() not in HOP_BY_HOP and not k.lower().startswith("x-memuse-")}
         headers["Accept-Encoding"] = "identity"
         headers["Content-Length"] = str(len(body))
         target = f"{srv.upstream.base}/{rest}"
+        ctx = None
         try:
-            resp = self._send_upstream(target, body, headers)
+            # Send first, then record while the upstream works: the recorder's parsing stays off
+            # the critical path. The caller cannot send its next request before our answer, so
+            # the recorded order of calls and annotations is unaffected.
+            conn = self._send_upstream(target, body, headers)
+            ctx = self._begin(kind, role, episode, body)
+            resp = self._response(conn, target, body, headers)
         except (OSError, http.client.HTTPException) as e:
             reason = f"upstream unreachable: {type(e).__name__}: {e}"
+            ctx = ctx or self._begin(kind, role, episode, body)
             if ctx is not None:
                 srv.recorder.end_call(ctx, status="error", parsed=None, error=reason)
             status = 504 if isinstance(e, TimeoutError) else 502
@@ -232,19 +231,37 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._relay(resp, ctx, kind)
 
-    def _send_upstream(self, target: str, body: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
+    def _begin(self, kind: str | None, role: str, episode: str | None, body: bytes) -> Any:
+        if kind is None:
+            return None
+        try:
+            return self.server.recorder.begin_call(role=role, kind=kind, body=body,
+                                                   episode_hint=episode or self.headers.get(EPISODE_HEADER),
+                                                   op_ref=self.headers.get(OP_HEADER))
+        except Exception:
+            sys.stderr.write("proxy: could not record request\n" + traceback.format_exc(limit=3))
+            return None
+
+    def _send_upstream(self, target: str, body: bytes, headers: dict[str, str]) -> http.client.HTTPConnection:
         up = self.server.upstream
-        for attempt in (0, 1):
-            conn = up.connection(fresh=attempt == 1)
-            try:
-                conn.request(self.command, target, body=body or None, headers=headers)
-                return conn.getresponse()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-                # A kept-alive connection the upstream closed meanwhile: retry once on a new one.
-                up.drop()
-                if attempt == 1:
-                    raise
-        raise OSError("unreachable")  # pragma: no cover
+        try:
+            conn = up.connection()
+            conn.request(self.command, target, body=body or None, headers=headers)
+        except (BrokenPipeError, ConnectionResetError, http.client.HTTPException):
+            # A kept-alive connection the upstream closed meanwhile: once more on a new one.
+            conn = up.connection(fresh=True)
+            conn.request(self.command, target, body=body or None, headers=headers)
+        return conn
+
+    def _response(self, conn: http.client.HTTPConnection, target: str, body: bytes,
+                  headers: dict[str, str]) -> http.client.HTTPResponse:
+        try:
+            return conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError):
+            # The upstream dropped a kept-alive connection without answering: resend once.
+            conn = self.server.upstream.connection(fresh=True)
+            conn.request(self.command, target, body=body or None, headers=headers)
+            return conn.getresponse()
 
     def _relay(self, resp: http.client.HTTPResponse, ctx: Any, kind: str | None) -> None:
         srv = self.server
