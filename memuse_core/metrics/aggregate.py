@@ -63,6 +63,8 @@ def _key(row: pd.Series) -> Key:
 
 
 def _rows(df: pd.DataFrame) -> dict[Key, pd.Series]:
+    # plain object columns: iterating arrow-backed frames row by row is slow
+    df = df.astype(object)
     return {_key(r): r for _, r in df.iterrows()}
 
 

@@ -41,11 +41,12 @@ def config_outcome(run_rows: pd.DataFrame) -> Outcome:
                    resolve_rate=float(np.mean(rates)) if rates else None, resolve_rate_sd=_sd(rates))
 
 
-def task_matrix(outcomes: pd.DataFrame, config: str) -> pd.DataFrame:
-    """Tasks x runs of one configuration: 1.0 resolved, 0.0 not (or no result), NaN not attempted."""
+def task_means(outcomes: pd.DataFrame, config: str) -> pd.Series:
+    """Per task of one configuration: mean outcome over its episodes (runs); no result counts as
+    unresolved."""
     sub = outcomes[outcomes.config == config]
-    val = sub.resolved.fillna(False).astype(float)
-    return (sub.assign(val=val).pivot_table(index="task_id", columns="run_id", values="val", aggfunc="mean"))
+    val = sub.resolved.astype("boolean").fillna(False).astype(float).to_numpy()
+    return pd.Series(val, index=sub.task_id.astype(str).to_numpy()).groupby(level=0).mean()
 
 
 def paired_bootstrap(outcomes: pd.DataFrame, config: str, baseline: str,
@@ -58,12 +59,12 @@ def paired_bootstrap(outcomes: pd.DataFrame, config: str, baseline: str,
     sampled tasks of (mean outcome over the config's runs - mean over the baseline's runs); the
     interval takes the 2.5th and 97.5th percentiles. Returns (diff, low, high, n_tasks); all None
     when no task is shared."""
-    m = task_matrix(outcomes, config)
-    b = task_matrix(outcomes, baseline)
+    m = task_means(outcomes, config)
+    b = task_means(outcomes, baseline)
     tasks = m.index.intersection(b.index)
     if len(tasks) == 0:
         return None, None, None, 0
-    d = (np.nanmean(m.loc[tasks].to_numpy(), axis=1) - np.nanmean(b.loc[tasks].to_numpy(), axis=1))
+    d = m.loc[tasks].to_numpy() - b.loc[tasks].to_numpy()
     rng = np.random.default_rng(seed)
     n = len(d)
     means = np.empty(replicates)
