@@ -392,3 +392,30 @@ def test_delta_encoded_log_resolves_to_the_same_inputs(tmp_path: Path) -> None:
     assert [r.base_len for r in reqs] == [None, 2, 4, None]  # the retraction breaks the prefix
     assert logs[True].stat().st_size < 0.6 * logs[False].stat().st_size
     assert build_episode_context(delta_).valid
+
+
+def test_proxy_only_recording_ingests_as_a_run(tmp_path: Path, db_file: Path) -> None:
+    """Without any bridge, calls land in an automatic episode and the file imports as one run."""
+    from memuse_core.ingest import ingest_path
+    from memuse_core.store import connect, store_info
+
+    up = ScriptedUpstream(lambda b: {"content": "ok", "tool_calls": [tool_call("ls")]}).start()
+    out = tmp_path / "run.jsonl"
+    rec = Recorder(out, run_id="plain")
+    px = serve(rec, up.url)
+    msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "task"}]
+    for _ in range(3):
+        r = post(f"{px.url}/v1/chat/completions", {"model": "m", "messages": msgs}).json()
+        msgs = msgs + [r["choices"][0]["message"],
+                       {"role": "tool", "tool_call_id": r["choices"][0]["message"]["tool_calls"][0]["id"], "content": "x"}]
+    post(f"{px.url}/embedding/v1/embeddings", {"model": "e", "input": "q"})
+    px.stop()
+    up.stop()
+    rec.close()
+    con = connect(db_file)
+    try:
+        ingest_path(con, out)
+        info = store_info(con)
+    finally:
+        con.close()
+    assert (info["runs"], info["episodes"], info["model_calls"], info["steps"]) == (1, 1, 4, 3)
