@@ -18,6 +18,8 @@ Prints one table. Not a test.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -30,11 +32,19 @@ MEMUSE = [sys.executable, "-m", "memuse_core"]
 
 
 def _run(args: list[str], quiet: bool = True) -> float:
+    return _run_cpu(args, quiet)[0]
+
+
+def _run_cpu(args: list[str], quiet: bool = True) -> tuple[float, float]:
+    """(wall seconds, CPU seconds user+sys) of one `memuse` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     res = subprocess.run(MEMUSE + args, cwd=ROOT, capture_output=quiet, text=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode != 0:
         sys.exit(f"failed: memuse {' '.join(args)}\n{res.stderr if quiet else ''}")
-    return time.perf_counter() - t
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def prepare(n: int, db: Path, steps: int) -> dict[str, float]:
@@ -44,17 +54,16 @@ def prepare(n: int, db: Path, steps: int) -> dict[str, float]:
     return {"generate+build s": gen, "rules judge s": judge}
 
 
-def _timed(fn, repeat: int = 1) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """(first call, best of the following `repeat` calls) in seconds."""
-    t = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t
-    best = first
-    for _ in range(repeat):
-        t = time.perf_counter()
+def _timed(fn, repeat: int = 1) -> str:  # type: ignore[no-untyped-def]
+    """"first / best wall s (CPU s of the best)" over 1 + `repeat` calls; CPU counts every
+    thread of this process (DuckDB runs queries on several threads)."""
+    out = []
+    for _ in range(1 + repeat):
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        best = min(best, time.perf_counter() - t)
-    return first, best
+        out.append((time.perf_counter() - t, time.process_time() - c))
+    best = min(out[1:] or out)
+    return f"{out[0][0]:.3f} / {best[0]:.3f} ({best[1]:.3f} CPU)"
 
 
 def measure(db: Path, out: Path) -> list[tuple[str, str]]:
@@ -75,12 +84,13 @@ def measure(db: Path, out: Path) -> list[tuple[str, str]]:
     rows = [("episodes / spans / span entries", f"{size[0]:,} / {size[1]:,} / {size[2]:,}"),
             ("assessments / verdicts / calls", f"{size[3]:,} / {size[4]:,} / {size[5]:,}"),
             ("configurations / runs", f"{size[6]} / {size[7]}")]
-    md = _run(["report", "--db", str(db), "--baseline", baseline, "--out", str(out / "md")])
-    js = _run(["report", "--db", str(db), "--baseline", baseline, "--format", "json", "--out", str(out / "json")])
-    byrun = _run(["report", "--db", str(db), "--by", "run", "--format", "csv", "--out", str(out / "csv")])
-    rows += [("`memuse report` md, baseline (process wall s)", f"{md:.2f}"),
-             ("`memuse report` json (process wall s)", f"{js:.2f}"),
-             ("`memuse report --by run` csv (process wall s)", f"{byrun:.2f}")]
+    rows.append((f"load average (1 min) on {os.cpu_count() or 0} cores", f"{os.getloadavg()[0]:.1f}"))
+    for label, args in (
+            ("md, --baseline", ["--baseline", baseline, "--out", str(out / "md")]),
+            ("json, --baseline", ["--baseline", baseline, "--format", "json", "--out", str(out / "json")]),
+            ("csv, --by run", ["--by", "run", "--format", "csv", "--out", str(out / "csv")])):
+        wall, cpu = _run_cpu(["report", "--db", str(db), *args])
+        rows.append((f"`memuse report` {label}: process wall s (CPU s)", f"{wall:.2f} ({cpu:.2f} CPU)"))
     con = connect(db, read_only=True)
     try:
         first, best = _timed(lambda: build_report(con, None, baseline), 1)
