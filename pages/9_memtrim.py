@@ -17,7 +17,7 @@ st.title("MemTrim")
 tab_one, tab_corpus = st.tabs(["One delivery", "Corpus"])
 
 with tab_one:
-    ids = list(q("episode_ids", scope()))
+    ids = list(q("episode_ids", scope(), True))
     cur = sel("episode")
     if cur and cur not in ids:
         ids.insert(0, cur)
@@ -69,10 +69,10 @@ with tab_one:
                                 st.caption(md_escape(e["reason"]))
                             for cls, colour in CLASS_COLOUR.items():
                                 for u in e.get(cls, []):
-                                    st.markdown(f":{colour}-background[{md_escape(u.get('span') or u.get('text'))}] "
+                                    st.markdown(f":{colour}-background[{md_escape(u.get('source') or u.get('text'))}] "
                                                 f"· {md_code(u.get('key'))}")
                             for u in e.get("withheld", []):
-                                st.markdown(f"~~{md_escape(u.get('span') or u.get('text'))}~~ · withheld (retrieved memories disagree)")
+                                st.markdown(f"~~{md_escape(u.get('source') or u.get('text'))}~~ · withheld (retrieved memories disagree)")
                 with right:
                     st.markdown("**Prior context (the query)**")
                     with st.container(height=380):

@@ -108,9 +108,12 @@ def episode_table(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None,
         LIMIT {int(limit)}""", params)
 
 
-def episode_ids(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None) -> list[str]:
-    """Episode ids in scope, in run order (for pickers)."""
+def episode_ids(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None,
+                with_deliveries: bool = False) -> list[str]:
+    """Episode ids in scope, in run order (for pickers); optionally only those with deliveries."""
     where, params = _scope(runs)
+    if with_deliveries:
+        where += " AND e.episode_id IN (SELECT DISTINCT episode_id FROM deliveries)"
     return [r[0] for r in con.execute(
         f"SELECT e.episode_id FROM episodes e WHERE {where} ORDER BY e.run_id, e.position, e.episode_id",
         params).fetchall()]
