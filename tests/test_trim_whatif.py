@@ -24,8 +24,8 @@ M_CONFLICT = "python version: 3.11"
 M_NOVEL = "Always run `pytest -x tests/test_dates.py` after editing."
 
 
-def episode() -> list:
-    b = EpisodeBuilder("e1", run_id="r1", task=TASK, repo="acme/dates")
+def episode(eid: str = "e1") -> list:
+    b = EpisodeBuilder(eid, run_id="r1", task=TASK, repo="acme/dates")
     block = "User Memories:\n- " + "\n- ".join([M_SHARED, M_CONFLICT, M_NOVEL])
     b.host_block("recall", block, [entry("m1", M_SHARED), entry("m2", M_CONFLICT), entry("m3", M_NOVEL)])
     b.step("look at the config", "cat setup.cfg", "python version: 3.12\n[tool:pytest]")
@@ -132,3 +132,24 @@ def test_memuse_trim_on_an_empty_store_fails_cleanly(tmp_path: Path) -> None:
     _load_commands()
     res = CliRunner().invoke(app, ["trim", "--db", str(tmp_path / "empty.duckdb")])
     assert res.exit_code == 1 and "no episodes" in res.output
+
+
+def test_worker_processes_give_the_same_rows(tmp_path: Path) -> None:
+    """`run_store` with worker processes stores exactly what the single-process run stores."""
+    from memuse_core.trim.whatif import run_store
+
+    log = tmp_path / "two.jsonl"
+    log.write_text("".join(dump_event(e) + "\n" for e in [*episode("e1"), *episode("e2")]))
+    db = tmp_path / "w.duckdb"
+    con = connect(db)
+    try:
+        ingest_path(con, log)
+        q = "SELECT * EXCLUDE (jaccard), round(jaccard, 9) FROM trim_results ORDER BY delivery_id, pos"
+        one = run_store(con, workers=1, batch=1)
+        rows_one = con.execute(q).fetchall()
+        two = run_store(con, workers=2, batch=1)
+        rows_two = con.execute(q).fetchall()
+    finally:
+        con.close()
+    assert one == two and one["episodes"] == 2 and one["entries"] == 18
+    assert rows_one == rows_two and len(rows_one) == 18

@@ -28,6 +28,8 @@ def trim_cmd(
     db: Path | None = DbOption,
     limit: int | None = typer.Option(None, help="Only the first N episodes (for a quick look)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    workers: int | None = typer.Option(None, "--workers", min=1,
+                                       help="Worker processes (default: the cores, at most 4)."),
 ) -> None:
     """What MemTrim would remove from every recorded delivery, given the agent's prior context."""
     from ..progress import progress_bar
@@ -41,7 +43,7 @@ def trim_cmd(
             fail("the store has no episodes (import runs with `memuse ingest` or build the demo)")
         total = min(n_eps, limit) if limit else n_eps
         with progress_bar(total=total, desc="trim", unit="episode") as bar:
-            summary = run_store(con, limit=limit, progress=bar.update)
+            summary = run_store(con, limit=limit, workers=workers, progress=bar.update)
     finally:
         con.close()
     if as_json:

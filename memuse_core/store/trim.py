@@ -110,13 +110,11 @@ def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> d
     shells = {h for cid in needed for h in full[cid]}
     msgs = _messages(con, list(shells)) if shells else {}
     texts = iter_blob_texts(con, [r[5] for r in ents] + [r[1] for r in pls] + [r[1] for r in tasks])
-    from ..events import Entry
+    from ..trim.whatif import EntryView
 
-    ent_by: dict[str, list[Entry]] = {}
-    for did, ns, iid, ver, dg, vh, dk in ents:
-        ent_by.setdefault(did, []).append(Entry.model_construct(
-            namespace=ns, item_id=iid, version=ver, digest=dg, value=texts.get(vh) if vh is not None else None,
-            display_key=dk, labels={}))
+    ent_by: dict[str, list[EntryView]] = {}
+    for did, ns, iid, _ver, dg, vh, _dk in ents:
+        ent_by.setdefault(did, []).append(EntryView(ns, iid, dg, texts.get(vh) if vh is not None else None))
     pl_by: dict[str, list[tuple[str | None, int | None, int | None]]] = {}
     for did, th, mi, start in pls:
         pl_by.setdefault(did, []).append((texts.get(th) if th is not None else None, mi, start))

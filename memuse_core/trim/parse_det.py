@@ -267,6 +267,7 @@ class _State:
                 self.sentence(*s)
 
     def text_segment(self, a: int, b: int) -> None:
+        self.code_facts(a, b)  # code facts anywhere in the line, once
         for s, e in _sentences(self.text[a:b], a):
             if self.text[e - 1] == "?":
                 if self.question is None or self.task is None:
@@ -293,7 +294,6 @@ class _State:
         s = self.text[a:b]
         body = s[:-1] if s[-1] in ".!" else s
         if len(body) > _MAX_STATEMENT:  # long lines (minified code, logs) only give code facts and text
-            self.code_facts(a, b)
             if len(content_words(body)) >= 2:
                 self.add(Key("", "statement", "text"), canon_text(body), body, a, b, many=True)
             return
@@ -301,7 +301,6 @@ class _State:
         if kv and len(kv.group(1).split()) <= 5 and len(kv.group(2).split()) <= 8 \
                 and not _PROB_FORMAL.search(body) and "//" not in kv.group(1):
             self.key_value(kv.group(1).strip(), kv.group(2).strip(), a, b)
-            self.code_facts(a + kv.start(2), b)
             return
         low = body.casefold()
         # cheap pre-checks keep long tool outputs fast: each extractor runs only when its cue occurs
@@ -309,7 +308,6 @@ class _State:
             or (_FOUNDED_CUE.search(low) is not None and self.founded(body, a, b)) \
             or (_STATE_CUE.search(low) is not None and self.state(body, a, b)) \
             or (_REL_CUE.search(low) is not None and self.relation(body, a, b))
-        self.code_facts(a, b)
         if not found and len(content_words(body)) >= 2:
             self.add(Key("", "statement", "text"), canon_text(body), body, a, b, many=True)
 

@@ -301,4 +301,7 @@ def jaccard(a: set | frozenset, b: set | frozenset) -> float:
     """|a ∩ b| / |a ∪ b| (1.0 for two empty sets)."""
     if not a and not b:
         return 1.0
-    return len(a & b) / len(a | b)
+    if len(a) > len(b):
+        a, b = b, a
+    inter = sum(1 for x in a if x in b)
+    return inter / (len(a) + len(b) - inter)

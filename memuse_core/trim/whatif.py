@@ -21,12 +21,12 @@ tables (`store.trim.delivery_inputs`) rather than rebuilding whole episodes.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..episode import EpisodeRecord
-from ..events import Entry
 from .core import Decision, MemTrim, unit_dict
 from .parse_det import DeterministicParser
 from .units import EvidenceUnit, Key, ParsedInteraction, content_words, jaccard, task_signature
@@ -92,6 +92,15 @@ class DeliveryWhatIf:
                              **e.decision.to_dict()} for e in self.entries]}
 
 
+class EntryView(NamedTuple):
+    """The fields of a delivered entry the what-if reads (a light stand-in for `events.Entry`)."""
+
+    namespace: str
+    item_id: str | None
+    digest: str | None
+    value: str | None
+
+
 @dataclass
 class DeliveryInput:
     """What the what-if needs of one delivery: its entries, its placements and the texts of its
@@ -99,7 +108,8 @@ class DeliveryInput:
 
     delivery_id: str
     episode_id: str
-    entries: list[Entry]
+    entries: list[Any]
+    """`events.Entry` or `EntryView` values (namespace, item_id, digest, value)."""
     placements: list[tuple[str | None, int | None, int | None]]
     """(text, proof message index, proof start offset) per placement."""
     input_texts: list[str] | None
@@ -145,9 +155,15 @@ class EpisodeWhatIf:
     parsed prior-context messages (each message text is parsed once; a delivery's query evidence
     is the union of its messages' cached (key, value) sets, computed with C-level set unions)."""
 
-    def __init__(self, task: str | None = None, parser: DeterministicParser | None = None) -> None:
+    def __init__(self, task: str | None = None, parser: DeterministicParser | None = None,
+                 message_cache: dict[str, Any] | None = None) -> None:
+        """`message_cache` may be shared across episodes (parsing is pure; system prompts and
+        tool descriptions repeat in every episode of a configuration)."""
         self.trimmer = MemTrim(parser=parser or DeterministicParser())
-        self._msg: dict[str, tuple[list[EvidenceUnit], frozenset[Any], frozenset[Key], frozenset[str]]] = {}
+        self._msg: dict[str, tuple[list[EvidenceUnit], frozenset[Any], frozenset[Key], frozenset[str]]] = (
+            message_cache if message_cache is not None else {})
+        self._recent: deque[tuple[list[str], frozenset[Any], frozenset[Key], frozenset[str]]] = deque(maxlen=4)
+        """Evidence unions of the last few prior contexts (several deliveries share each call)."""
         self.task = task_signature(task) if task else None
         self._results: dict[Any, tuple[Any, str]] = {}
         self._words: dict[Hashable, frozenset[str]] = {}
@@ -161,14 +177,30 @@ class EpisodeWhatIf:
             self._msg[text] = hit
         return hit
 
+    def _evidence(self, texts: list[str]) -> tuple[frozenset[Any], frozenset[Key], frozenset[str]]:
+        """Union of the messages' (key, value) pairs, keys and content words; extended from the
+        union of a recent delivery when this prior context only appends messages to it."""
+        last = next((r for r in self._recent if len(texts) >= len(r[0]) and texts[:len(r[0])] == r[0]), None)
+        if last is not None:
+            parts = [self._message(t) for t in texts[len(last[0]):]]
+            kvs, keys, words = last[1], last[2], last[3]
+            if parts:
+                kvs = kvs.union(*(p[1] for p in parts))
+                keys = keys.union(*(p[2] for p in parts))
+                words = words.union(*(p[3] for p in parts))
+        else:
+            parts = [self._message(t) for t in texts]
+            kvs = frozenset().union(*(p[1] for p in parts))
+            keys = frozenset().union(*(p[2] for p in parts))
+            words = frozenset().union(*(p[3] for p in parts))
+        self._recent.appendleft((list(texts), kvs, keys, words))
+        return kvs, keys, words
+
     def delivery(self, d: DeliveryInput, prior_texts: list[str], prior_from: str, *,
                  keep_query: bool = False) -> DeliveryWhatIf:
         """Trim one delivery's entries against its prior context (3.3)."""
-        parts = [self._message(t) for t in prior_texts]
-        kvs: frozenset[Any] = frozenset().union(*(p[1] for p in parts))
-        keys: frozenset[Key] = frozenset().union(*(p[2] for p in parts))
-        words: frozenset[str] = frozenset().union(*(p[3] for p in parts))
-        units: list[EvidenceUnit] = [u for p in parts for u in p[0]] if keep_query else []
+        kvs, keys, words = self._evidence(prior_texts)
+        units: list[EvidenceUnit] = [u for t in prior_texts for u in self._message(t)[0]] if keep_query else []
         q = ParsedInteraction(units=units, task=self.task)
         ids: list[Hashable] = []
         by_pos: list[tuple[int, Any, str, Hashable | None]] = []
@@ -214,10 +246,11 @@ class EpisodeWhatIf:
 
 def episode_whatif(inputs: list[DeliveryInput], task: str | None = None,
                    span_prior: dict[str, list[str]] | None = None,
-                   parser: DeterministicParser | None = None) -> list[DeliveryWhatIf]:
+                   parser: DeterministicParser | None = None,
+                   message_cache: dict[str, Any] | None = None) -> list[DeliveryWhatIf]:
     """What-if for every consumed delivery of one episode. `span_prior` maps a span's first
     delivery id to the texts of its verified prior sources (used when given)."""
-    ew = EpisodeWhatIf(task, parser)
+    ew = EpisodeWhatIf(task, parser, message_cache)
     out = []
     for d in inputs:
         if span_prior and d.delivery_id in span_prior:
@@ -258,44 +291,94 @@ def delivery_whatif(con: Any, delivery_id: str) -> DeliveryWhatIf:
     raise KeyError(f"delivery {delivery_id!r} is not in episode {row[0]!r}")
 
 
-def run_store(con: Any, *, limit: int | None = None, batch: int = 20,
+_WORKER_CACHE: dict[str, Any] = {}
+
+
+def batch_rows(payload: list[tuple[str, str | None, list[DeliveryInput], dict[str, list[str]]]]
+               ) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
+    """trim_results rows and totals for a batch of episodes (runs in a worker process too)."""
+    tot = _new_totals()
+    rows: list[tuple[Any, ...]] = []
+    if len(_WORKER_CACHE) > 50_000:
+        _WORKER_CACHE.clear()
+    for _eid, task, inputs, prior in payload:
+        for w in episode_whatif(inputs, task, prior, message_cache=_WORKER_CACHE):
+            tot["deliveries"] += 1
+            tot["prior_from"][w.prior_from] = tot["prior_from"].get(w.prior_from, 0) + 1
+            for e in w.entries:
+                rows.append(row_of(w, e))
+                d = e.decision
+                tot["entries"] += 1
+                tot["shared"] += len(d.shared)
+                tot["conflicting"] += len(d.conflicting)
+                tot["memory_only"] += len(d.memory_only)
+                tot["chars_before"] += e.chars_before
+                tot["chars_after"] += e.chars_after
+                tot["outcomes"][d.outcome] = tot["outcomes"].get(d.outcome, 0) + 1
+        tot["episodes"] += 1
+    return rows, tot
+
+
+def _new_totals() -> dict[str, Any]:
+    return {"episodes": 0, "deliveries": 0, "entries": 0, "shared": 0, "conflicting": 0, "memory_only": 0,
+            "chars_before": 0, "chars_after": 0, "outcomes": {}, "prior_from": {}}
+
+
+def _add(tot: dict[str, Any], part: dict[str, Any]) -> None:
+    for k, v in part.items():
+        if isinstance(v, dict):
+            for kk, vv in v.items():
+                tot[k][kk] = tot[k].get(kk, 0) + vv
+        else:
+            tot[k] += v
+
+
+def run_store(con: Any, *, limit: int | None = None, batch: int = 20, workers: int | None = None,
               progress: Callable[[int], Any] | None = None) -> dict[str, Any]:
-    """Compute and store the what-if of every recorded delivery (`memuse trim`); returns totals."""
+    """Compute and store the what-if of every recorded delivery (`memuse trim`); returns totals.
+
+    This process reads each batch of episodes from the store and writes its rows back in one
+    transaction; with `workers` > 1 (default: the machine's cores, at most 4) the trimming runs
+    in worker processes that never open the store."""
+    import os
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing import get_context
+
     from ..store.trim import delivery_inputs, ensure_trim_tables, replace_trim_rows, span_prior_texts
 
     ensure_trim_tables(con)
     eids = [r[0] for r in con.execute("SELECT episode_id FROM episodes ORDER BY file_id, seq").fetchall()]
     if limit:
         eids = eids[:limit]
-    tot: dict[str, Any] = {"episodes": 0, "deliveries": 0, "entries": 0, "shared": 0, "conflicting": 0,
-                           "memory_only": 0, "chars_before": 0, "chars_after": 0,
-                           "outcomes": {}, "prior_from": {}}
-    for i in range(0, len(eids), batch):
-        chunk = eids[i:i + batch]
+    chunks = [eids[i:i + batch] for i in range(0, len(eids), batch)]
+    n_workers = workers if workers is not None else min(4, os.cpu_count() or 1)
+    n_workers = max(1, min(n_workers, len(chunks)))
+    tot = _new_totals()
+
+    def payload(chunk: list[str]) -> list[tuple[str, str | None, list[DeliveryInput], dict[str, list[str]]]]:
         loaded = delivery_inputs(con, chunk)
         priors = span_prior_texts(con, chunk)
-        rows: list[tuple[Any, ...]] = []
-        for eid in chunk:
-            if eid not in loaded:
-                continue
-            task, inputs = loaded[eid]
-            for w in episode_whatif(inputs, task, priors.get(eid, {})):
-                tot["deliveries"] += 1
-                tot["prior_from"][w.prior_from] = tot["prior_from"].get(w.prior_from, 0) + 1
-                for e in w.entries:
-                    rows.append(row_of(w, e))
-                    d = e.decision
-                    tot["entries"] += 1
-                    tot["shared"] += len(d.shared)
-                    tot["conflicting"] += len(d.conflicting)
-                    tot["memory_only"] += len(d.memory_only)
-                    tot["chars_before"] += e.chars_before
-                    tot["chars_after"] += e.chars_after
-                    tot["outcomes"][d.outcome] = tot["outcomes"].get(d.outcome, 0) + 1
-            tot["episodes"] += 1
-            if progress:
-                progress(1)
+        return [(eid, loaded[eid][0], loaded[eid][1], priors.get(eid, {})) for eid in chunk if eid in loaded]
+
+    def finish(chunk: list[str], rows: list[tuple[Any, ...]], part: dict[str, Any]) -> None:
         replace_trim_rows(con, chunk, rows)
+        _add(tot, part)
+        if progress:
+            progress(len(chunk))
+
+    if n_workers == 1:
+        for chunk in chunks:
+            finish(chunk, *batch_rows(payload(chunk)))
+    else:
+        with ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) as pool:
+            pending: list[tuple[list[str], Future[Any]]] = []
+            for chunk in chunks:
+                pending.append((chunk, pool.submit(batch_rows, payload(chunk))))
+                while len(pending) > 2 * n_workers:
+                    done_chunk, fut = pending.pop(0)
+                    finish(done_chunk, *fut.result())
+            for done_chunk, fut in pending:
+                finish(done_chunk, *fut.result())
     saved = tot["chars_before"] - tot["chars_after"]
     tot["chars_saved"] = saved
     tot["tokens_saved"] = saved // 4
