@@ -219,9 +219,7 @@ def group_stats(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = Non
         with q.facts(con, runs) as f:
             return group_stats(con, runs, level, details=details, facts=f)
     kw = {"facts": facts}
-    prof = _rows(q.span_profiles(con, runs, level, **kw))
-    cov = _rows(q.episode_coverage(con, runs, level, **kw))
-    rec = _rows(q.recurring_diagnostic(con, runs, level, **kw))
+    prof = cov = rec = _rows(q.overview(con, runs, level, **kw))
     out: dict[Key, GroupStats] = {}
     for k, r in cov.items():
         g = GroupStats()

@@ -248,6 +248,15 @@ def span_profiles(con: Con, runs: Runs = None, level: Level = "config", *,
     """Per group: profiled spans, mean shares (equal weight per profiled span), summed counts,
     triage counts per outcome class, automatic neutral spans and estimated delivered tokens over
     every span in scope, also per outcome class (3.5, A.4.1-A.4.2, A.4.4)."""
+    sql = f"""{_with(facts, *_PROFILES_NEEDS)}
+    SELECT * FROM ({_profiles_inner(level)}) ORDER BY ALL"""
+    return _q(con, sql, runs)
+
+
+_PROFILES_NEEDS = ("span_cls",)
+
+
+def _profiles_inner(level: Level) -> str:
     means = ",\n".join(f"avg({a}) FILTER (WHERE profiled) AS {a}" for a in _AXES + _UNCERTAINTY)
     counts = ",\n".join(_axis_count(a) for a in _AXES + _UNCERTAINTY)
     classes = ",\n".join(
@@ -255,7 +264,7 @@ def span_profiles(con: Con, runs: Runs = None, level: Level = "config", *,
     volume = ",\n".join(
         f"coalesce(sum(est_tokens) FILTER (WHERE triage = '{c}'), 0)::BIGINT AS tok_{c}"
         for c in TRIAGE_LABELS + OTHER_CLASSES)
-    sql = f"""{_with(facts, "span_cls")}
+    return f"""
     SELECT config, {_run_col(level)} AS run_id,
         count(*) AS spans,
         count(*) FILTER (WHERE profiled) AS profiled_spans,
@@ -267,8 +276,7 @@ def span_profiles(con: Con, runs: Runs = None, level: Level = "config", *,
         count(*) FILTER (WHERE profiled AND triage = 'neutral') AS profiled_neutral,
         coalesce(sum(est_tokens), 0)::BIGINT AS est_tokens,
         {volume}
-    FROM span_cls {_grp(level)} ORDER BY ALL"""
-    return _q(con, sql, runs)
+    FROM span_cls {_grp(level)}"""
 
 
 def episode_coverage(con: Con, runs: Runs = None, level: Level = "config", *,
@@ -276,8 +284,16 @@ def episode_coverage(con: Con, runs: Runs = None, level: Level = "config", *,
     """Per group: E selected episodes (with or without deliveries) and the episodes that have a
     span, a profiled span, and a profiled span with a relevant, beneficial or harmful entry
     (A.4.2 "Episode coverage")."""
-    sql = f"""{_with(facts, "sel_eps", "span_cls")},
-    ep_flags AS (
+    sql = f"""{_with(facts, *_COVERAGE_NEEDS)}
+    SELECT * FROM ({_coverage_inner(level)}) ORDER BY ALL"""
+    return _q(con, sql, runs)
+
+
+_COVERAGE_NEEDS = ("sel_eps", "span_cls")
+
+
+def _coverage_inner(level: Level) -> str:
+    return f"""WITH ep_flags AS (
         SELECT episode_id,
                true AS delivered,
                bool_or(profiled) AS profiled,
@@ -293,8 +309,7 @@ def episode_coverage(con: Con, runs: Runs = None, level: Level = "config", *,
         count(*) FILTER (WHERE f.beneficial) AS beneficial,
         count(*) FILTER (WHERE f.harmful) AS harmful
     FROM sel_eps se LEFT JOIN ep_flags f USING (episode_id)
-    {_grp(level, 'se.')} ORDER BY ALL"""
-    return _q(con, sql, runs)
+    {_grp(level, 'se.')}"""
 
 
 def recurring_items(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
@@ -312,8 +327,16 @@ def recurring_diagnostic(con: Con, runs: Runs = None, level: Level = "config", *
     """Per group: recurring items, relevant judged entries and those from recurring items, and the
     episodes with a relevant entry from a non-recurring item (A.4.2). Recurrence is decided within
     each run, as in A.5.4."""
-    sql = f"""{_with(facts, "sel_runs", "sel_eps", "judged", "recurring")},
-    rel AS (
+    sql = f"""{_with(facts, *_RECURRING_NEEDS)}
+    SELECT * FROM ({_recurring_inner(level)}) ORDER BY ALL"""
+    return _q(con, sql, runs)
+
+
+_RECURRING_NEEDS = ("sel_runs", "sel_eps", "judged", "recurring")
+
+
+def _recurring_inner(level: Level) -> str:
+    return f"""WITH rel AS (
         SELECT j.config, j.run_id, j.episode_id, r.item_id IS NOT NULL AS recurring
         FROM judged j LEFT JOIN recurring r
              ON r.run_id = j.run_id AND r.namespace = j.namespace AND r.item_id = j.item_id
@@ -335,8 +358,23 @@ def recurring_diagnostic(con: Con, runs: Runs = None, level: Level = "config", *
            coalesce(agg.episodes_relevant_wo_recurring, 0) AS episodes_relevant_wo_recurring
     FROM eps
     LEFT JOIN agg ON agg.config = eps.config AND agg.run_id IS NOT DISTINCT FROM eps.run_id
-    LEFT JOIN n_rec ON n_rec.config = eps.config AND n_rec.run_id IS NOT DISTINCT FROM eps.run_id
-    ORDER BY ALL"""
+    LEFT JOIN n_rec ON n_rec.config = eps.config AND n_rec.run_id IS NOT DISTINCT FROM eps.run_id"""
+
+
+def overview(con: Con, runs: Runs = None, level: Level = "config", *,
+             facts: Facts | None = None) -> pd.DataFrame:
+    """`episode_coverage`, `span_profiles` and `recurring_diagnostic` in one statement (one row
+    per group, their columns side by side): what the app's overview page needs."""
+    needs = dict.fromkeys(_COVERAGE_NEEDS + _PROFILES_NEEDS + _RECURRING_NEEDS)
+    sql = f"""{_with(facts, *needs)},
+    c AS ({_coverage_inner(level)}),
+    p AS ({_profiles_inner(level)}),
+    r AS ({_recurring_inner(level)})
+    SELECT c.*, p.* EXCLUDE (config, run_id), r.* EXCLUDE (config, run_id, episodes)
+    FROM c
+    LEFT JOIN p ON p.config = c.config AND p.run_id IS NOT DISTINCT FROM c.run_id
+    LEFT JOIN r ON r.config = c.config AND r.run_id IS NOT DISTINCT FROM c.run_id
+    ORDER BY c.config, c.run_id NULLS FIRST"""
     return _q(con, sql, runs)
 
 
