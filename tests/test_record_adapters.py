@@ -7,7 +7,8 @@ Invariants: every add/update/delete becomes one `memory_change` with the item's 
 `mem0:<scope>`, its Mem0 id and its content-hash version; a search becomes one `memory_search`
 with ranked results; delivered entries carry portable references and the display key shown in the
 rendered block; the recall block respects its character budget; after-episode extraction without
-an LLM stores only the agent's closing note.
+an LLM stores only the agent's closing note; the memory system's own model and embedding calls
+(through the proxy) carry the operation reference of the generation or search they served.
 """
 
 from __future__ import annotations
@@ -17,21 +18,27 @@ import json
 import uuid
 from pathlib import Path
 
+import httpx
+
 from memuse_core.events import parse_event
-from memuse_core.record import Bridge, Recorder
+from memuse_core.record import Bridge, Recorder, serve
 from memuse_core.record.adapters.mem0 import RECALL_HEADER, Mem0Provider
+from memuse_core.record.scripted_upstream import ScriptedUpstream
 
 
 class SmallMem0:
     """The subset of `mem0.Memory` the adapter uses, over a dict."""
 
-    def __init__(self) -> None:
+    def __init__(self, llm_url: str | None = None, embed_url: str | None = None) -> None:
         self.items: dict[str, dict] = {}
+        self.llm_url, self.embed_url = llm_url, embed_url
 
     def add(self, messages, user_id: str, metadata: dict | None = None, infer: bool = False) -> dict:
-        assert not infer
         iid = str(uuid.uuid4())
         text = messages if isinstance(messages, str) else messages[-1]["content"]
+        if infer:  # like Mem0: an LLM call extracts the fact to store
+            r = httpx.post(self.llm_url, json={"model": "m", "messages": [{"role": "user", "content": str(messages)}]})
+            text = r.json()["choices"][0]["message"]["content"]
         self.items[iid] = {"id": iid, "memory": text, "hash": hashlib.md5(text.encode()).hexdigest(),
                            "metadata": metadata or {}, "user_id": user_id}
         return {"results": [{"id": iid, "memory": text, "event": "ADD"}]}
@@ -48,6 +55,8 @@ class SmallMem0:
         return {"message": "Memory deleted successfully!"}
 
     def search(self, query: str, filters: dict, top_k: int = 5, **_: object) -> dict:
+        if self.embed_url:  # like a remote embedder: one embedding call per search
+            httpx.post(self.embed_url, json={"model": "e", "input": query})
         q = set(query.lower().split())
         hits = []
         for it in self.items.values():
@@ -100,3 +109,27 @@ def test_mem0_operations_become_changes_and_searches(tmp_path: Path) -> None:
     assert search.search_id == sid and search.scope == "repo" and search.route == "host"
     assert [(r.item_id, r.version) for r in search.results] == [(a, md5("the parser lives in src/parse.py")),
                                                                  (b, md5("run the tests with make check"))]
+
+
+def test_memory_system_calls_carry_their_operation_reference(tmp_path: Path) -> None:
+    up = ScriptedUpstream(lambda b: {"content": "the build uses make check"}).start()
+    out = tmp_path / "run.jsonl"
+    rec = Recorder(out, run_id="r")
+    px = serve(rec, up.url)
+    bridge = Bridge.connect(px.url)
+    bridge.start_episode("t1", task="task")
+    mem = SmallMem0(llm_url=f"{px.url}/memory/v1/chat/completions", embed_url=f"{px.url}/embedding/v1/embeddings")
+    prov = Mem0Provider(mem, bridge)
+    prov.remember_episode([{"role": "user", "content": "task"}, {"role": "assistant", "content": "done"}], "repo",
+                          infer=True)
+    sid, _ = prov.search("how do I build", "repo")
+    bridge.end_episode()
+    px.stop()
+    up.stop()
+    rec.close()
+    evs = [parse_event(json.loads(line)) for line in out.read_text().splitlines()]
+    change = next(e for e in evs if e.type == "memory_change")
+    calls = {e.role: e for e in evs if e.type == "model_call"}
+    assert change.value == "the build uses make check" and change.op_ref and change.op_ref.startswith("gen-")
+    assert calls["memory"].op_ref == change.op_ref
+    assert calls["embedding"].op_ref == sid == next(e for e in evs if e.type == "memory_search").search_id

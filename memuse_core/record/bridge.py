@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -134,10 +135,20 @@ class Bridge:
                                             run_id=self.run_id))
 
     def memory_search(self, query: str, results: list[dict[str, Any]], *, route: str = "host",
-                      scope: str | None = None) -> str:
+                      scope: str | None = None, search_id: str | None = None) -> str:
         """A search and its ranked results; returns the search id."""
         return self._t.send("memory_search", _args(query=query, results=results, route=route, scope=scope,
-                                                   episode_id=self.episode_id, run_id=self.run_id))
+                                                   episode_id=self.episode_id, run_id=self.run_id,
+                                                   search_id=search_id))
+
+    @contextmanager
+    def operation(self, op_ref: str) -> Iterator[str]:
+        """Within the block, the memory system's model and embedding calls carry `op_ref`."""
+        self._t.send("set_operation", _args(op_ref=op_ref, episode_id=self.episode_id))
+        try:
+            yield op_ref
+        finally:
+            self._t.send("set_operation", _args(episode_id=self.episode_id))
 
     def deliver(self, entries: Sequence[Entry | dict[str, Any]], placements: list[dict[str, Any]], *,
                 route: str = "host", form: str = "task_recall", search_id: str | None = None,

@@ -80,6 +80,8 @@ class _Episode:
     standing: dict[str, _Delivery] = field(default_factory=dict)
     tool_call_owner: dict[str, str] = field(default_factory=dict)
     last_ok_agent_call: str | None = None
+    current_op: str | None = None
+    """Memory operation in progress: memory/embedding calls without their own `op_ref` get it."""
     last_written: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
     """Per role: the last call written and its raw messages (base of delta-encoded requests)."""
 
@@ -126,6 +128,7 @@ class Recorder:
         self._open: list[str] = []
         self._n_auto = 0
         self._n_search = 0
+        self._pending_op: str | None = None
         self.calls_recorded = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -271,6 +274,15 @@ class Recorder:
             ep = self._episode(episode_id)
             ep.standing.pop(delivery_id, None)
 
+    def set_operation(self, op_ref: str | None = None, episode_id: str | None = None) -> None:
+        """Mark a memory operation (search or generation) as running, or none (A.1.1 operation
+        references): the memory-system and embedding calls made meanwhile carry its `op_ref`."""
+        with self._lock:
+            if episode_id is None and not self._open:
+                self._pending_op = op_ref
+                return
+            self._episode(episode_id).current_op = op_ref
+
     def tool_result(self, *, tool_call_id: str | None, output: str, name: str | None = None,
                     arguments: str | None = None, exit_code: int | None = None,
                     episode_id: str | None = None) -> None:
@@ -290,7 +302,7 @@ class Recorder:
             "start_run": self.start_run, "start_episode": self.start_episode,
             "end_episode": self.end_episode, "memory_change": self.memory_change,
             "memory_search": self.memory_search, "deliver": self.deliver, "withdraw": self.withdraw,
-            "tool_result": self.tool_result,
+            "tool_result": self.tool_result, "set_operation": self.set_operation,
         }.get(op)
         if fn is None:
             raise AnnotationError(f"unknown annotation {op!r}")
@@ -326,6 +338,8 @@ class Recorder:
         with self._lock:
             ep, pre = self._episode_for_call(episode_hint)
             ep.n_calls += 1
+            if role != "agent" and op_ref is None:
+                op_ref = ep.current_op if ep.current_op is not None else self._pending_op
             ctx = CallContext(call_id=f"{ep.episode_id}-c{ep.n_calls}", episode_id=ep.episode_id,
                               role=role, kind=kind, request=request, started_at=started, op_ref=op_ref,
                               raw=mm.raw, pre_events=pre)

@@ -16,6 +16,7 @@ show it (MEMORY-FORMATS.md).
 from __future__ import annotations
 
 import hashlib
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +65,9 @@ class Mem0Provider:
     def search(self, query: str, scope: str, *, route: str = "host", top_k: int = 5) -> tuple[str, list[Mem0Item]]:
         """Search a scope; records the search and returns (search id, items in rank order)."""
         kw: dict[str, Any] = {} if self.threshold is None else {"threshold": self.threshold}
-        res = self.memory.search(query, filters={"user_id": scope}, top_k=top_k, **kw)
+        op = f"search-{uuid.uuid4().hex[:12]}"
+        with self.bridge.operation(op):  # embedding calls of the search carry its id
+            res = self.memory.search(query, filters={"user_id": scope}, top_k=top_k, **kw)
         items = []
         for r in (res or {}).get("results", []):
             meta = r.get("metadata") or {}
@@ -73,7 +76,7 @@ class Mem0Provider:
                                   score=r.get("score"), kind=str(meta.get("type", "fact")), metadata=meta))
         sid = self.bridge.memory_search(query, [
             {"namespace": self.namespace(scope), "item_id": it.item_id, "version": it.version, "value": it.value,
-             "score": it.score} for it in items], route=route, scope=scope)
+             "score": it.score} for it in items], route=route, scope=scope, search_id=op)
         return sid, items
 
     def entries(self, items: list[Mem0Item], scope: str) -> list[dict[str, Any]]:
@@ -95,11 +98,16 @@ class Mem0Provider:
         return ("\n".join(lines) if used else ""), used
 
     # -- changes -----------------------------------------------------------------------------
-    def add(self, text: str, scope: str, *, metadata: dict[str, Any] | None = None, infer: bool = False,
+    def add(self, text: str | list[dict[str, Any]], scope: str, *, metadata: dict[str, Any] | None = None, infer: bool = False,
             op_ref: str | None = None) -> list[str]:
-        """Store text (or, with infer, a conversation) in a scope; records each resulting change."""
-        res = self.memory.add(text, user_id=scope, metadata=metadata or {}, infer=infer)
-        return self._record_results(res, scope, op_ref)
+        """Store text (or, with infer, a conversation) in a scope; records each resulting change.
+
+        The generation's model calls (Mem0's LLM with `infer=True`, a remote embedder) carry the
+        operation reference that its changes carry (A.1.1)."""
+        op = op_ref or f"gen-{uuid.uuid4().hex[:12]}"
+        with self.bridge.operation(op):
+            res = self.memory.add(text, user_id=scope, metadata=metadata or {}, infer=infer)
+        return self._record_results(res, scope, op)
 
     def _record_results(self, res: Any, scope: str, op_ref: str | None) -> list[str]:
         ids = []
@@ -122,11 +130,13 @@ class Mem0Provider:
 
     def update(self, item_id: str, text: str, scope: str) -> None:
         """Replace an item's text."""
-        self.memory.update(item_id, text)
+        op = f"gen-{uuid.uuid4().hex[:12]}"
+        with self.bridge.operation(op):  # re-embedding calls carry the operation id
+            self.memory.update(item_id, text)
         got = self.memory.get(item_id) or {}
         value = str(got.get("memory", text))
         self.bridge.memory_change(item_id, "update", value=value, namespace=self.namespace(scope),
-                                  version=_version(value, got.get("hash")))
+                                  version=_version(value, got.get("hash")), op_ref=op)
 
     def delete(self, item_id: str, scope: str) -> None:
         """Delete an item."""
@@ -144,8 +154,7 @@ class Mem0Provider:
         turns = [{"role": m["role"], "content": m["content"]} for m in messages
                  if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str) and m["content"].strip()]
         if infer:
-            res = self.memory.add(turns, user_id=scope, infer=True)
-            return self._record_results(res, scope, None)
+            return self.add(turns, scope, infer=True)
         closing = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
         text = closing.get("content") if closing else None
         if not isinstance(text, str) or not text.strip():
