@@ -62,24 +62,50 @@ def test_rules_batch_resume_and_auto_neutral(tmp_path):
         con.close()
 
 
-def test_journal_replay_is_idempotent(tmp_path):
+def test_journal_replay_is_idempotent_and_compacts(tmp_path):
     db = write_store(tmp_path, [acted_on_episode("a1"), ignored_episode("i1")])
     run_batch(db, JudgeSettings(judge="rules"))
-    results = read_journal(journal_path(db))
+    jp = journal_path(db)
+    results = read_journal(jp)
     assert len(results) == 2
     con = connect(db)
     try:  # simulate a crash after the journal append but before the commit
         con.execute("DELETE FROM judgments WHERE judgment_id = ?", [results[0].judgment_id])
         con.execute("DELETE FROM assessments WHERE judgment_id = ?", [results[0].judgment_id])
+        with open(jp, "a") as fh:  # plus a torn last line from a crashed writer
+            fh.write('{"kind": "judgment", "v": 1, "judgment_id": "torn", "result": {"span')
+        assert len(read_journal(jp)) == 2
         assert replay_journal(con, db) == 1
-        assert replay_journal(con, db) == 0
         assert con.execute("SELECT count(*) FROM judgments").fetchone()[0] == 2
         assert con.execute("SELECT count(*) FROM assessments").fetchone()[0] == 2
+        # every record is now in the database: the journal was emptied
+        assert jp.stat().st_size == 0
+        assert replay_journal(con, db) == 0
     finally:
         con.close()
-    with open(journal_path(db), "a") as fh:  # a torn last line is skipped
-        fh.write('{"kind": "judgment", "result": {"span')
-    assert len(read_journal(journal_path(db))) == 2
+
+
+def test_journal_keeps_records_missing_from_the_database(tmp_path):
+    from memuse_core.store.judging import Journal
+
+    db = write_store(tmp_path, [acted_on_episode("a1")])
+    elig, *_ = _counts(db)
+    res = judge_span(db, elig[0])
+    j = Journal(journal_path(db))
+    extra = res.model_copy(update={"judgment_id": "not-committed-yet"})
+    j.append(extra)
+    j.close()
+    con = connect(db, read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM judgments").fetchone()[0] == 1
+    finally:
+        con.close()
+    con = connect(db)
+    try:
+        assert replay_journal(con, db) == 1
+        assert con.execute("SELECT count(*) FROM judgments WHERE judgment_id = 'not-committed-yet'").fetchone()[0] == 1
+    finally:
+        con.close()
 
 
 def test_rejudge_keeps_history(tmp_path):
