@@ -49,6 +49,7 @@ from ..events import (
     ToolResultEvent,
     text_digest,
 )
+from .history import delta_request, history_events
 from .proofs import verify_placement
 from .sink import EventSink
 from .wire import CHAT, EMBEDDINGS, RESPONSES, MessageMap, ParsedResponse, normalise_request
@@ -353,29 +354,8 @@ class Recorder:
 
     def _context_events(self, ep: _Episode, mm: MessageMap, call_id: str) -> list[dict[str, Any]]:
         """Retraction / history rewrite between the previous agent request and this one (A.1.3)."""
-        prev, new = ep.prev_raw, mm.raw
-        ep.prev_raw = new
-        if prev is None or new[:len(prev)] == prev:
-            return []
-        # Retraction: the new input is the old one with some messages removed, plus appended ones.
-        # Dropping the whole tail and sending other messages in its place is a rewrite (summary).
-        removed, j = [], 0
-        for i, m in enumerate(prev):
-            if j < len(new) and new[j] == m:
-                j += 1
-            else:
-                removed.append(i)
-        kept = [m for i, m in enumerate(prev) if i not in set(removed)]
-        tail_replaced = removed and removed[-1] == len(prev) - 1 and len(new) > len(kept) and \
-            removed == list(range(removed[0], len(prev)))
-        if removed and new[:len(kept)] == kept and not tail_replaced:
-            return [{"type": "retraction", "v": EVENT_SCHEMA_VERSION, "episode_id": ep.episode_id,
-                     "before_call_id": call_id, "removed": removed}]
-        k = 0
-        while k < min(len(prev), len(new)) and prev[k] == new[k]:
-            k += 1
-        return [{"type": "history_rewrite", "v": EVENT_SCHEMA_VERSION, "episode_id": ep.episode_id,
-                 "before_call_id": call_id, "kept_prefix": k, "replacement": mm.messages[k:]}]
+        prev, ep.prev_raw = ep.prev_raw, mm.raw
+        return history_events(prev, mm, episode_id=ep.episode_id, call_id=call_id)
 
     def _bind(self, ep: _Episode, ctx: CallContext, body: dict[str, Any], mm: MessageMap) -> None:
         chat = ctx.kind == CHAT
@@ -450,16 +430,7 @@ class Recorder:
     def _delta_request(self, ep: _Episode, ctx: CallContext) -> dict[str, Any]:
         last = ep.last_written.get(ctx.role)
         ep.last_written[ctx.role] = (ctx.call_id, ctx.raw)
-        if last is None:
-            return ctx.request
-        base_id, base_raw = last
-        k = len(base_raw)
-        if k == 0 or ctx.raw[:k] != base_raw:
-            return ctx.request
-        req = dict(ctx.request)
-        req["base_call_id"], req["base_len"] = base_id, k
-        req["messages"] = ctx.request["messages"][k:]
-        return req
+        return delta_request(ctx.request, ctx.raw, last)
 
     def digest(self, text: str) -> str:
         """`events.text_digest`, for adapters that only hold a recorder."""
