@@ -270,3 +270,17 @@ def test_max_cost_stops_starting_spans_and_resume_continues(tmp_path):
         assert second.judged == first.planned - first.judged
     elig, acc, _, _ = _counts(db)
     assert all(acc.get(x) == 1 for x in elig)
+
+
+def test_rules_verdicts_rank_spans_for_the_llm_judge(tmp_path):
+    db = write_store(tmp_path, [ignored_episode("i1"), referenced_episode("r1"), acted_on_episode("a1")])
+    run_batch(db, JudgeSettings(judge="rules"))
+    with ScriptedServer(Script()) as srv:
+        s = JudgeSettings(judge="llm", model="scripted", base_url=srv.base_url)
+        run_batch(db, s, limit=1, rank_by_rules=True)
+    con = connect(db, read_only=True)
+    try:
+        first = con.execute("SELECT span_id FROM judgments WHERE judge = 'llm'").fetchall()
+    finally:
+        con.close()
+    assert [r[0] for r in first] == ["a1/a1-d1"]  # the span the rules judge found used comes first

@@ -27,6 +27,8 @@ def judge(
     price_cached: float | None = typer.Option(None, "--price-cached", help="USD per 1M cached input tokens."),
     price_output: float | None = typer.Option(None, "--price-output", help="USD per 1M output tokens."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds before one model request times out."),
+    rank_by_rules: bool = typer.Option(False, "--rank-by-rules",
+                                       help="Judge first the spans the rules judge flagged (misused, used, unclear)."),
 ) -> None:
     """Judge eligible spans; interrupt any time and run again to resume (nothing is judged twice)."""
     from ..judge.result import JudgeConfigError, JudgeSettings
@@ -55,7 +57,7 @@ def judge(
             bar.refresh()
         try:
             summary = run_batch(db, settings, span_ids=ids, limit=limit, concurrency=concurrency,
-                                max_cost=max_cost, progress=on_progress)
+                                max_cost=max_cost, progress=on_progress, rank_by_rules=rank_by_rules)
         except JudgeConfigError as e:
             fail(str(e))
             return

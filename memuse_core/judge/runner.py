@@ -172,7 +172,7 @@ class _Writer:
 
 
 def _prepare(db: Any, settings: JudgeSettings, span_ids: list[str] | None, limit: int | None,
-             summary: BatchSummary) -> list[tuple[str, str]]:
+             summary: BatchSummary, rank_by_rules: bool = False) -> list[tuple[str, str]]:
     from ..store import connect
     from ..store.judging import (
         done_spans,
@@ -200,6 +200,11 @@ def _prepare(db: Any, settings: JudgeSettings, span_ids: list[str] | None, limit
             done = done_spans(con, settings.judge)
             todo = [p for p in elig if p[0] not in done]
             summary.skipped_done = len(elig) - len(todo)
+        if rank_by_rules:
+            from ..store.judging import rules_ranks
+
+            ranks = rules_ranks(con)
+            todo.sort(key=lambda p: ranks.get(p[0], 4))  # stable: episode order within a rank
         if limit is not None:
             todo = todo[:limit]
         start_batch(con, summary.batch_id, settings.judge, settings.model, settings.public())
@@ -224,15 +229,19 @@ Progress = Callable[[BatchSummary], None]
 
 
 def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = None, limit: int | None = None,
-              concurrency: int = 4, max_cost: float | None = None, progress: Progress | None = None) -> BatchSummary:
-    """Judge every pending eligible span (or the given ones); safe to interrupt and resume."""
+              concurrency: int = 4, max_cost: float | None = None, progress: Progress | None = None,
+              rank_by_rules: bool = False) -> BatchSummary:
+    """Judge every pending eligible span (or the given ones); safe to interrupt and resume.
+
+    `rank_by_rules` judges first the spans whose rules-judge verdict flags misuse, then use, then
+    unclear use (a cheap pre-triage for an expensive LLM judge with `limit` or `max_cost`)."""
     summary = BatchSummary(batch_id=uuid.uuid4().hex[:12], judge=settings.judge)
     t0 = time.monotonic()
     if settings.judge == "llm":
         from .llm import make_client
 
         make_client(settings)  # fail fast on a missing key or model, before touching the store
-    todo = _prepare(db, settings, span_ids, limit, summary)
+    todo = _prepare(db, settings, span_ids, limit, summary, rank_by_rules)
     writer = _Writer(db)
     status = "done"
     try:

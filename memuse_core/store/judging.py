@@ -281,3 +281,17 @@ def planted_agreement_rows(con: duckdb.DuckDBPyConnection, judge: str = "rules")
            JOIN verdicts v ON v.span_id = s.span_id AND v.judge = ?
            JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = p.pos
            WHERE s.status = 'eligible'""", [judge]).fetchall()
+
+
+def rules_ranks(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Pre-triage rank of each span from its latest accepted rules judgment: 0 misused, 1 used,
+    2 unclear, 3 anything else (DESIGN.md: the rules judge ranks spans for the LLM judge)."""
+    rows = con.execute(
+        """WITH r AS (
+               SELECT span_id, judgment_id,
+                      row_number() OVER (PARTITION BY span_id ORDER BY ended_at DESC) AS rn
+               FROM judgments WHERE judge = 'rules' AND status = 'accepted')
+           SELECT r.span_id, min(CASE a.usage_label WHEN 'misused' THEN 0 WHEN 'used' THEN 1
+                                     WHEN 'unclear' THEN 2 ELSE 3 END)
+           FROM r JOIN assessments a USING (judgment_id) WHERE r.rn = 1 GROUP BY 1""").fetchall()
+    return {r[0]: int(r[1]) for r in rows}
