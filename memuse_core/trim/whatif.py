@@ -86,7 +86,8 @@ class DeliveryWhatIf:
 
     def to_dict(self) -> dict[str, Any]:
         return {"delivery_id": self.delivery_id, "episode_id": self.episode_id, "prior_from": self.prior_from,
-                "context": self.context, "query_units": [unit_dict(u) for u in self.query_units],
+                "context": self.context, "prior_texts": list(self.prior_texts),
+                "query_units": [unit_dict(u) for u in self.query_units],
                 "entries": [{"pos": e.pos, "item_id": e.item_id, "class": e.klass, "jaccard": e.jaccard,
                              "chars_before": e.chars_before, "chars_after": e.chars_after, "lines": e.lines,
                              **e.decision.to_dict()} for e in self.entries]}
