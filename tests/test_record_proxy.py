@@ -419,3 +419,37 @@ def test_proxy_only_recording_ingests_as_a_run(tmp_path: Path, db_file: Path) ->
     finally:
         con.close()
     assert (info["runs"], info["episodes"], info["model_calls"], info["steps"]) == (1, 1, 4, 3)
+
+
+def test_cli_proxy_process_with_a_bridge_over_http(tmp_path: Path) -> None:
+    """`memuse record proxy` as its own process: a bridge annotates over HTTP, SIGTERM ends it cleanly."""
+    up = ScriptedUpstream(lambda b: {"content": "ok"}).start()
+    out = tmp_path / "run.jsonl"
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([sys.executable, "-m", "memuse_core", "record", "proxy", "--upstream", up.url,
+                             "--out", str(out), "--port", str(port), "--run-id", "cli"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_until_up(url, timeout=30)
+        bridge = Bridge.connect(url)
+        bridge.start_run(config="cli-test", run_id="cli")
+        ep = bridge.start_episode("t", task="Fix it")
+        host = f"{SYSTEM}\n\n{RECALL}"
+        bridge.deliver([{"item_id": "m1", "value": "run the suite with `make check`"}],
+                       [placement(RECALL, "/messages/0/content", host_text=host)], standing=True)
+        r = post(f"{url}/ep/{ep}/agent/v1/chat/completions",
+                 {"model": "m", "messages": [{"role": "system", "content": host}, {"role": "user", "content": "Fix it"}]})
+        assert r.status_code == 200
+        bridge.end_episode(resolved=True)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        up.stop()
+    assert proc.returncode == 0 and "recorded 1 calls" in err
+    evs = events_of(out)
+    assert [e.type for e in evs] == ["run", "episode_start", "model_call", "memory_delivery", "episode_end"]
+    assert evs[0].config == "cli-test" and evs[3].placements[0].proof.verified
