@@ -91,8 +91,8 @@ def _span(ts: list[int]) -> str:
     return ", ".join(out)
 
 
-def _unread_steps(tools: EvidenceTools, steps: range | list[int]) -> list[int]:
-    return [t for t in steps if not tools.step_complete(t)]
+def _unread_steps(read: set[int], steps: range | list[int]) -> list[int]:
+    return [t for t in steps if t not in read]
 
 
 def parse_answer(raw: str) -> tuple[JudgeAnswer | None, list[Violation]]:
@@ -139,15 +139,16 @@ def check_answer(pkg: EvidencePackage, tools: EvidenceTools, raw: str | JudgeAns
     if unread:
         vs.append(Violation("incomplete_read", "mandatory evidence not read in full: " + ", ".join(unread)))
     prior_unread = [p for p in pkg.prior_paths() if not tools.file_complete(p)]
+    read = {t for t in range(1, pkg.T + 1) if tools.step_complete(t)}  # once per check, not per entry
     for a in answer.assessments:
         info = by_pos.get(a.entry)
         if info is None or seen.get(a.entry, 0) > 1:
             continue
-        _check_entry(pkg, tools, a, info.window, info.item_id, prior_unread, vs, res)
+        _check_entry(pkg, read, a, info.window, info.item_id, prior_unread, vs, res)
     return res
 
 
-def _check_entry(pkg: EvidencePackage, tools: EvidenceTools, a: EntryAssessment,
+def _check_entry(pkg: EvidencePackage, read: set[int], a: EntryAssessment,
                  window: tuple[int, int] | None, item_id: str | None, prior_unread: list[str],
                  vs: list[Violation], res: CheckResult) -> None:
     e = a.entry
@@ -167,12 +168,12 @@ def _check_entry(pkg: EvidencePackage, tools: EvidenceTools, a: EntryAssessment,
     if a.influence == "none" and a.anchors:
         vs.append(Violation("structure", f"entry {e}: influence none must have an empty anchor list", e))
     cited = [t for t in set(a.anchors) | set(a.evidence) if 1 <= t <= pkg.T]
-    unread_cited = _unread_steps(tools, sorted(cited))
+    unread_cited = _unread_steps(read, sorted(cited))
     if unread_cited:
         vs.append(Violation("unread_anchor", f"entry {e}: cited steps not read in full (with their referenced "
                             f"memory files): {_span(unread_cited)}", e))
     win_steps = range(window[0], window[1] + 1) if window else range(0)
-    win_unread = _unread_steps(tools, win_steps)
+    win_unread = _unread_steps(read, win_steps)
     res.window_read[e] = not win_unread
     # Conditional reads.
     if a.novelty is not None and prior_unread:
@@ -185,7 +186,7 @@ def _check_entry(pkg: EvidencePackage, tools: EvidenceTools, a: EntryAssessment,
         vs.append(Violation("incomplete_read", f"entry {e}: influence {a.influence} needs the whole credit window "
                             f"read: unread {_span(win_unread)}", e, "influence"))
     if a.influence == "acted_on" and a.effect is not None and window is not None:
-        eff_unread = _unread_steps(tools, range(window[0], pkg.T + 1))
+        eff_unread = _unread_steps(read, range(window[0], pkg.T + 1))
         if eff_unread:
             vs.append(Violation("incomplete_read", f"entry {e}: effect {a.effect} needs every step from S{window[0]} "
                                 f"to the episode end read: unread {_span(eff_unread)}", e, "effect"))
