@@ -128,9 +128,14 @@ def test_memuse_trim_cli_and_summaries(tmp_path: Path) -> None:
         con.close()
 
 
-def test_memuse_trim_on_an_empty_store_fails_cleanly(tmp_path: Path) -> None:
+def test_memuse_trim_on_an_empty_or_missing_store_fails_cleanly(tmp_path: Path) -> None:
     _load_commands()
-    res = CliRunner().invoke(app, ["trim", "--db", str(tmp_path / "empty.duckdb")])
+    missing = tmp_path / "missing.duckdb"
+    res = CliRunner().invoke(app, ["trim", "--db", str(missing)])
+    assert res.exit_code == 1 and "does not exist" in res.output and not missing.exists()
+    empty = tmp_path / "empty.duckdb"
+    connect(empty).close()
+    res = CliRunner().invoke(app, ["trim", "--db", str(empty)])
     assert res.exit_code == 1 and "no episodes" in res.output
 
 

@@ -33,9 +33,11 @@ def trim_cmd(
 ) -> None:
     """What MemTrim would remove from every recorded delivery, given the agent's prior context."""
     from ..progress import progress_bar
-    from ..store import connect
+    from ..store import connect, db_path
     from ..trim.whatif import run_store
 
+    if not db_path(db).exists():
+        fail(f"database {db_path(db)} does not exist (build it with `memuse demo` or `memuse ingest`)")
     con = connect(db)
     try:
         n_eps = con.execute("SELECT count(*) FROM episodes").fetchone()[0]  # type: ignore[index]
