@@ -34,6 +34,8 @@ TRIAGE_COLOURS = {"positive": "#2ca02c", "negative": "#d62728", "unresolved": "#
                   "empty": "#e0e0e0", "unassessable": "#bcbd22", "auto_neutral": "#9e9e9e"}
 ANCHOR_COLOUR = "#1f77b4"
 WINDOW_FILL = "rgba(31, 119, 180, 0.14)"
+MAX_ARROWS = 60
+"""Delivery arrows drawn as annotations at most; further deliveries become markers."""
 _ACTION_COLOURS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#eeca3b",
                    "#ff9da6", "#9d755d", "#bab0ac"]
 
@@ -144,19 +146,29 @@ def episode_timeline(steps: Sequence[Mapping[str, Any]], entries: Sequence[Mappi
         fig.add_trace(go.Scatter(x=ex, y=ey, mode="markers", name="observed effect",
                                  marker={"color": ecol, "size": 12, "symbol": "star"},
                                  hovertext=etext, hoverinfo="text"))
+    # First deliveries of a span become arrows; restatements (a host block resent at every step)
+    # and any arrows beyond MAX_ARROWS become small markers: hundreds of SVG annotations would
+    # make a long episode slow to draw.
     annotations = []
+    mx, mtext = [], []
     for d in deliveries:
         st = d.get("step")
         if st is None or _nan(st):
             continue
         restated = bool(d.get("restatement")) and not _nan(d.get("restatement"))
-        annotations.append({"x": float(st), "y": action_y, "xref": "x", "yref": "y", "ax": 0,
-                            "ay": -38 if not restated else -24, "showarrow": True, "arrowhead": 2,
-                            "arrowcolor": "#9467bd" if not restated else "#c5b0d5",
-                            "arrowwidth": 2 if not restated else 1,
-                            "text": "" if restated else _hover(_short(d.get("form"), 14)),
-                            "font": {"size": 9, "color": "#9467bd"}, "hovertext": _hover(
-                                f"{d.get('delivery_id')} · {d.get('form')} · {d.get('route')}")})
+        label = _hover(f"{d.get('delivery_id')} · {d.get('form')} · {d.get('route')}" + (" · restatement" if restated else ""))
+        if restated or len(annotations) >= MAX_ARROWS:
+            mx.append(float(st))
+            mtext.append(label)
+            continue
+        annotations.append({"x": float(st), "y": action_y, "xref": "x", "yref": "y", "ax": 0, "ay": -38,
+                            "showarrow": True, "arrowhead": 2, "arrowcolor": "#9467bd", "arrowwidth": 2,
+                            "text": _hover(_short(d.get("form"), 14)), "font": {"size": 9, "color": "#9467bd"},
+                            "hovertext": label})
+    if mx:
+        fig.add_trace(go.Scatter(x=mx, y=[action_y - 0.55] * len(mx), mode="markers", name="restated delivery",
+                                 marker={"symbol": "triangle-down", "size": 6, "color": "#c5b0d5"},
+                                 hovertext=mtext, hoverinfo="text"))
     if selected_step is not None:
         shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": selected_step,
                        "x1": selected_step, "y0": 0, "y1": 1,

@@ -41,7 +41,12 @@ def test_timeline_windows_anchors_effects_and_arrows() -> None:
     assert list(anchors.x) == [5, 12] and list(anchors.y) == [1, 3]
     effects = next(t for t in fig.data if t.name == "observed effect")
     assert list(effects.marker.color) == [TL.EFFECT_COLOURS["improved"], TL.EFFECT_COLOURS["harmed"]]
-    assert [a.x for a in fig.layout.annotations] == [3.0, 4.0]
+    assert [a.x for a in fig.layout.annotations] == [3.0]
+    restated = next(t for t in fig.data if t.name == "restated delivery")
+    assert list(restated.x) == [4.0]
+    many = TL.episode_timeline(_steps(250), [], [{"delivery_id": f"d{i}", "step": i, "form": "f"} for i in range(1, 251)])
+    assert len(many.layout.annotations) == TL.MAX_ARROWS
+    assert len(next(t for t in many.data if t.name == "restated delivery").x) == 250 - TL.MAX_ARROWS
     assert all("<script" not in (h or "") for h in steps.hovertext)
     assert any("&lt;script&gt;" in h for h in steps.hovertext)
 
