@@ -248,7 +248,7 @@ def annotation_form(target_kind: str, target_id: str, episode_id: str | None, *,
     """A compact form to annotate a step, span (entry) or item: note, tags, five human labels."""
     from memuse_core.casestudy import SIGNAL_VALUES, new_annotation, parse_tags
 
-    with st.form(f"ann_form_{key}", clear_on_submit=True):
+    with st.form(f"ann_form_{key}", clear_on_submit=False):
         st.markdown(f"**Annotate {target_kind}** {md_code(target_id)}")
         note = st.text_area("Note (markdown)", key=f"ann_note_{key}")
         tags = st.text_input("Tags (comma separated)", key=f"ann_tags_{key}")
