@@ -156,6 +156,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bool]:
     missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
     if missing:
         pytest.skip(f"recording extras not installed ({', '.join(missing)}); see requirements-recording.txt")
+    tools = [t for t in ("git", "make") if shutil.which(t) is None]
+    if tools:
+        pytest.skip(f"the task repositories need {', '.join(tools)} on PATH")
     work = tmp_path_factory.mktemp("record") / "work"
     work.mkdir()
     cmd, isolated = _isolated_cmd([sys.executable, str(Path(__file__).resolve()), "--drive", str(work)])
