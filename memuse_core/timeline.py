@@ -149,8 +149,9 @@ def episode_timeline(steps: Sequence[Mapping[str, Any]], entries: Sequence[Mappi
     # First deliveries of a span become arrows; restatements (a host block resent at every step)
     # and any arrows beyond MAX_ARROWS become small markers: hundreds of SVG annotations would
     # make a long episode slow to draw.
-    annotations = []
-    mx, mtext = [], []
+    annotations: list[dict[str, Any]] = []
+    mx: list[float] = []
+    mtext: list[str] = []
     for d in deliveries:
         st = d.get("step")
         if st is None or _nan(st):
@@ -290,11 +291,13 @@ def form_share_chart(rows: Iterable[Mapping[str, Any]], *, min_token_share: floa
 def resolve_rate_chart(rows: Iterable[Mapping[str, Any]]) -> go.Figure:
     """Resolve rate per group with an interval: dicts with group, rate, low, high (fractions)."""
     rows = list(rows)
+    rate = [float(r.get("rate") or 0.0) for r in rows]
+    high = [float(r["high"]) if r.get("high") is not None else v for r, v in zip(rows, rate)]
+    low = [float(r["low"]) if r.get("low") is not None else v for r, v in zip(rows, rate)]
     fig = go.Figure(go.Bar(
-        x=[_hover(str(r["group"])) for r in rows], y=[100 * (r.get("rate") or 0) for r in rows],
-        error_y={"type": "data", "symmetric": False,
-                 "array": [100 * ((r.get("high") if r.get("high") is not None else r.get("rate") or 0) - (r.get("rate") or 0)) for r in rows],
-                 "arrayminus": [100 * ((r.get("rate") or 0) - (r.get("low") if r.get("low") is not None else r.get("rate") or 0)) for r in rows]},
+        x=[_hover(str(r["group"])) for r in rows], y=[100 * v for v in rate],
+        error_y={"type": "data", "symmetric": False, "array": [100 * (h - v) for h, v in zip(high, rate)],
+                 "arrayminus": [100 * (v - lo) for lo, v in zip(low, rate)]},
         marker_color="#4c78a8"))
     fig.update_layout(yaxis={"title": "resolved (%)", "range": [0, 100]}, height=300,
                       margin={"l": 10, "r": 10, "t": 20, "b": 30})
