@@ -185,6 +185,10 @@ def test_cli_demo_and_bad_arguments(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["demo", "--episodes", "0", "--db", str(tmp_path / "bad.duckdb")])
     assert bad.exit_code != 0
     assert "--episodes" in bad.output
+    (tmp_path / "afile").write_text("x")
+    bad = runner.invoke(app, ["demo", "--episodes", "8", "--db", str(tmp_path / "bad.duckdb"), "--out", str(tmp_path / "afile")])
+    assert bad.exit_code != 0 and "not a folder" in bad.output
+    assert not (tmp_path / "bad.duckdb").exists()
 
 
 def test_building_twice_changes_nothing(tmp_path: Path) -> None:

@@ -26,6 +26,8 @@ def demo(
 
     if episodes < 1 or runs < 1 or steps < 10:
         fail("--episodes and --runs must be at least 1 and --steps at least 10")
+    if out is not None and out.exists() and not out.is_dir():
+        fail(f"--out {out}: exists and is not a folder")
     plan = DemoPlan(episodes=episodes, seed=seed, runs=runs, mean_steps=steps)
     total = plan.tasks_per_run * len(plan.configs) * plan.runs
     with progress_bar(total=total, desc="demo", unit="episode") as bar:
