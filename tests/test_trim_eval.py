@@ -90,3 +90,39 @@ def test_missing_data_is_one_clear_error(tmp_path: Path) -> None:
     _load_commands()
     res = CliRunner().invoke(app, ["trim-eval", "--data", str(tmp_path / "nope")])
     assert res.exit_code == 1 and "CLADDER folder not found" in res.output
+
+
+def scripted_llm(body: dict[str, Any], idx: int) -> ScriptedReply:
+    """Answers parser requests with the deterministic parse (quotes = the exact spans) and
+    question requests like `memory_following_model`."""
+    from memuse_core.trim import DeterministicParser
+
+    fmt = (body.get("response_format") or {}).get("json_schema", {}).get("name")
+    if fmt == "memtrim_parse":
+        user = body["messages"][1]["content"]
+        text = user.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
+        p = DeterministicParser().parse(text)
+        units = [{"entity": u.key.entity or "-", "attribute": u.key.attribute, "value_type": u.key.vtype,
+                  "value": u.text or str(u.value), "multi_valued": u.many, "quote": u.span,
+                  "supports_answer": "unsure"} for u in p.units if u.key.attribute != "subject"]
+        return ScriptedReply(content=json.dumps({"units": units, "task": p.task or "none",
+                                                 "answer_expressible": True}))
+    if fmt == "memtrim_key_match":
+        return ScriptedReply(content=json.dumps({"match": None}))
+    return memory_following_model(body, idx)
+
+
+def test_llm_parser_path_end_to_end(cladder: Path) -> None:
+    _load_commands()
+    with ScriptedServer(scripted_llm) as srv:
+        res = CliRunner().invoke(app, ["trim-eval", "--data", str(cladder), "--json", "--limit", "4",
+                                       "--model", "scripted", "--base-url", srv.base_url, "--llm-parser"])
+        parse_calls = [r for r in srv.requests
+                       if (r.get("response_format") or {}).get("json_schema", {}).get("name") == "memtrim_parse"]
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["settings"]["parser"] == "llm" and out["settings"]["parser_failures"] == 0
+    assert parse_calls and out["settings"]["parser_calls"] >= len(parse_calls)
+    td = out["TD-Dup"]
+    assert td["memtrim"]["stale_answer_exposure"] < td["raw"]["stale_answer_exposure"]
+    assert td["model"]["memtrim"]["correct_to_wrong"] == 0

@@ -70,6 +70,9 @@ def trim_eval_cmd(
     base_url: str | None = typer.Option(None, "--base-url", help="Endpoint of the model."),
     limit: int = typer.Option(500, help="At most N pairs per condition (C.3)."),
     seed: int = typer.Option(42, help="Sampling seed (C.3)."),
+    llm_parser: bool = typer.Option(False, "--llm-parser",
+                                    help="Parse memories and queries with the model (A.1) instead of the "
+                                         "deterministic parser."),
 ) -> None:
     """Raw memory vs MemTrim on CLADDER premise-change pairs (TA and TD-Dup, Appendix C.3)."""
     from ..progress import progress_bar
@@ -86,10 +89,22 @@ def trim_eval_cmd(
     pairs = build_pairs(questions, limit=limit, seed=seed)
     if not pairs:
         fail(f"{folder}: no TA or TD-Dup pair passes the construction checks")
-    outcomes = measure(pairs)
+    trimmer = None
+    if llm_parser:
+        if model is None:
+            fail("--llm-parser needs --model (and usually --base-url)")
+        from ..trim import MemTrim
+        from ..trim.parse_llm import LLMParser
+
+        trimmer = MemTrim(parser=LLMParser(model, base_url=base_url))
+    outcomes = measure(pairs, trimmer)
     result = summarize(outcomes)
     result["settings"] = {"data": str(folder), "questions": len(questions), "limit": limit, "seed": seed,
-                          "parser": "deterministic"}
+                          "parser": "llm" if llm_parser else "deterministic"}
+    if trimmer is not None:
+        lp = trimmer.parser
+        result["settings"]["parser_calls"] = getattr(lp, "calls", None)
+        result["settings"]["parser_failures"] = len(getattr(lp, "failures", []))
     if model:
         try:
             with progress_bar(total=len(outcomes), desc="ask", unit="pair") as bar:
