@@ -69,7 +69,7 @@ def earlier_copy_visible(an: EpisodeAnalysis, span: SpanBuild, di: DInfo) -> boo
     for pos, e in enumerate(di.d.entries):
         eps = di.exposures[pos].exposed_text
         if not any(an.copy_visible(s, pos, call, eps, e.display_key) for s in reversed(span.deliveries)
-                   if s.call is not None and s.call.call_id != cid):
+                   if s.cid is not None and s.cid != cid):
             return False
     return True
 

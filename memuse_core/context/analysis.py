@@ -71,6 +71,8 @@ class DInfo:
     order: int = 0
     """Position in processing order."""
     redacted_without_size: bool = False
+    cid: str | None = None
+    """Consuming call id (cached; hot in visibility checks)."""
     verified: bool = False
     """Every placement proof resolved to one unique interval (set by analyze_episode)."""
 
@@ -168,9 +170,9 @@ class EpisodeAnalysis:
         """Whether a proven placement of an earlier delivery is still in `call`'s input (A.1.4):
         its host message persists (same identity after replaying removals) and still holds the
         placement text."""
-        if not rp.verified or src.call is None or rp.host is None or rp.text is None:
+        if not rp.verified or src.cid is None or rp.host is None or rp.text is None:
             return False
-        ids = self.msg_ids.get(src.call.call_id)
+        ids = self.msg_ids.get(src.cid)
         if ids is None or rp.host >= len(ids):
             return False
         j = self.index_in(call.call_id, ids[rp.host])
@@ -183,9 +185,10 @@ class EpisodeAnalysis:
         """An earlier copy of entry `pos` of `src` is visible in `call`'s input (A.1.4): the
         exposed text matches in full within a surviving proven placement of that copy, and any
         displayed key is still visible in the copy's surviving placements."""
-        if exposed is None or call.call_id in self.gap_calls:
+        cid = call.call_id
+        if exposed is None or cid in self.gap_calls:
             return False
-        key = (src.order, call.call_id)
+        key = (src.order, cid)
         alive = self._alive.get(key)
         if alive is None:
             alive = self._alive[key] = [rp for rp in src.placements if self.placement_survives(src, rp, call)]
@@ -261,6 +264,14 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
     texts_cache: dict[str, _LazyTexts] = {}
     mtexts: dict[int, str] = {}
 
+    digests: dict[str, str] = {}
+
+    def digest(text: str) -> str:
+        d = digests.get(text)
+        if d is None:
+            d = digests[text] = text_digest(text)
+        return d
+
     def mtext(msg) -> str:  # noqa: ANN001
         t = mtexts.get(id(msg))
         if t is None:
@@ -281,7 +292,7 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
             texts = texts_cache.get(cid)
             if texts is None:
                 texts = texts_cache[cid] = _LazyTexts(a.call.messages, mtext)  # type: ignore[assignment]
-            rps = [resolve_placement(p, k, a.call, texts) for k, p in enumerate(d.placements)]
+            rps = [resolve_placement(p, k, a.call, texts, digest) for k, p in enumerate(d.placements)]
             by_call.setdefault(cid, []).append((d.delivery_id, rps))
             if d.entries:
                 any_nonempty_attr = True
@@ -311,7 +322,7 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
                 chars += p.size
             else:
                 redacted = True
-        infos.append(DInfo(idx=i, d=d, att=a, placements=rps, exposures=exps,
+        infos.append(DInfo(idx=i, d=d, att=a, placements=rps, exposures=exps, cid=a.call.call_id if a.call else None,
                            ekeys=tuple(entry_key(e) for e in d.entries),
                            ikeys=[item_key(e) for e in d.entries],
                            pkeys=tuple(placement_key(p) for p in d.placements), chars=chars,

@@ -17,6 +17,7 @@ Rule names (stored in `recording_checks.rule` and in the error span's reason):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..episode import CallView, EpisodeRecord
@@ -73,10 +74,12 @@ def _count(hay: str, needle: str, limit: int = 2) -> int:
     return n
 
 
-def resolve_placement(p: Placement, pos: int, cv: CallView, texts: list[str]) -> ResolvedPlacement:
+def resolve_placement(p: Placement, pos: int, cv: CallView, texts: list[str],
+                      digest: Callable[[str], str] = text_digest) -> ResolvedPlacement:
     """Resolve one placement proof against the consuming input (A.1.1, A.1.3).
 
-    `texts` are the visible texts of the call's input messages.
+    `texts` are the visible texts of the call's input messages; `digest` computes `text_digest`
+    (callers may memoize it: restated host messages are checked at every call).
     """
     rp = ResolvedPlacement(pos=pos, slot=p.slot, text=p.text)
     proof = p.proof
@@ -103,7 +106,7 @@ def resolve_placement(p: Placement, pos: int, cv: CallView, texts: list[str]) ->
             return rp
         host = idx
     if host is None:  # digest-only proof: it must name exactly one message
-        cands = [i for i, t in enumerate(texts) if text_digest(t) == proof.message_digest]
+        cands = [i for i, t in enumerate(texts) if digest(t) == proof.message_digest]
         if not cands:
             rp.rule, rp.detail = "proof_unresolved", f"placement {pos}: no input message has digest {proof.message_digest}"
             return rp
@@ -114,7 +117,7 @@ def resolve_placement(p: Placement, pos: int, cv: CallView, texts: list[str]) ->
         host = cands[0]
     rp.host = host
     htext = texts[host]
-    if proof.message_digest is not None and text_digest(htext) != proof.message_digest:
+    if proof.message_digest is not None and digest(htext) != proof.message_digest:
         rp.rule, rp.detail = "proof_invalid", f"placement {pos}: host message {host} digest differs from the proof"
         return rp
     text = p.text
@@ -130,7 +133,7 @@ def resolve_placement(p: Placement, pos: int, cv: CallView, texts: list[str]) ->
     if not text:
         rp.rule, rp.detail = "proof_invalid", f"placement {pos}: empty placement text"
         return rp
-    if p.digest is not None and text_digest(text) != p.digest:
+    if p.digest is not None and digest(text) != p.digest:
         rp.rule, rp.detail = "proof_invalid", f"placement {pos}: text digest differs from the recorded digest"
         return rp
     n = _count(htext, text)

@@ -65,13 +65,14 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
     placements left), with whether the copy's verified text contains the target's exposed text.
     """
     call = target.call
+    cid = call.call_id if call is not None else None
+    gap = cid in an.gap_calls
     out: list[EarlierCopy] = []
     by_item = an.by_item()
     for pos, key in enumerate(target.ikeys):
         t_eps = target.exposures[pos].exposed_text
         for d0 in by_item.get(key, []):
-            if d0.order >= target.order and not (d0.call is not None and call is not None
-                                                 and d0.call.call_id == call.call_id):
+            if d0.order >= target.order and not (d0.cid is not None and d0.cid == cid):
                 continue
             if d0 is target or d0.id in span_ids or key not in d0.ikeys:
                 continue
@@ -80,9 +81,9 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
             vis: str
             if call is None or d0.call is None or d0.step is None:
                 vis = "undetermined"
-            elif d0.call.call_id == call.call_id:
+            elif d0.cid == cid:
                 vis = "same_input"
-            elif call.call_id in an.gap_calls:
+            elif gap:
                 vis = "undetermined"
             elif x0.exposure != "unknown":
                 rp = d0.placements[x0.placement_pos] if x0.placement_pos is not None else None
