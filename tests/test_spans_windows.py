@@ -43,17 +43,17 @@ def test_windows_boundary_later_span_containing_exposed_text_ends_at_t_prime_min
     assert windows(ctx) == {"w2-d1": [(1, 3)], "w2-d4": [(4, 6)]}
 
 
-def test_windows_boundary_at_t_last_ends_at_t_prime() -> None:
+def test_windows_boundary_on_the_next_step_ends_the_window_at_t_last() -> None:
     b = EpisodeBuilder("w3")
     steps(b, 1)
-    tool(b, "a", SHORT)  # consumed at 3
-    tool(b, "a", LONG)   # consumed at 3? no: delivered at step 2's result -> consumed at 3
+    tool(b, "a", SHORT)  # result of step 2, consumed at step 3
+    tool(b, "a", LONG)   # result of step 3, consumed at step 4: contains the short text
     steps(b, 2)
     ev = b.finish(resolved=True)
-    # make both deliveries consumed by the same call (step 3): the second adds text
     d1, d2 = deliveries(ev)
     assert (d1.consuming_call_id, d2.consuming_call_id) == ("w3-c3", "w3-c4")
     ctx = ctx_of(ev)
+    # t' = 4 > t_last = 3: the short window ends at t' - 1 = 3; the long copy owns 4..T
     assert windows(ctx) == {"w3-d1": [(3, 3)], "w3-d2": [(4, 5)]}
 
 
