@@ -43,6 +43,11 @@ REPLIES: dict[str, list[str]] = {
         dump_reply([unit("Highway 5", "status", "categorical", "open", "Highway 5 is open again")],
                    "route_planning", False),
     ],
+    # a free-text value the equivalence check maps onto an existing one
+    "Pass 9 reports": [
+        dump_reply([unit("Highway 5", "status", "categorical", "impassable", "Highway 5 impassable")],
+                   "route_planning", True),
+    ],
     # a quote that never matches: dropped after the retry, the rest is kept
     "The ferry runs hourly": [
         dump_reply([unit("ferry", "frequency", "categorical", "hourly", "The ferry runs hourly"),
@@ -61,7 +66,8 @@ def reply_fn(body: dict[str, Any], idx: int) -> ScriptedReply:
     user = body["messages"][1]["content"]
     if fmt == "memtrim_key_match":
         # the only candidate offered for (highway 5, road_status) is (highway 5, status)
-        return ScriptedReply(content=json.dumps({"match": 1 if "road_status" in user else None}))
+        same = "road_status" in user or "impassable" in user
+        return ScriptedReply(content=json.dumps({"match": 1 if same else None}))
     for marker, replies in REPLIES.items():
         if marker in user:
             return ScriptedReply(content=replies[min(idx, len(replies) - 1)])
@@ -131,3 +137,16 @@ def test_ungrounded_unit_dropped_after_retry(server: ScriptedServer) -> None:
     assert p.ok and p.dropped == 1
     assert [(u.key.label(), u.value) for u in p.units] == [("ferry.frequency", "hourly")]
     assert len([r for r in server.requests if "The ferry runs" in r["messages"][1]["content"]]) == 2
+
+
+def test_free_text_value_equivalence(server: ScriptedServer) -> None:
+    """A.1: after the key matched, a new textual value is checked against the key's values."""
+    trimmer = MemTrim(parser=LLMParser("scripted", base_url=server.base_url, api_key="unused"))
+    trimmer.write("a", MEM_A, answer="Take Highway 9")
+    trimmer.write("c", "Pass 9 reports Highway 5 impassable. Which route should I take to City B?")
+    (u,) = trimmer.memories["c"].parsed.units
+    assert (u.key.label(), u.value, u.text) == ("highway 5.status", "closed", "impassable")
+    value_calls = [r for r in server.requests if "New value: 'impassable'" in r["messages"][-1]["content"]]
+    assert len(value_calls) == 1 and "1. 'closed'" in value_calls[0]["messages"][-1]["content"]
+    res = trimmer.read(QUERY, ["a", "c"])  # "open" is checked too, judged different: a conflict
+    assert [x.value for x in res.decisions["c"].conflicting] == ["closed"]

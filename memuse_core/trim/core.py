@@ -50,6 +50,7 @@ class MemTrim:
         self.memories: dict[Hashable, StoredMemory] = {}
         self.tasks: set[str] = set()
         self._key_map: dict[Key, Key] = {}
+        self._value_map: dict[tuple[Key, Any], Any] = {}
         self._task_map: dict[str, str] = {}
 
     # -- write time -----------------------------------------------------------------------------
@@ -80,9 +81,10 @@ class MemTrim:
         units = []
         for u in p.units:
             k = self._canonical_key(u.key, u.many, register)
-            if k != u.key:
+            v = self._canonical_value(k, u.value)
+            if k != u.key or v != u.value:
                 changed = True
-                u = EvidenceUnit(key=k, value=u.value, text=u.text, start=u.start, end=u.end,
+                u = EvidenceUnit(key=k, value=v, text=u.text, start=u.start, end=u.end,
                                  span=u.span, many=u.many)
             units.append(u)
         task = p.task
@@ -109,6 +111,25 @@ class MemTrim:
         out = eq if eq is not None and eq in cands else key
         if register or out != key:
             self._key_map[key] = out
+        return out
+
+    def _canonical_value(self, key: Key, value: Any) -> Any:
+        """Free-text values are aligned like keys, after the key matched (A.1): a new textual value
+        of an indexed key is checked against that key's existing values; unclear stays apart.
+        Typed values (boolean, numeric, temporal) are already in their fixed form."""
+        if key.vtype not in ("text", "categorical", "entity") or key.attribute in ("statement", "subject"):
+            return value
+        hit = self._value_map.get((key, value))
+        if hit is not None:
+            return hit
+        node = self.trie.lookup(key)
+        if node is None or value in node.values or not node.values:
+            return value
+        check = getattr(self.parser, "equivalent_value", None)
+        cands = list(node.values)[:8]
+        eq = check(key, value, cands) if check is not None else None
+        out = eq if eq is not None and eq in cands else value
+        self._value_map[(key, value)] = out
         return out
 
     def _canonical_task(self, task: str, register: bool) -> str:

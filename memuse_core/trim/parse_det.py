@@ -182,6 +182,10 @@ class DeterministicParser:
         """Task-signature alignment (A.1): only identical signatures are the same task."""
         return None
 
+    def equivalent_value(self, key: Key, value: object, candidates: list[object]) -> object | None:
+        """Value alignment (A.1): values are already normalised; nothing else is merged."""
+        return None
+
 
 def make_outcome(task: str, answer: str, question: str | None = None) -> Outcome:
     """Typed outcome o = (τ, y); short single-line answers are expressible as evidence (A.1)."""

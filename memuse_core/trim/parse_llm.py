@@ -11,7 +11,7 @@
   is marked unparsed: it stays in the base store, and its stored outcome is never reused.
 - Key equivalence (A.1): a new key is compared with a few existing keys of the same entity and
   value type by a second structured call; an unclear or invalid reply keeps the keys apart.
-  Task signatures are aligned the same way.
+  Task signatures and free-text values of a matched key are aligned the same way.
 """
 
 from __future__ import annotations
@@ -237,6 +237,14 @@ class LLMParser:
         cands = candidates[: self.max_candidates]
         listing = "\n".join(f"{i + 1}. {c}" for i, c in enumerate(cands))
         idx = self._match(f"New task name: {task}\nCandidate task names:\n{listing}", len(cands))
+        return cands[idx] if idx is not None else None
+
+    def equivalent_value(self, key: Key, value: Any, candidates: list[Any]) -> Any | None:
+        """Free-text value alignment for one key (A.1)."""
+        cands = candidates[: self.max_candidates]
+        listing = "\n".join(f"{i + 1}. {c!r}" for i, c in enumerate(cands))
+        idx = self._match(f"Property: entity={key.entity!r} attribute={key.attribute!r}\n"
+                          f"New value: {value!r}\nCandidate values:\n{listing}", len(cands))
         return cands[idx] if idx is not None else None
 
     def _match(self, prompt: str, n: int) -> int | None:
