@@ -81,11 +81,12 @@ namespace, item_id = split_item(picked)
 
 dels = q("item_deliveries", namespace, item_id)
 hist = q("item_history", namespace, item_id)
+counts = q("item_counts", namespace, item_id)
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Deliveries", len(dels))
-c2.metric("Episodes", dels["episode_id"].nunique() if len(dels) else 0)
-c3.metric("Acted on", int((dels["influence"] == "acted_on").sum()) if len(dels) else 0)
-c4.metric("Harmed", int((dels["effect"] == "harmed").sum()) if len(dels) else 0)
+c1.metric("Deliveries", f"{counts['deliveries']:,}", help="Restatements included.")
+c2.metric("Episodes", f"{counts['episodes']:,}")
+c3.metric("Acted on", counts["acted_on"], help="Entries with acted-on influence in current verdicts.")
+c4.metric("Harmed", counts["harmed"])
 
 st.subheader("History graph")
 html = lineage_html(db_key(), namespace, item_id, tuple(runs) if runs else None)
@@ -99,6 +100,8 @@ else:
                "grey unused; unobserved origins are marked (A.4.3).")
 
 st.subheader("Every delivery of this item")
+st.caption("One row per span-starting delivery (restatements are counted in `restatements`)"
+           + (" — first 2,000 shown." if len(dels) >= 2000 else "."))
 if len(dels):
     view = dels.copy()
     view.insert(0, "span ", [url("span", span=s) if isinstance(s, str) else None for s in view["span_id"]])

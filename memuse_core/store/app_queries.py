@@ -366,11 +366,14 @@ def search_items(con: duckdb.DuckDBPyConnection, query: str = "", limit: int = 2
         GROUP BY 1, 2 ORDER BY deliveries DESC, item_id LIMIT {int(limit)}""", [q, q, q, q])
 
 
-def item_deliveries(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) -> pd.DataFrame:
-    """Every delivery of an item with its span, consuming step and current verdict."""
-    return _df(con, """
+def item_deliveries(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str,
+                    limit: int = 2000) -> pd.DataFrame:
+    """Deliveries of an item that start a span (or lie outside every span), with the span's
+    restatement count, consuming step and current verdict. Restatements are counted, not listed:
+    a host block resent at every step would otherwise list tens of thousands of rows."""
+    return _df(con, f"""
         SELECT de.delivery_id, de.episode_id, r.config, e.run_id, de.version, d.form, d.route,
-               coalesce(dc.consuming_step, st.step) AS step, dc.span_id, dc.restatement,
+               coalesce(dc.consuming_step, st.step) AS step, dc.span_id, sp.restatements,
                v.triage, a.relevance, a.novelty, a.influence, a.effect, a.usage_label,
                CASE WHEN e.resolved THEN 'resolved' WHEN e.resolved = FALSE THEN 'failed'
                     ELSE 'unknown' END AS outcome
@@ -378,12 +381,27 @@ def item_deliveries(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str
              JOIN episodes e ON e.episode_id = de.episode_id LEFT JOIN runs r ON r.run_id = e.run_id
              LEFT JOIN steps st ON st.call_id = d.consuming_call_id
              LEFT JOIN delivery_context dc ON dc.delivery_id = de.delivery_id
+             LEFT JOIN spans sp ON sp.span_id = dc.span_id
              LEFT JOIN span_entries se ON se.span_id = dc.span_id AND se.namespace = de.namespace
                   AND se.item_id = de.item_id
              LEFT JOIN verdicts v ON v.span_id = dc.span_id
              LEFT JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
-        WHERE de.namespace = ? AND de.item_id = ?
-        ORDER BY r.config, e.run_id, e.position, step""", [namespace, item_id])
+        WHERE de.namespace = ? AND de.item_id = ? AND NOT coalesce(dc.restatement, FALSE)
+        ORDER BY r.config, e.run_id, e.position, step LIMIT {int(limit)}""", [namespace, item_id])
+
+
+def item_counts(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) -> dict[str, int]:
+    """Deliveries (restatements included), episodes, acted-on and harmed current assessments."""
+    row = con.execute("""
+        SELECT count(*), count(DISTINCT episode_id) FROM delivery_entries
+        WHERE namespace = ? AND item_id = ?""", [namespace, item_id]).fetchone()
+    acted = con.execute("""
+        SELECT count(*) FILTER (WHERE a.influence = 'acted_on'), count(*) FILTER (WHERE a.effect = 'harmed')
+        FROM span_entries se JOIN verdicts v USING (span_id)
+             JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
+        WHERE se.namespace = ? AND se.item_id = ?""", [namespace, item_id]).fetchone()
+    return {"deliveries": int(row[0]), "episodes": int(row[1]),  # type: ignore[index]
+            "acted_on": int(acted[0] or 0), "harmed": int(acted[1] or 0)}  # type: ignore[index]
 
 
 def item_history(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) -> pd.DataFrame:
