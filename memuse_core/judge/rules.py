@@ -181,6 +181,7 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
                                effect=None, notes="rules: exposure unknown, the entry's own text cannot be "
                                "separated from the placement; novelty and influence undetermined")
     specific = {t for t in toks if not has(prior_toks, t)}
+    quotes = _quote_probes(e.exposed_text, prior_toks)
     exclusive = {t for t in specific if t not in others}
     ids = {x for x in (e.item_id,) if x and len(x) >= 4 and not has(prior_toks, x)}
     # Novelty (A.2.2): distinctive tokens first, content words as a fallback.
@@ -211,7 +212,8 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
                 (selected if t in handoff else acted).append(t)
             elif used:
                 shared.append(t)
-            elif any(has(st.said, k) for k in specific | ids) or (e.item_id and has(st.said, e.item_id)):
+            elif (any(has(st.said, k) for k in specific | ids) or (e.item_id and has(st.said, e.item_id))
+                  or any(q in st.said for q in quotes)):
                 said.append(t)
         if acted:
             influence, anchors = "acted_on", acted[:5]
@@ -277,6 +279,18 @@ def _effect(anchors: list[int], keys: set[str], after: dict[int, _Step], T: int)
                 return "improved", [edit, t]
             return None, [edit, t]
     return None, [edit]
+
+
+def _quote_probes(text: str, prior: str, n: int = 24) -> list[str]:
+    """Opening words of each line of the entry: found verbatim in the agent's text, they quote it."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip().lstrip("-*• ").strip()
+        if len(line) >= n:
+            probe = line[:n]
+            if probe not in prior:
+                out.append(probe)
+    return out
 
 
 def _summary(assessments: list[EntryAssessment]) -> str:
