@@ -96,7 +96,7 @@ def episode_timeline(steps: Sequence[Mapping[str, Any]], entries: Sequence[Mappi
         colours.append(colour)
         symbols.append("x" if failed else "circle")
         code_txt = "" if code is None or (isinstance(code, float) and math.isnan(code)) else f" · exit {int(code)}"
-        texts.append(_hover(f"S{int(s['step'])} {k}{code_txt}<br>{_short(s.get('action'), 120)}"))
+        texts.append(_hover(f"S{int(s['step'])} {k}{code_txt}") + "<br>" + _hover(_short(s.get("action"), 120)))
         custom.append(int(s["step"]))
     fig.add_trace(go.Scatter(
         x=xs, y=ys, mode="markers", name="steps", customdata=custom,
