@@ -149,6 +149,18 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, tmp_path: Pat
         shapes = page.locator(".js-plotly-plot .shapelayer path")
         shapes.nth(pick["windows"] - 1).wait_for(state="attached")
         assert shapes.count() >= pick["windows"] > 0
+        # Box-selecting a step marker opens that step in the reader and the URL.
+        target = 2 if pick["step"] != 2 else 3
+        bb = page.locator(".js-plotly-plot .scatterlayer .trace").first.locator(".point").nth(target - 1).bounding_box()
+        assert bb is not None
+        x, y = bb["x"] + bb["width"] / 2, bb["y"] + bb["height"] / 2
+        page.mouse.move(x - 12, y - 12)
+        page.mouse.down()
+        page.mouse.move(x, y, steps=4)
+        page.mouse.move(x + 12, y + 12, steps=4)
+        page.mouse.up()
+        expect(page.get_by_role("spinbutton", name="Step")).to_have_value(str(target), timeout=30_000)
+        page.wait_for_url(re.compile(rf"step={target}(&|$)"))
 
         # 4. The lineage graph of a delivered item renders a vis-network canvas offline.
         page.goto(f"{base}/lineage?item={quote(pick['ns'] + '::' + pick['item'], safe='')}")
