@@ -107,12 +107,18 @@ st.subheader("Case study")
 if not len(cases):
     st.caption("Create a case study to collect annotations.")
 else:
+    qcase = st.query_params.get("case")
+    if qcase in list(cases["case_study_id"]) and st.session_state.get("_cs_case_seen") != qcase:
+        st.session_state["_cs_case_seen"] = qcase
+        st.session_state["_cs_pick_next"] = qcase
     if st.session_state.get("_cs_pick_next") in list(cases["case_study_id"]):
         st.session_state["cs_pick"] = st.session_state.pop("_cs_pick_next")
     if st.session_state.get("cs_pick") not in list(cases["case_study_id"]):
         st.session_state["cs_pick"] = cases.iloc[0]["case_study_id"]
     names = dict(zip(cases["case_study_id"], cases["name"]))
     pick = st.selectbox("Case study", list(cases["case_study_id"]), format_func=lambda c: names.get(c, c), key="cs_pick")
+    st.query_params["case"] = pick
+    st.session_state["_cs_case_seen"] = pick
     row = cases[cases["case_study_id"] == pick].iloc[0]
     members = q("list_annotations", pick)
     st.markdown(f"**{md_escape(row['name'])}** · {len(members)} annotations")

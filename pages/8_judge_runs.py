@@ -29,8 +29,17 @@ c2.metric("Accepted", f"{int(batches['accepted'].sum()):,}")
 c3.metric("Errors", f"{int(batches['errors'].sum()):,}")
 c4.metric("Cost", f"${float(batches['cost_usd'].fillna(0).sum()):.4f}")
 
+qb = st.query_params.get("batch")
+if qb in list(batches["batch_id"]) and st.session_state.get("_jr_seen") != qb:
+    st.session_state["_jr_seen"] = qb
+    st.session_state["jr_batch"] = qb
 bid = st.selectbox("Batch", [None] + list(batches["batch_id"]), key="jr_batch",
                    format_func=lambda b: "all batches" if b is None else b)
+if bid:
+    st.query_params["batch"] = bid
+    st.session_state["_jr_seen"] = bid
+elif "batch" in st.query_params:
+    del st.query_params["batch"]
 st.subheader("Errors by reason")
 err = q("judge_errors", bid)
 if len(err):

@@ -287,3 +287,18 @@ def test_rejudge_with_llm_against_a_local_scripted_endpoint(app, db: Path, monke
         con.close()
     assert latest["judge"] == "llm" and latest["model"] == "scripted-model"
     assert "test-key-not-stored" not in json.dumps(detail, default=str)
+
+
+def test_judge_runs_batch_deep_link(app, db: Path) -> None:
+    con = connect(db, read_only=True)
+    try:
+        batches = Q.judge_batches(con)
+    finally:
+        con.close()
+    bid = next(b for b in batches["batch_id"] if b != "(single)")
+    at = app("pages/8_judge_runs.py", batch=bid)
+    assert at.selectbox(key="jr_batch").value == bid
+    table = next(d.value for d in at.dataframe if "batch_id" in d.value.columns)
+    assert int(table.set_index("batch_id").loc[bid, "judgments"]) > 0
+    at.selectbox(key="jr_batch").set_value(None).run()
+    assert "batch" not in at.query_params
