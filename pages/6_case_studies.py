@@ -12,7 +12,7 @@ import streamlit as st
 
 from memuse_core import casestudy as CS
 from memuse_core import timeline as TL
-from pages._shared import annotation_form, md_code, md_escape, q, sel, split_item, write
+from pages._shared import annotation_form, md_code, md_escape, note_md, q, sel, split_item, write
 
 st.title("Case studies")
 
@@ -123,7 +123,7 @@ else:
     members = q("list_annotations", pick)
     st.markdown(f"**{md_escape(row['name'])}** · {len(members)} annotations")
     if row["description"]:
-        st.markdown(str(row["description"]))
+        st.markdown(note_md(row["description"]))
     for _, a in members.iterrows():
         with st.container(border=True):
             st.markdown(f"**{md_escape(a['target_kind'])}** {md_code(a['target_id'])}"
@@ -132,7 +132,7 @@ else:
             if labels:
                 st.caption(" · ".join(f"{k}: {v}" for k, v in labels.items()))
             if a["note"]:
-                st.markdown(str(a["note"]))
+                st.markdown(note_md(a["note"]))
             tid = str(a["target_id"])
             if a["target_kind"] == "span":
                 st.page_link("pages/4_span.py", label="open span", query_params={"span": tid.split("#", 1)[0]})

@@ -294,3 +294,10 @@ def md_code(text: Any) -> str:
     """Recorded text as an inline code span (inert; backticks and newlines removed)."""
     s = ("" if text is None else str(text)).replace("`", "'").replace("\n", " ").strip()
     return f"`{s}`" if s else "` `"
+
+
+def note_md(text: Any) -> str:
+    """A user's markdown note, rendered as markdown but without images (an imported case study
+    must not make the browser fetch remote images) and without raw HTML (Streamlit escapes it)."""
+    s = "" if text is None else str(text)
+    return re.sub(r"!\[", r"\\![", s)

@@ -71,6 +71,10 @@ def _span_of(db: Path, ep: str, *, judged: bool = True) -> str:
     return str(rows.iloc[0]["span_id"])
 
 
+def m_allows_html(at: AppTest) -> bool:
+    return any(m.proto.allow_html for m in at.markdown)
+
+
 def _all_markdown(at: AppTest) -> list[str]:
     return [m.value for m in at.markdown] + [c.value for c in at.caption]
 
@@ -181,7 +185,7 @@ def test_annotation_round_trip_and_agreement(app, db: Path) -> None:
     assert cases.value is not None
     at.radio(key="cs_target_kind").set_value("span").run()
     at.text_input(key="cs_target_span").input(f"{sid}#0").run()
-    at.text_area(key="ann_note_cs_span").input("Followed the tip <b>blindly</b>")
+    at.text_area(key="ann_note_cs_span").input("Followed the tip <b>blindly</b> ![t](http://evil.example/p.png)")
     at.text_input(key="ann_tags_cs_span").input("detour, tip")
     at.selectbox(key="ann_relevance_cs_span").select("true")
     at.selectbox(key="ann_influence_cs_span").select("none")
@@ -191,6 +195,8 @@ def test_annotation_round_trip_and_agreement(app, db: Path) -> None:
     at.run()
     anns = at.dataframe(key="cs_anns").value
     assert list(anns["target_id"]) == [f"{sid}#0"] and "detour" in list(anns["tags"].iloc[0])
+    notes = [m.value for m in at.markdown if "Followed the tip" in m.value]
+    assert notes and all("\\![t]" in n and not m_allows_html(at) for n in notes)
     agreement = next(d.value for d in at.dataframe if "kappa" in d.value.columns).set_index("signal")
     assert agreement.loc["relevance", "pairs"] == 1 and agreement.loc["influence", "pairs"] == 1
     at.button(key="cs_prepare").click().run()
