@@ -53,7 +53,7 @@ def consult_cards(s: Script, corpus: CardCorpus, harm_card: bool) -> None:
         if it.kind == "fix" and it.comp == c.key and rng.random() < 0.5:
             planned = _pick_effect(rng, 0.82, 0.12, 0.03)
             reads.append((it, "acted_on" if rng.random() < 0.7 else "none", planned))
-        elif it.kind == "decoy" and it.comp == c.key and (harm_card or rng.random() < 0.12):
+        elif it.kind == "decoy" and it.comp == c.key and (harm_card or rng.random() < 0.07):
             reads.append((it, "acted_on" if harm_card or rng.random() < 0.5 else "referenced", "harmed"))
         elif rng.random() < 0.06:
             reads.append((it, "referenced" if rng.random() < 0.3 else "none", None))

@@ -74,11 +74,12 @@ class DemoFiles:
 
 
 def _harm_tasks(tasks: list[Task]) -> set[int]:
-    """Tasks on which the misleading card is always read and followed (one per repository, at most
-    three): a card that harms the same task in every run (MemUse A.6.6)."""
+    """Tasks on which the misleading card is always read and followed: a card that harms the same
+    task in every run (MemUse A.6.6: a Django card, and at scale also a SymPy card)."""
+    repos = ("django",) if len(tasks) < 60 else ("django", "sympy")
     out: dict[str, int] = {}
     for t in tasks:
-        if t.repo in ("django", "sympy", "astropy") and t.repo not in out and t.variant == 0:
+        if t.repo in repos and t.repo not in out and t.variant == 0:
             out[t.repo] = t.position
     return set(out.values())
 
@@ -173,9 +174,13 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
     if showcase == "origin":
         resolved = False  # a failed attempt whose memory later helps (MemUse A.6.6)
         s.force = "discover"
-    elif showcase in ("use", "cross"):
-        s.force = "act" if showcase == "use" else "cross"
-    limits = not resolved and rng.random() < 0.25 and showcase in (None, "cross")
+    elif showcase == "use":
+        s.force = "act"
+    elif showcase == "cross":
+        # Until a cross-repository skill gets used: that use helps, yet the episode fails
+        # (beneficial use inside a failed episode, MemUse 4.3).
+        s.force = "cross"
+    limits = not resolved and rng.random() < 0.25 and showcase is None
     target = max(14, min(3 * plan.mean_steps, int(rng.gauss(plan.mean_steps, plan.mean_steps * 0.35))))
     u = rng.random()
     if config != "baseline" and u < 0.035:
@@ -204,6 +209,8 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
         if ref is not None:
             s.mention(ref, "Following the working principles: reproduce first, then the smallest fix.")
         proxy_reads(s)
+        if s.cross_item is not None:
+            resolved = False
     for use in s.uses:
         s.act(use)
     s.own_fix(resolved)
