@@ -79,12 +79,15 @@ def span_prior_texts(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> 
     return out
 
 
-def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> dict[str, tuple[str | None, list[Any]]]:
+def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, resolve: bool = True
+                    ) -> dict[str, tuple[str | None, list[Any]]]:
     """episode id -> (task text, DeliveryInputs in recorded order) for the MemTrim what-if.
 
     Reads only what it needs: deliveries, their entries and placements, and the consuming calls'
-    inputs resolved from the delta encoding (base call prefix + appended message shells)."""
-    from ..trim.whatif import DeliveryInput
+    inputs, resolved from the delta encoding (base call prefix + appended message shells). With
+    `resolve=False` the inputs stay delta-encoded in an `EpisodeCalls` value (linear in size, for
+    shipping to worker processes, which call `whatif.resolve_inputs`)."""
+    from ..trim.whatif import DeliveryInput, EntryView, EpisodeCalls, resolve_inputs
     from .reader import _messages
 
     ids = list(episode_ids)
@@ -92,39 +95,44 @@ def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> d
         "SELECT delivery_id, episode_id, consuming_call_id FROM deliveries "
         "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY file_id, seq", [ids]).fetchall()
     ents = con.execute(
-        "SELECT delivery_id, namespace, item_id, version, digest, value_hash, display_key FROM delivery_entries "
+        "SELECT delivery_id, namespace, item_id, digest, value_hash FROM delivery_entries "
         "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
     pls = con.execute(
         "SELECT delivery_id, text_hash, message_index, start FROM placements "
         "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
     calls = con.execute(
-        "SELECT call_id, base_call_id, base_len, msg_hashes FROM calls "
+        "SELECT episode_id, call_id, base_call_id, base_len, msg_hashes FROM calls "
         "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY episode_id, call_seq", [ids]).fetchall()
     tasks = con.execute("SELECT episode_id, task_hash FROM episodes WHERE episode_id IN "
                         "(SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
-    full: dict[str, list[int]] = {}
-    for cid, base, blen, hashes in calls:
-        prefix = full.get(base, []) if base is not None else []
-        full[cid] = (prefix[:blen] if blen is not None else prefix) + list(hashes or [])
-    needed = {cid for _, _, cid in dels if cid is not None and cid in full}
-    shells = {h for cid in needed for h in full[cid]}
-    msgs = _messages(con, list(shells)) if shells else {}
-    texts = iter_blob_texts(con, [r[5] for r in ents] + [r[1] for r in pls] + [r[1] for r in tasks])
-    from ..trim.whatif import EntryView
-
+    shells = {h for row in calls for h in (row[4] or [])}
+    msg_text = {h: m.text() for h, m in (_messages(con, list(shells)) if shells else {}).items()}
+    texts = iter_blob_texts(con, [r[4] for r in ents] + [r[1] for r in pls] + [r[1] for r in tasks])
     ent_by: dict[str, list[EntryView]] = {}
-    for did, ns, iid, _ver, dg, vh, _dk in ents:
+    for did, ns, iid, dg, vh in ents:
         ent_by.setdefault(did, []).append(EntryView(ns, iid, dg, texts.get(vh) if vh is not None else None))
     pl_by: dict[str, list[tuple[str | None, int | None, int | None]]] = {}
     for did, th, mi, start in pls:
         pl_by.setdefault(did, []).append((texts.get(th) if th is not None else None, mi, start))
-    msg_text = {h: m.text() for h, m in msgs.items()}
+    ep_calls: dict[str, EpisodeCalls] = {}
+    for eid, cid, base, blen, hashes in calls:
+        ec = ep_calls.setdefault(eid, EpisodeCalls())
+        hs = list(hashes or [])
+        ec.calls.append((cid, base, blen, hs))
+        for h in hs:
+            if h in msg_text:
+                ec.texts[h] = msg_text[h]
     out: dict[str, tuple[str | None, list[Any]]] = {
         eid: (texts.get(th) if th is not None else None, []) for eid, th in tasks}
     for did, eid, cid in dels:
-        inp = [msg_text[h] for h in full[cid]] if cid is not None and cid in full else None
         out.setdefault(eid, (None, []))[1].append(
-            DeliveryInput(did, eid, ent_by.get(did, []), pl_by.get(did, []), inp))
+            DeliveryInput(did, eid, ent_by.get(did, []), pl_by.get(did, []), None, cid))
+    for eid, (_task, inputs) in out.items():
+        ec = ep_calls.get(eid, EpisodeCalls())
+        if resolve:
+            resolve_inputs(inputs, ec)
+        else:
+            inputs.append(ec)  # the last element carries the episode's calls
     return out
 
 

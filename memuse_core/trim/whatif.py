@@ -114,6 +114,29 @@ class DeliveryInput:
     placements: list[tuple[str | None, int | None, int | None]]
     """(text, proof message index, proof start offset) per placement."""
     input_texts: list[str] | None
+    consuming_call_id: str | None = None
+
+
+@dataclass
+class EpisodeCalls:
+    """An episode's calls as stored: (call id, base call id, base length, appended message hashes)
+    and the message texts by hash; `resolve_inputs` expands them."""
+
+    calls: list[tuple[str, str | None, int | None, list[int]]] = field(default_factory=list)
+    texts: dict[int, str] = field(default_factory=dict)
+
+
+def resolve_inputs(inputs: list[DeliveryInput], ec: EpisodeCalls) -> None:
+    """Fill each delivery's consuming-input texts from the delta-encoded calls."""
+    full: dict[str, list[str]] = {}
+    for cid, base, blen, hashes in ec.calls:
+        prefix = full.get(base, []) if base is not None else []
+        if blen is not None:
+            prefix = prefix[:blen]
+        full[cid] = prefix + [ec.texts.get(h, "") for h in hashes]
+    for d in inputs:
+        if d.consuming_call_id is not None and d.consuming_call_id in full:
+            d.input_texts = full[d.consuming_call_id]
 
 
 def inputs_from_record(rec: EpisodeRecord) -> list[DeliveryInput]:
@@ -295,7 +318,7 @@ def delivery_whatif(con: Any, delivery_id: str) -> DeliveryWhatIf:
 _WORKER_CACHE: dict[str, Any] = {}
 
 
-def batch_rows(payload: list[tuple[str, str | None, list[DeliveryInput], dict[str, list[str]]]]
+def batch_rows(payload: list[tuple[str, str | None, list[Any], dict[str, list[str]]]]
                ) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
     """trim_results rows and totals for a batch of episodes (runs in a worker process too)."""
     tot = _new_totals()
@@ -303,6 +326,9 @@ def batch_rows(payload: list[tuple[str, str | None, list[DeliveryInput], dict[st
     if len(_WORKER_CACHE) > 50_000:
         _WORKER_CACHE.clear()
     for _eid, task, inputs, prior in payload:
+        if inputs and isinstance(inputs[-1], EpisodeCalls):
+            inputs, ec = inputs[:-1], inputs[-1]
+            resolve_inputs(inputs, ec)
         for w in episode_whatif(inputs, task, prior, message_cache=_WORKER_CACHE):
             tot["deliveries"] += 1
             tot["prior_from"][w.prior_from] = tot["prior_from"].get(w.prior_from, 0) + 1
@@ -356,8 +382,8 @@ def run_store(con: Any, *, limit: int | None = None, batch: int = 20, workers: i
     n_workers = max(1, min(n_workers, len(chunks)))
     tot = _new_totals()
 
-    def payload(chunk: list[str]) -> list[tuple[str, str | None, list[DeliveryInput], dict[str, list[str]]]]:
-        loaded = delivery_inputs(con, chunk)
+    def payload(chunk: list[str]) -> list[tuple[str, str | None, list[Any], dict[str, list[str]]]]:
+        loaded = delivery_inputs(con, chunk, resolve=n_workers == 1)
         priors = span_prior_texts(con, chunk)
         return [(eid, loaded[eid][0], loaded[eid][1], priors.get(eid, {})) for eid in chunk if eid in loaded]
 
