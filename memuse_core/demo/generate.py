@@ -75,12 +75,14 @@ class DemoFiles:
 
 def _harm_tasks(tasks: list[Task]) -> set[int]:
     """Tasks on which the misleading card is always read and followed: a card that harms the same
-    task in every run (MemUse A.6.6: a Django card, and at scale also a SymPy card)."""
-    repos = ("django",) if len(tasks) < 60 else ("django", "sympy")
+    task in every run (MemUse A.6.6: a Django card and a SymPy card)."""
+    repos = ("django", "sympy")
     out: dict[str, int] = {}
     for t in tasks:
         if t.repo in repos and t.repo not in out and t.variant == 0:
             out[t.repo] = t.position
+    if not out and tasks:  # a tiny sequence without either repository
+        out["first"] = tasks[0].position
     return set(out.values())
 
 
