@@ -147,14 +147,15 @@ def _journal_lines(db):
     return p.read_text().count("\n") if p.exists() else 0
 
 
-def test_sigkill_mid_batch_then_resume_judges_every_span_once(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigkill_mid_batch_then_resume_judges_every_span_once(tmp_path, workers):
     eps = [f(f"{f.__name__[:3]}{i}") for i in range(3) for f in (acted_on_episode, ignored_episode,
                                                                  referenced_episode)]
     db = write_store(tmp_path, eps)
     elig, *_ = _counts(db)
     with ScriptedServer(Script(), latency=0.2) as srv:
         cmd = [sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--judge", "llm", "--model", "scripted",
-               "--base-url", srv.base_url, "--concurrency", "2"]
+               "--base-url", srv.base_url, "--concurrency", "2", "--workers", str(workers)]
         env = dict(os.environ, OPENAI_API_KEY="")
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
@@ -163,6 +164,7 @@ def test_sigkill_mid_batch_then_resume_judges_every_span_once(tmp_path):
         assert proc.poll() is None, proc.stderr.read().decode()
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        time.sleep(1.5 if workers > 1 else 0)  # orphaned workers notice and stop by themselves
         killed_at = _journal_lines(db)
         assert 3 <= killed_at < len(elig)
         out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
@@ -284,3 +286,16 @@ def test_rules_verdicts_rank_spans_for_the_llm_judge(tmp_path):
     finally:
         con.close()
     assert [r[0] for r in first] == ["a1/a1-d1"]  # the span the rules judge found used comes first
+
+
+def test_llm_batch_over_worker_processes_judges_every_span_once(tmp_path):
+    eps = [f(f"{f.__name__[:3]}{i}") for i in range(2) for f in (acted_on_episode, ignored_episode,
+                                                                 referenced_episode)]
+    db = write_store(tmp_path, eps)
+    seen = []
+    with ScriptedServer(Script(), latency=0.05) as srv:
+        s = JudgeSettings(judge="llm", model="scripted", base_url=srv.base_url)
+        summary = run_batch(db, s, concurrency=4, workers=2, progress=lambda sm: seen.append(sm.judged))
+    assert summary.judged == summary.accepted == summary.planned == 6 and seen[-1] == 6
+    elig, acc, ver, _ = _counts(db)
+    assert all(acc.get(x) == 1 for x in elig) and all(x in ver for x in elig)

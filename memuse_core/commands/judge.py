@@ -27,6 +27,8 @@ def judge(
     price_cached: float | None = typer.Option(None, "--price-cached", help="USD per 1M cached input tokens."),
     price_output: float | None = typer.Option(None, "--price-output", help="USD per 1M output tokens."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds before one model request times out."),
+    workers: int = typer.Option(1, "--workers", min=1,
+                                help="Processes for an LLM batch (concurrency is split between them)."),
     rank_by_rules: bool = typer.Option(False, "--rank-by-rules",
                                        help="Judge first the spans the rules judge flagged (misused, used, unclear)."),
 ) -> None:
@@ -57,7 +59,7 @@ def judge(
             bar.refresh()
         try:
             summary = run_batch(db, settings, span_ids=ids, limit=limit, concurrency=concurrency,
-                                max_cost=max_cost, progress=on_progress, rank_by_rules=rank_by_rules)
+                                max_cost=max_cost, progress=on_progress, rank_by_rules=rank_by_rules, workers=workers)
         except JudgeConfigError as e:
             fail(str(e))
             return

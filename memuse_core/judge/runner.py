@@ -230,11 +230,13 @@ Progress = Callable[[BatchSummary], None]
 
 def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = None, limit: int | None = None,
               concurrency: int = 4, max_cost: float | None = None, progress: Progress | None = None,
-              rank_by_rules: bool = False) -> BatchSummary:
+              rank_by_rules: bool = False, workers: int = 1) -> BatchSummary:
     """Judge every pending eligible span (or the given ones); safe to interrupt and resume.
 
     `rank_by_rules` judges first the spans whose rules-judge verdict flags misuse, then use, then
-    unclear use (a cheap pre-triage for an expensive LLM judge with `limit` or `max_cost`)."""
+    unclear use (a cheap pre-triage for an expensive LLM judge with `limit` or `max_cost`).
+    `workers` > 1 splits an LLM batch over that many processes (one event loop's CPU per call,
+    not the network, bounds a single process at high concurrency); see `judge/workers.py`."""
     summary = BatchSummary(batch_id=uuid.uuid4().hex[:12], judge=settings.judge)
     t0 = time.monotonic()
     if settings.judge == "llm":
@@ -247,6 +249,10 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
     try:
         if settings.judge == "rules":
             _run_rules(db, settings, todo, writer, summary, progress)
+        elif workers > 1 and len(todo) > 1:
+            from .workers import run_llm_workers
+
+            status = run_llm_workers(db, settings, todo, summary, concurrency, workers, max_cost, progress)
         else:
             status = asyncio.run(_run_llm(db, settings, todo, writer, summary, concurrency, max_cost, progress))
     except KeyboardInterrupt:
@@ -281,7 +287,8 @@ def _run_rules(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], wr
 
 async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], writer: _Writer,
                    summary: BatchSummary, concurrency: int, max_cost: float | None,
-                   progress: Progress | None) -> str:
+                   progress: Progress | None, external_stop: Any = None,
+                   on_result: Callable[[JudgmentResult], None] | None = None) -> str:
     from .llm import judge_llm, make_client
 
     client = make_client(settings)
@@ -298,7 +305,7 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
 
     async def one(rec: EpisodeRecord, span: SpanContext, ev: EpisodeEvidence) -> None:
         async with sem:
-            if stop.is_set():
+            if stop.is_set() or (external_stop is not None and external_stop.is_set()):
                 return
             res = JudgmentResult(span_id=span.span_id, batch_id=summary.batch_id)
             inflight[res.judgment_id] = res
@@ -312,6 +319,8 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
             inflight.pop(res.judgment_id, None)
             writer.add(res)
             summary.add(res)
+            if on_result is not None:
+                on_result(res)
             writer.flush()
             if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
                 stop.set()
@@ -337,6 +346,8 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
             res.status, res.reason, res.ended_at = "interrupted", "interrupted by the user", now
             writer.add(res)
             summary.add(res)
+            if on_result is not None:
+                on_result(res)
         summary.stopped = "interrupted; run the same command again to resume"
         return "interrupted"
     finally:

@@ -1,0 +1,118 @@
+"""One LLM batch over several processes (MemUse A.3.2 batch runner; issue 4 performance).
+
+A single event loop spends a few milliseconds of CPU per model call (request building, JSON,
+response parsing), so at high concurrency its CPU, not the endpoint's latency, bounds throughput.
+`run_llm_workers` splits the pending spans by episode over N spawned processes, each running the
+ordinary loop with concurrency/N. Each worker writes its own results (journal first, then short
+transactions; the store's lock retry serialises them); the parent aggregates progress and cost from
+a queue, stops every worker at `--max-cost`, and on Ctrl-C lets each worker record its in-flight
+spans as interrupted. A worker whose parent dies (kill -9) stops by itself, so a resumed batch never
+races an orphan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import os
+import queue
+import signal
+import threading
+import time
+from typing import Any
+
+from .result import JudgeSettings, JudgmentResult
+
+_LIGHT = ("span_id", "judgment_id", "status", "reason", "calls", "followups", "forced", "rollbacks", "retries",
+          "input_tokens", "cached_tokens", "output_tokens", "cost_usd")
+
+
+def _shards(todo: list[tuple[str, str]], n: int) -> list[list[tuple[str, str]]]:
+    """Whole episodes round-robin over n shards (an episode's spans share one rendering)."""
+    eps: dict[str, list[tuple[str, str]]] = {}
+    for p in todo:
+        eps.setdefault(p[1], []).append(p)
+    out: list[list[tuple[str, str]]] = [[] for _ in range(n)]
+    for i, group in enumerate(eps.values()):
+        out[i % n].extend(group)
+    return [s for s in out if s]
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+
+def _worker(db: str, settings_json: str, shard: list[tuple[str, str]], batch_id: str, concurrency: int,
+            q: Any, stop: Any, parent: int) -> None:
+    from .runner import BatchSummary, _run_llm, _Writer
+
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    settings = JudgeSettings.model_validate_json(settings_json)
+    summary = BatchSummary(batch_id=batch_id, judge=settings.judge)
+    writer = _Writer(db)
+    status = "done"
+    try:
+        status = asyncio.run(_run_llm(db, settings, shard, writer, summary, concurrency, None, None,
+                                      external_stop=stop,
+                                      on_result=lambda r: q.put(("result", {k: getattr(r, k) for k in _LIGHT}))))
+    except KeyboardInterrupt:
+        status = "interrupted"
+    finally:
+        writer.close()
+        q.put(("end", status))
+
+
+def run_llm_workers(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], summary: Any,
+                    concurrency: int, workers: int, max_cost: float | None, progress: Any) -> str:
+    """Judge `todo` with `workers` processes; returns done / stopped / interrupted."""
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    stop = ctx.Event()
+    shards = _shards(todo, workers)
+    per = max(1, concurrency // len(shards))
+    procs = [ctx.Process(target=_worker, args=(str(db), settings.model_dump_json(), sh, summary.batch_id, per, q,
+                                               stop, os.getpid()))
+             for sh in shards]
+    for p in procs:
+        p.start()
+    ended, statuses = 0, []
+    interrupted = False
+    deadline: float | None = None
+    while ended < len(procs):
+        try:
+            kind, payload = q.get(timeout=0.5)
+        except queue.Empty:
+            if all(not p.is_alive() for p in procs) or (deadline is not None and time.monotonic() > deadline):
+                break
+            continue
+        except KeyboardInterrupt:  # stop the workers; they record their in-flight spans as interrupted
+            interrupted = True
+            deadline = time.monotonic() + 60
+            stop.set()
+            for p in procs:
+                if p.is_alive() and p.pid is not None:
+                    os.kill(p.pid, signal.SIGTERM)
+            continue
+        if kind == "end":
+            ended += 1
+            statuses.append(payload)
+            continue
+        summary.add(JudgmentResult(**payload))
+        if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
+            stop.set()
+            summary.stopped = f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
+        if progress:
+            progress(summary)
+    for p in procs:
+        p.join(timeout=30)
+        if p.is_alive():
+            p.terminate()
+            p.join()
+    if interrupted or "interrupted" in statuses:
+        summary.stopped = "interrupted; run the same command again to resume"
+        return "interrupted"
+    return "stopped" if stop.is_set() else "done"
