@@ -65,6 +65,7 @@ def _thaw(a: Any) -> Any:
 def _cached(key: tuple[str, float, float], fn: str, args: tuple[Any, ...]) -> Any:
     con = connect(key[0], read_only=True, timeout=LOCK_TIMEOUT)
     try:
+        Q.quiet(con)
         return _resolve(fn)(con, *[_thaw(a) for a in args])
     finally:
         con.close()

@@ -30,6 +30,11 @@ def _scope(runs: list[str] | None, col: str = "e.run_id") -> tuple[str, list[Any
     return f"{col} IN (SELECT unnest(?::VARCHAR[]))", [list(runs)]
 
 
+def quiet(con: duckdb.DuckDBPyConnection) -> None:
+    """No progress bar on the server's console for long queries."""
+    con.execute("SET enable_progress_bar = false")
+
+
 def table_count(con: duckdb.DuckDBPyConnection, table: str) -> int:
     """Rows of a store table (0 when the table does not exist in an older file)."""
     if table not in _KNOWN_TABLES:
@@ -70,16 +75,15 @@ def episode_table(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None,
     if search:
         where += " AND e.episode_id IN (SELECT episode_id FROM _hits)"
         needle = search.lower()
+        # One scan of the text blobs, then map matching hashes to episodes.
         con.execute("""
             CREATE OR REPLACE TEMP TABLE _hits AS
-            SELECT e.episode_id FROM episodes e JOIN blobs b ON b.hash = e.task_hash
-              WHERE contains(lower(b.text), ?)
-            UNION SELECT episode_id FROM steps WHERE contains(lower(action), ?)
-            UNION SELECT s.episode_id FROM steps s JOIN blobs b ON b.hash = s.response_hash
-              WHERE contains(lower(b.text), ?)
-            UNION SELECT o.episode_id FROM (SELECT episode_id, unnest(obs_hashes) AS h FROM steps) o
-              JOIN blobs b ON b.hash = o.h WHERE contains(lower(b.text), ?)""",
-                    [needle] * 4)
+            WITH hit AS MATERIALIZED (SELECT hash FROM blobs WHERE contains(lower(text), ?))
+            SELECT episode_id FROM episodes WHERE task_hash IN (SELECT hash FROM hit)
+            UNION SELECT episode_id FROM steps
+              WHERE contains(lower(action), ?) OR response_hash IN (SELECT hash FROM hit)
+            UNION SELECT episode_id FROM (SELECT episode_id, unnest(obs_hashes) AS h FROM steps)
+              WHERE h IN (SELECT hash FROM hit)""", [needle, needle])
     return _df(con, f"""
         WITH cost AS (SELECT episode_id, sum(cost_usd) AS cost_usd,
                              sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
