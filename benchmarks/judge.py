@@ -153,6 +153,44 @@ async def _judge_all(pkgs, s: JudgeSettings, concurrency: int):
         await client.close()
 
 
+def _shard_worker(db: str, url: str, n: int, idx: int, workers: int, conc: int, q) -> None:
+    items, _ = _load(Path(db))
+    items = items[:n][idx::workers]
+    evs: dict = {}
+    pkgs = []
+    for rec, span in items:
+        ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
+        pkgs.append(build_package(ev, span))
+    q.put("ready")
+    s = JudgeSettings(judge="llm", model="scripted", base_url=url)
+    res, wall, cpu = asyncio.run(_judge_all(pkgs, s, conc))
+    q.put((sum(r.calls for r in res), time.time()))
+
+
+def bench_llm_processes(db: Path, latency: float, concurrency: int, n_max: int, tmp: Path, workers: int) -> None:
+    """The same loop split over processes (what `memuse judge --workers N` does)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    with scripted_process(latency, tmp) as url:
+        q = ctx.Queue()
+        procs = [ctx.Process(target=_shard_worker, args=(str(db), url, n_max, i, workers, concurrency // workers, q))
+                 for i in range(workers)]
+        for p in procs:
+            p.start()
+        for _ in procs:
+            q.get()  # every worker has built its packages
+        t0 = time.time()
+        done = [q.get() for _ in procs]
+        for p in procs:
+            p.join()
+    calls = sum(c for c, _ in done)
+    wall = max(t for _, t in done) - t0
+    ideal = calls * latency / concurrency
+    print(f"| {workers} processes x {concurrency // workers}, 48,000 chars | {calls} calls | "
+          f"{calls / max(1, n_max):.2f} | {wall:.2f} | {ideal:.2f} | {ideal / wall:.1%} | | | | |")
+
+
 def _footnote() -> None:
     print("* latency / (latency + concurrency x loop CPU per call): the loop is one thread, so its CPU per "
           "call, not the network wait, bounds throughput when the machine is not shared.")
@@ -168,6 +206,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bench_rules(a.db, Path(tmp))
         bench_llm(a.db, a.latency, a.concurrency, a.llm_spans, Path(tmp))
+        bench_llm_processes(a.db, a.latency, a.concurrency, a.llm_spans, Path(tmp), 2)
         _footnote()
 
 
