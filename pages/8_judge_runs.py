@@ -52,7 +52,10 @@ else:
 st.subheader("Follow-ups and forced answers")
 fu = q("judge_followups", bid)
 if len(fu):
-    st.plotly_chart(px.bar(fu, x="followups", y="judgments", color="status", barmode="stack"), key="jr_followups")
+    fig = px.bar(fu.astype({"followups": str}), x="followups", y="judgments", color="status", barmode="stack",
+                 labels={"followups": "follow-ups (rejected answers sent back)"})
+    fig.update_xaxes(type="category")
+    st.plotly_chart(fig, key="jr_followups")
     st.dataframe(fu, hide_index=True, key="jr_followups_table")
 st.subheader("Judge cost per configuration")
 st.dataframe(q("judge_cost", None), hide_index=True, key="jr_cost")
