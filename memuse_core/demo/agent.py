@@ -228,16 +228,15 @@ class Script:
                 f"The {_source(d)} points at `{hint}` in {path}; let me look at it.",
                 f"grep -n \"def {fn}\" {path}", grep_output([(path, line, f"    def {fn}(self, value, *args, **kwargs):")]))
             self.bash(f"Reading {fn}.", *self.view(path, hint, line))
-            if d.effect == "no_effect":
-                self.bash(f"`{fn}` already copes with this input, so nothing to change there.",
-                          *self.view(c.file, c.func, self.line))
-                return
-            if d.effect == "undetermined":
-                self.bash("This does not obviously explain the traceback; back to the reported function.",
-                          *self.view(c.file, c.func, self.line))
-                return
             self.bash(f"Apply the change in `{fn}`: {mech.remedy}.",
                       f"sed -i '{line + 8}s/return value.__class__(resolved)/return _rebuild(value, resolved)/' {path}", "")
+            if d.effect in ("undetermined", "no_effect"):
+                # The check of the change never completes, so its consequence stays unknown
+                # (A.2.2 "Undetermined": a blocked attempt without shown benefit or harm).
+                d.effect = "undetermined"
+                self.bash(f"Run the tests after changing {fn}.", test_command(c),
+                          "Command timed out after 60 seconds (the test run did not finish).", exit_code=124)
+                return
             if d.effect == "harmed":
                 self.run_tests(f"Run the tests after changing {fn}.", failed=min(self.n_tests - 1, 3 + rng.randrange(6)),
                                where=path, exc="AttributeError")
@@ -251,27 +250,32 @@ class Script:
             self.fixed = True
             self.found_helper = use.kind == "fix"
             return
+        blocked = d.effect == "undetermined"
         if use.kind == "check":
+            out = ("15 repr(0.30000000000000004)" if c.mechanism == "float-repr" else
+                   f"{self.n_tests - 1} passed, 1 failed (the reported case)")
             d.anchor_step = self.bash(f"The {_source(d)} suggests a quick check first.", hint,
-                                      "15 repr(0.30000000000000004)" if c.mechanism == "float-repr" else
-                                      f"{self.n_tests - 1} passed, 1 failed (the reported case)", exit_code=0)
+                                      _BLOCKED if blocked else out, exit_code=124 if blocked else 0)
         elif use.kind == "pattern":
+            out = grep_output([(c.file, self.line + 6, "        " + _MATCH.get(c.mechanism, hint))])
             d.anchor_step = self.bash(f"The {_source(d)} recommends searching for this pattern.",
                                       f"grep -rn \"{hint}\" --include=*.py {REPOS[c.repo]['pkg']}/ | head",
-                                      grep_output([(c.file, self.line + 6, f"        candidate = {hint}  # suspicious")]))
+                                      _BLOCKED if blocked else out, exit_code=124 if blocked else 0)
         else:  # history
+            out = (f"3f1c2a9 Refactored {short(c.func)}()\n8be04d1 Fixed #{rng.randrange(20000, 34000)} -- "
+                   f"Handled {c.inputs[0]}.")
             d.anchor_step = self.bash("Following the working principle about line history.",
                                       f"git log -L :{short(c.func)}:{c.file} --oneline | head -20",
-                                      f"3f1c2a9 Refactored {short(c.func)}()\n8be04d1 Fixed #{rng.randrange(20000, 34000)} -- "
-                                      f"Handled {c.inputs[0]}.")
+                                      _BLOCKED if blocked else out, exit_code=124 if blocked else 0)
+        # Undetermined: the attempt was blocked (timeout), so neither benefit nor harm shows (A.2.2).
         if d.effect == "improved":
             self.bash(f"That output confirms {mech.title}; apply the remedy: {mech.remedy}.",
                       f"sed -i '{self.line + 8}s/value.__class__(resolved)/_normalized(value, resolved)/' {c.file}", "")
             self.run_tests("Run the module's tests after the change.", failed=0)
             self.fixed = True
         elif d.effect == "no_effect":
-            self.bash("Same result as before; nothing new from that check.", "python reproduce.py",
-                      repro_output(c, self.line + 8, self.fixed), exit_code=0 if self.fixed else 1)
+            self.bash("That only repeats what the reproducer already showed; nothing new from it.",
+                      "git status --short", "?? reproduce.py")
 
     def own_fix(self, resolved: bool) -> None:
         """The agent's own route to a fix (the helper only when no delivered entry names it)."""
@@ -302,6 +306,17 @@ class Script:
         self.bash("The fix is in place; submitting.", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached",
                   "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n" + diff)
         return diff
+
+
+_BLOCKED = "Command timed out after 60 seconds (no output)."
+_MATCH = {
+    "float-repr": 'value_str = "%.16g" % value', "empty-input": "first = values[0]",
+    "nested-recursion": "if isinstance(node, CompoundNode):", "type-rebuild": "return type(value)(resolved_values)",
+    "bytes-str": "if 'b' in mode:", "state-leak": "prepared = req.copy()", "mro-order": "for base in cls.__mro__:",
+    "escaping": "pattern = re.escape(term)", "annotation-str": "hints = get_type_hints(obj)",
+    "sign-handling": "sign = -1 if text.startswith('-') else 1",
+}
+"""A line a scene's grep pattern matches, per mechanism."""
 
 
 def _source(d: Decision) -> str:
