@@ -35,7 +35,7 @@ st.caption(f"{len(df):,} episodes. Click a column header to sort; select a row t
 view = df.copy()
 view.insert(0, "timeline", [url("timeline", episode=e) for e in view["episode_id"]])
 event = st.dataframe(
-    view, hide_index=True, key="ep_table", on_select="rerun", selection_mode="single-row",
+    view, hide_index=True, key="ep_table", on_select="rerun", selection_mode="single-row", height=640,
     column_config={
         "timeline": st.column_config.LinkColumn("timeline", display_text="open"),
         "cost_usd": st.column_config.NumberColumn("cost $", format="%.4f"),
