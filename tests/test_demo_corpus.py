@@ -60,6 +60,10 @@ def test_demo_ingests_cleanly(con) -> None:
     assert agent[0] > 0 and agent[0] == agent[1] == agent[2]
     assert con.execute("SELECT count(*) FROM calls WHERE role = 'memory' AND op_ref IS NULL").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM calls WHERE role = 'memory'").fetchone()[0] > 0
+    assert con.execute("SELECT count(*) FROM calls WHERE role = 'embedding' AND op_ref IS NOT NULL").fetchone()[0] > 0
+    # Memories the agent saved during an episode carry that episode as origin.
+    assert con.execute("SELECT count(*) FROM item_events i JOIN tool_results t ON t.episode_id = i.episode_id "
+                       "WHERE t.name = 'mem0_memory' AND i.op_ref LIKE '%:a1'").fetchone()[0] > 0
     # The card corpus is shared by all runs; per-run stores keep their run and origin episode.
     assert con.execute("SELECT count(*) FROM item_events WHERE namespace = 'memgovern:cards' "
                        "AND (run_id IS NOT NULL OR episode_id IS NOT NULL)").fetchone()[0] == 0

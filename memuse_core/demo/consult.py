@@ -88,6 +88,7 @@ def consult_mem0(s: Script, store: Mem0Store, harm: bool) -> None:
     """Host task recall (system message, every call) plus an occasional agent memory search."""
     em, rng, task = s.em, s.rng, s.task
     recalled = store.recall(task)
+    em.embedding_call(f"{em.episode_id}:s{em.n_searches + 1}", task.text)
     sid = em.search("host", task.text, store.scope(task.repo),
                     [{"namespace": it.namespace, "item_id": it.item_id, "version": str(it.version), "value": it.value,
                       "score": round(0.8 - 0.05 * i, 3)} for i, it in enumerate(recalled)])
@@ -121,6 +122,7 @@ def mem0_tool_search(s: Script, store: Mem0Store) -> None:
     recalled = s.recalled
     results = store.tool_search(task, recalled)
     query = f"{short(task.comp.func)} {task.comp.exc}"
+    em.embedding_call(f"{em.episode_id}:s{em.n_searches + 1}", query)
     sid = em.search("agent", query, store.scope(task.repo),
                     [{"namespace": it.namespace, "item_id": it.item_id, "version": str(it.version), "value": it.value,
                       "score": round(0.6 - 0.07 * i, 3)} for i, it in enumerate(results)])
@@ -140,6 +142,19 @@ def mem0_tool_search(s: Script, store: Mem0Store) -> None:
         is_copy = it in recalled
         s.decide("msearch", i, it, "search_result", "none", novelty="redundant" if is_copy else None, copy=is_copy,
                  note="copy of an entry visible in the task recall" if is_copy else "")
+
+
+def mem0_tool_add(s: Script, store: Mem0Store) -> None:
+    """The agent saves a memory itself during the episode (a `memory_change` with its origin)."""
+    em, task = s.em, s.task
+    it = store.agent_add(task, em.episode_id)
+    em.embedding_call(f"{em.episode_id}:a1", it.value)
+    s.bash("Let me save what I learned for later tasks.", f"mem0_memory add \"{it.value}\"",
+           json.dumps({"results": [{"id": it.item_id, "memory": it.value, "event": "ADD"}]}, ensure_ascii=False),
+           tool="mem0_memory", args={"action": "add", "content": it.value})
+    em.emit({"type": "memory_change", "v": 1, "namespace": it.namespace, "item_id": it.item_id, "version": "1",
+             "op": "create", "value": it.value, "episode_id": em.episode_id, "run_id": em.run_id,
+             "op_ref": f"{em.episode_id}:a1", "at": round(em._clock, 3)})
 
 
 def consult_proxy(s: Script, store: ProxyStore) -> None:

@@ -184,6 +184,20 @@ class EpisodeEmitter:
                    "cost_usd": round(cost, 7), "status": "ok", "started_at": t, "ended_at": t + 2.0,
                    "op_ref": op_ref, "model": self.model})
 
+    def embedding_call(self, op_ref: str, text: str) -> None:
+        """The memory system embedding a query or memory (cost accounting of memory operations)."""
+        self.n_calls += 1
+        inp = len(text) // 4 + 8
+        cost = inp * 0.02e-6
+        self.cost += cost
+        t = self._tick(0.2)
+        self.emit({"type": "model_call", "v": V, "episode_id": self.episode_id,
+                   "call_id": f"{self.episode_id}:c{self.n_calls}", "role": "embedding",
+                   "request": {"messages": [{"role": "user", "content": text}]},
+                   "response": {"content": "[384 floats]"}, "usage": {"input_tokens": inp, "output_tokens": 0},
+                   "cost_usd": round(cost, 9), "status": "ok", "started_at": t, "ended_at": t + 0.05,
+                   "op_ref": op_ref, "model": "all-MiniLM-L6-v2"})
+
     def finish(self, resolved: bool | None, exit_status: str, submission: str | None) -> None:
         ev: dict[str, Any] = {"type": "episode_end", "v": V, "episode_id": self.episode_id,
                               "resolved": resolved, "exit_status": exit_status}

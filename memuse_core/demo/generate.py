@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .agent import SYSTEM, SYSTEM_EXTRA, Episode, Script
-from .consult import consult_cards, consult_mem0, consult_proxy, mem0_tool_search, proxy_reads
+from .consult import consult_cards, consult_mem0, consult_proxy, mem0_tool_add, mem0_tool_search, proxy_reads
 from .emit import EpisodeEmitter
 from .memory import CardCorpus, Mem0Store, ProxyStore
 from .tasks import Task, task_sequence
@@ -222,6 +222,8 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
     if u > 0.93:
         _rewrite_or_retract(s, rng)
     s.filler(rest - b1)
+    if config == "mem0" and rng.random() < 0.1:
+        mem0_tool_add(s, mem0)
     submission = s.submit(resolved, limits)
     ops: list[tuple[str, Any]] = []
     if config == "mem0":

@@ -194,6 +194,15 @@ class Mem0Store:
         self.rng.shuffle(extra)
         return copies + extra[: self.rng.randrange(0, 3)]
 
+    def agent_add(self, task: Task, episode_id: str) -> Item:
+        """A memory the agent saves with its memory tool (repository scope)."""
+        comp = task.comp
+        it = Item(self.scope(task.repo), uid(self.rng),
+                  f"Progress note from {task.task_id}: the {comp.exc} was reproduced before any edit.",
+                  "note", comp.key, None, task.repo, origin=episode_id, origin_pos=task.position)
+        self.items.setdefault(task.repo, []).append(it)
+        return it
+
     def extract(self, task: Task, episode_id: str, found_helper: bool, resolved: bool | None) -> list[tuple[str, Item]]:
         """Memories extracted from the finished episode's conversation: (op, item) pairs."""
         comp, repo = task.comp, task.repo
