@@ -163,6 +163,8 @@ def test_planted_truth_matches_the_evaluation_context(demo_db: Path, tmp_path: P
                WHERE t.anchor_step IS NOT NULL AND NOT t.broken
                  AND (se.window_start IS NULL OR t.anchor_step NOT BETWEEN se.window_start AND se.window_end)""").fetchone()[0]
         assert outside == 0
+        rules = {r[0] for r in c.execute("SELECT DISTINCT rule FROM recording_checks WHERE NOT ok").fetchall()}
+        assert {"proof_missing", "text_not_unique"} <= rules, rules
         failed = {r[0] for r in c.execute("SELECT DISTINCT episode_id FROM recording_checks WHERE NOT ok").fetchall()}
         broken = {r[0] for r in c.execute("SELECT DISTINCT episode_id FROM planted_truth WHERE broken").fetchall()}
         assert failed == broken and broken

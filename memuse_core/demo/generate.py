@@ -187,6 +187,9 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
     u = rng.random()
     if config != "baseline" and u < 0.035:
         s.broken = "missing_proof" if rng.random() < 0.5 else "duplicate"
+    # Both kinds of broken recording appear even in a small demo (second runs, early tasks).
+    if run_no == 2 and (config, task.position) in (("cards", 1), ("mem0", 2)):
+        s.broken = "missing_proof" if config == "cards" else "duplicate"
     if config == "mem0":
         consult_mem0(s, mem0, harm=rng.random() < 0.04)
     elif config == "proxy":
