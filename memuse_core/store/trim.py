@@ -43,14 +43,32 @@ def ensure_trim_tables(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(sql)
 
 
-def replace_trim_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str], rows: list[tuple[Any, ...]]) -> None:
-    """Replace the results of these episodes in one transaction."""
+def rows_table(rows: list[tuple[Any, ...]]) -> pa.Table:
+    """trim_results rows (tuples in TRIM_COLUMNS order) as one Arrow table."""
+    if not rows:
+        return pa.table({c: pa.array([], type=t) for c, t in TRIM_COLUMNS})
+    arrays = [pa.array(list(col), type=t) for col, (_, t) in zip(zip(*rows), TRIM_COLUMNS)]
+    return pa.Table.from_arrays(arrays, names=[c for c, _ in TRIM_COLUMNS])
+
+
+def delete_trim_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str] | None) -> None:
+    """Remove the stored results of these episodes (all results when None)."""
+    if episode_ids is None:
+        con.execute("DELETE FROM trim_results")
+    else:
+        con.execute("DELETE FROM trim_results WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [episode_ids])
+
+
+def replace_trim_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str] | None,
+                      rows: list[tuple[Any, ...]] | pa.Table) -> None:
+    """Replace the results of these episodes in one transaction (`episode_ids=None`: the caller
+    already removed them, only insert)."""
     con.execute("BEGIN")
     try:
-        con.execute("DELETE FROM trim_results WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [episode_ids])
-        if rows:
-            arrays = [pa.array(list(col), type=t) for col, (_, t) in zip(zip(*rows), TRIM_COLUMNS)]
-            tbl = pa.Table.from_arrays(arrays, names=[c for c, _ in TRIM_COLUMNS])
+        if episode_ids is not None:
+            delete_trim_rows(con, episode_ids)
+        tbl = rows if isinstance(rows, pa.Table) else rows_table(rows)
+        if tbl.num_rows:
             con.register("_trim_rows", tbl)
             try:
                 con.execute("INSERT INTO trim_results SELECT * FROM _trim_rows")

@@ -318,6 +318,14 @@ def delivery_whatif(con: Any, delivery_id: str) -> DeliveryWhatIf:
 _WORKER_CACHE: dict[str, Any] = {}
 
 
+def batch_table(payload: list[tuple[str, str | None, list[Any], dict[str, list[str]]]]) -> tuple[Any, dict[str, Any]]:
+    """`batch_rows` as one Arrow table (built in the worker, so the writer only inserts)."""
+    from ..store.trim import rows_table
+
+    rows, tot = batch_rows(payload)
+    return rows_table(rows), tot
+
+
 def batch_rows(payload: list[tuple[str, str | None, list[Any], dict[str, list[str]]]]
                ) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
     """trim_results rows and totals for a batch of episodes (runs in a worker process too)."""
@@ -364,19 +372,27 @@ def run_store(con: Any, *, limit: int | None = None, batch: int = 20, workers: i
               progress: Callable[[int], Any] | None = None) -> dict[str, Any]:
     """Compute and store the what-if of every recorded delivery (`memuse trim`); returns totals.
 
-    This process reads each batch of episodes from the store and writes its rows back in one
-    transaction; with `workers` > 1 (default: the machine's cores, at most 4) the trimming runs
+    Old results of the episodes are removed first; this process then reads each batch of
+    episodes from the store and inserts its rows in one transaction; with `workers` > 1 (default: the machine's cores, at most 4) the trimming runs
     in worker processes that never open the store."""
     import os
     from concurrent.futures import Future, ProcessPoolExecutor
     from multiprocessing import get_context
 
-    from ..store.trim import delivery_inputs, ensure_trim_tables, replace_trim_rows, span_prior_texts
+    from ..store.trim import (
+        delete_trim_rows,
+        delivery_inputs,
+        ensure_trim_tables,
+        replace_trim_rows,
+        span_prior_texts,
+    )
 
     ensure_trim_tables(con)
     eids = [r[0] for r in con.execute("SELECT episode_id FROM episodes ORDER BY file_id, seq").fetchall()]
     if limit:
         eids = eids[:limit]
+    # old results go first, in one statement (per-batch deletes would rescan a growing table)
+    delete_trim_rows(con, eids if limit else None)
     chunks = [eids[i:i + batch] for i in range(0, len(eids), batch)]
     n_workers = workers if workers is not None else min(4, os.cpu_count() or 1)
     n_workers = max(1, min(n_workers, len(chunks)))
@@ -387,8 +403,8 @@ def run_store(con: Any, *, limit: int | None = None, batch: int = 20, workers: i
         priors = span_prior_texts(con, chunk)
         return [(eid, loaded[eid][0], loaded[eid][1], priors.get(eid, {})) for eid in chunk if eid in loaded]
 
-    def finish(chunk: list[str], rows: list[tuple[Any, ...]], part: dict[str, Any]) -> None:
-        replace_trim_rows(con, chunk, rows)
+    def finish(chunk: list[str], rows: Any, part: dict[str, Any]) -> None:
+        replace_trim_rows(con, None, rows)
         _add(tot, part)
         if progress:
             progress(len(chunk))
@@ -400,7 +416,7 @@ def run_store(con: Any, *, limit: int | None = None, batch: int = 20, workers: i
         with ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) as pool:
             pending: list[tuple[list[str], Future[Any]]] = []
             for chunk in chunks:
-                pending.append((chunk, pool.submit(batch_rows, payload(chunk))))
+                pending.append((chunk, pool.submit(batch_table, payload(chunk))))
                 while len(pending) > 2 * n_workers:
                     done_chunk, fut = pending.pop(0)
                     finish(done_chunk, *fut.result())
