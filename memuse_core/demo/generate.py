@@ -166,6 +166,9 @@ def _write_run(plan: DemoPlan, config: str, r: int, run_id: str, tasks: list[Tas
 
 def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: EpisodeEmitter, corpus: CardCorpus,
              mem0: Mem0Store, proxy: ProxyStore, harm: set[int], run_no: int, showcase: str | None = None) -> Episode:
+    """One episode: outcome from the task's difficulty, then explore, reproduce, consult memory (per
+    configuration), act on the planted uses, fix, fill up to the step budget, submit; afterwards the
+    memory system's extraction. `showcase` forces one of the findings the small demo must show."""
     s = Script(em, task, rng, config)
     s.line = 120 + rng.randrange(1500)
     s.n_tests = 8 + rng.randrange(60)
