@@ -204,6 +204,10 @@ def test_building_twice_changes_nothing(tmp_path: Path) -> None:
     first = build_demo(db, plan)
     second = build_demo(db, plan)
     assert first.episodes == 16 and second.episodes == 0
+    from memuse_core.ingest import IngestError
+
+    with pytest.raises(IngestError, match="different demo"):
+        build_demo(db, DemoPlan(episodes=16, seed=6, mean_steps=12))
     c = connect(db, read_only=True)
     try:
         assert c.execute("SELECT count(*) FROM episodes").fetchone()[0] == 16

@@ -28,6 +28,20 @@ class DemoResult:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+def _refuse_other_demo(con, files: DemoFiles) -> None:  # type: ignore[no-untyped-def]
+    """Stop before importing anything when the store already holds demo runs of another seed or
+    size (their ids would collide); the same demo again is recognised file by file and skipped."""
+    from ..ingest import IngestError
+    from ..ingest.base import file_sha256
+
+    stored = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
+    known = {r[0] for r in con.execute("SELECT sha256 FROM files").fetchall()}
+    for run, path in zip(files.runs, files.event_files[-len(files.runs):]):
+        if run.run_id in stored and file_sha256(path) not in known:
+            raise IngestError(path, None, "run_id", f"run {run.run_id!r} of a different demo is already stored in "
+                              "this database; use another --db (or the same --seed/--episodes/--runs/--steps)")
+
+
 def build_demo(db: str | os.PathLike[str] | None, plan: DemoPlan | None = None, *, out: str | os.PathLike[str] | None = None,
                progress: Callable[[str, int], None] | None = None, build_context: bool = False) -> DemoResult:
     """Write the demo event logs (into `out`, or a temporary folder removed afterwards), ingest
@@ -52,6 +66,7 @@ def build_demo(db: str | os.PathLike[str] | None, plan: DemoPlan | None = None, 
             # Bulk load: one checkpoint at the end instead of one per 16 MB of WAL, so indexes and
             # row groups are not rewritten again and again (smaller file, less work).
             con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT}'")
+            _refuse_other_demo(con, files)
             known: set[int] = set()
             for f in files.event_files:
                 r = ingest_path(con, f, known_blobs=known,
