@@ -93,16 +93,15 @@ def measure(db: Path, out: Path) -> list[tuple[str, str]]:
         rows.append((f"`memuse report` {label}: process wall s (CPU s)", f"{wall:.2f} ({cpu:.2f} CPU)"))
     con = connect(db, read_only=True)
     try:
-        first, best = _timed(lambda: build_report(con, None, baseline), 1)
-        rows.append(("build_report in process (first / best s)", f"{first:.2f} / {best:.2f}"))
+        rows.append(("build_report in process: first / best wall s",
+                     _timed(lambda: build_report(con, None, baseline), 1)))
         for level in ("config", "run"):
-            first, best = _timed(lambda level=level: group_stats(con, None, level, details=False), 3)
-            rows.append((f"overview group_stats level={level} (first / best s)", f"{first:.3f} / {best:.3f}"))
-        first, best = _timed(lambda: overview_frame(con), 3)
-        rows.append(("overview_frame (first / best s)", f"{first:.3f} / {best:.3f}"))
+            rows.append((f"overview group_stats level={level}: first / best wall s",
+                         _timed(lambda level=level: group_stats(con, None, level, details=False), 3)))
+        rows.append(("overview_frame: first / best wall s", _timed(lambda: overview_frame(con), 3)))
         runs = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY 1 LIMIT 2").fetchall()]
-        first, best = _timed(lambda: group_stats(con, runs, "run", details=False), 3)
-        rows.append(("overview for 2 selected runs (first / best s)", f"{first:.3f} / {best:.3f}"))
+        rows.append(("overview for 2 selected runs: first / best wall s",
+                     _timed(lambda: group_stats(con, runs, "run", details=False), 3)))
     finally:
         con.close()
     return rows
