@@ -12,6 +12,7 @@ import duckdb
 
 from ..episode import EpisodeRecord, episodes_from_events
 from ..events import (
+    EVENT_SCHEMA_VERSION,
     Entry,
     EpisodeEnd,
     EpisodeStart,
@@ -29,8 +30,10 @@ from ..events import (
     Retraction,
     RunEvent,
     SearchResult,
+    ToolCall,
     ToolResultEvent,
     Usage,
+    text_digest,
 )
 from .writer import BLOB_REF, iter_blob_texts
 
@@ -40,19 +43,59 @@ def _texts(con: duckdb.DuckDBPyConnection, hashes: list[int | None]) -> dict[int
 
 
 def _messages(con: duckdb.DuckDBPyConnection, shells: list[int]) -> dict[int, Message]:
-    """Rebuild Message objects from shell blobs (and their content blobs)."""
+    """Rebuild Message objects from shell blobs (and their content blobs).
+
+    Shells were written from validated messages, so they are rebuilt without validating again
+    (`_message`); the result equals `Message.model_validate` of the same shell."""
     shell_text = _texts(con, list(shells))
-    parsed = {h: json.loads(t) for h, t in shell_text.items()}
-    refs = [d["content"][BLOB_REF] for d in parsed.values()
-            if isinstance(d.get("content"), dict) and BLOB_REF in d["content"]]
+    loads = json.loads
+    parsed = {h: loads(t) for h, t in shell_text.items()}
+    refs = [c[BLOB_REF] for d in parsed.values()
+            if isinstance(c := d.get("content"), dict) and BLOB_REF in c]
     contents = _texts(con, refs)
     out = {}
     for h, d in parsed.items():
         c = d.get("content")
         if isinstance(c, dict) and BLOB_REF in c:
             d["content"] = contents[c[BLOB_REF]]
-        out[h] = Message.model_validate(d)
+        out[h] = _message(d)
     return out
+
+
+_MESSAGE_FIELDS = frozenset(Message.model_fields)
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def _construct(cls: Any, values: dict[str, Any], extra: dict[str, Any] | None = None,
+               fields_set: set[str] | None = None) -> Any:
+    """An instance of a pydantic model from already-valid values, without validation.
+
+    `values` must hold every field of `cls` (defaults included); this is what
+    `cls.model_construct` does, without its per-field default lookup. Stored rows were validated
+    when they were ingested, so validating them again on every load only costs time (the
+    round-trip tests compare both paths)."""
+    m = _new(cls)
+    _setattr(m, "__dict__", values)
+    _setattr(m, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
+    _setattr(m, "__pydantic_extra__", extra)
+    _setattr(m, "__pydantic_private__", None)
+    return m
+
+
+def _message(d: dict[str, Any]) -> Message:
+    """A Message from a stored shell dict (validated before it was stored)."""
+    if not _MESSAGE_FIELDS.issuperset(d):
+        extra = {k: v for k, v in d.items() if k not in _MESSAGE_FIELDS}
+    else:
+        extra = {}
+    tcs = d.get("tool_calls")
+    if tcs is not None:
+        tcs = [_construct(ToolCall, {"id": tc.get("id"), "name": tc["name"], "arguments": tc.get("arguments", "")})
+               for tc in tcs]
+    return _construct(Message, {"role": d["role"], "content": d.get("content"), "name": d.get("name"),
+                                "tool_call_id": d.get("tool_call_id"), "tool_calls": tcs}, extra,
+                      {k for k in d if k in _MESSAGE_FIELDS})
 
 
 def _episode_events(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> list[tuple[tuple[int, int], Event]]:
@@ -119,34 +162,46 @@ def _episode_events(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> l
         shells.update(r[7] or [])
     msgs = _messages(con, list(shells))
 
+    V = EVENT_SCHEMA_VERSION
     for r in eps:
         (eid, run_id, task_id, pos, repo, th, rh, resolved, exit_status, sh, ended, fid, seq, eseq) = r
-        out.append(((fid, seq), EpisodeStart(episode_id=eid, run_id=run_id, task_id=task_id,
-                                              position=pos, repo=repo, task=t(th) if th is not None else None,
-                                              reference=t(rh) if rh is not None else None)))
+        out.append(((fid, seq), _construct(EpisodeStart, {
+            "type": "episode_start", "v": V, "episode_id": eid, "run_id": run_id, "task_id": task_id,
+            "position": pos, "repo": repo, "task": t(th) if th is not None else None,
+            "reference": t(rh) if rh is not None else None})))
         if ended:
-            out.append(((fid, eseq), EpisodeEnd(episode_id=eid, resolved=resolved, exit_status=exit_status,
-                                                submission=t(sh) if sh is not None else None)))
+            out.append(((fid, eseq), _construct(EpisodeEnd, {
+                "type": "episode_end", "v": V, "episode_id": eid, "resolved": resolved,
+                "exit_status": exit_status, "submission": t(sh) if sh is not None else None})))
+    tools_json: dict[int, Any] = {}
+    resp_json = Response.model_validate_json  # small, and cheap to validate in pydantic-core
     for r in calls:
         (cid, eid, _cs, role, status, base_id, base_len, mh, toh, rx, rsh, it, ot, ct, rt, cost,
          sa, ea, op, model, fid, seq) = r
-        extra = json.loads(rx) if rx else {}
-        req = Request(messages=[msgs[h] for h in (mh or [])],
-                      tools=json.loads(texts[toh]) if toh is not None else None,
-                      base_call_id=base_id, base_len=base_len, **extra)
-        resp = Response.model_validate_json(texts[rsh]) if rsh is not None else None
+        tools = None
+        if toh is not None:
+            tools = tools_json.get(toh)
+            if tools is None:
+                tools = tools_json[toh] = json.loads(texts[toh])
+            tools = list(tools)  # each request owns its list (shared schema dicts, as stored once)
+        req = _construct(Request, {"messages": [msgs[h] for h in (mh or [])], "tools": tools,
+                                   "base_call_id": base_id, "base_len": base_len},
+                         json.loads(rx) if rx else {})
+        resp = resp_json(texts[rsh]) if rsh is not None else None
         usage = None
-        if any(x is not None for x in (it, ot, ct, rt)):
-            usage = Usage(input_tokens=it, output_tokens=ot, cached_tokens=ct, reasoning_tokens=rt)
-        out.append(((fid, seq), ModelCall(episode_id=eid, call_id=cid, role=role, status=status,
-                                          request=req, response=resp, usage=usage, cost_usd=cost,
-                                          started_at=sa, ended_at=ea, op_ref=op, model=model)))
+        if it is not None or ot is not None or ct is not None or rt is not None:
+            usage = _construct(Usage, {"input_tokens": it, "output_tokens": ot, "cached_tokens": ct,
+                                       "reasoning_tokens": rt})
+        out.append(((fid, seq), _construct(ModelCall, {
+            "type": "model_call", "v": V, "episode_id": eid, "call_id": cid, "role": role, "request": req,
+            "response": resp, "usage": usage, "cost_usd": cost, "status": status, "started_at": sa,
+            "ended_at": ea, "op_ref": op, "model": model})))
     for r in trs:
         (eid, cid, tcid, name, ah, oh, code, fid, seq) = r
-        out.append(((fid, seq), ToolResultEvent(episode_id=eid, call_id=cid, tool_call_id=tcid,
-                                                name=name, arguments=t(ah) if ah is not None else None,
-                                                output=t(oh) or "" if oh is not None else "",
-                                                exit_code=code)))
+        out.append(((fid, seq), _construct(ToolResultEvent, {
+            "type": "tool_result", "v": V, "episode_id": eid, "call_id": cid, "tool_call_id": tcid,
+            "name": name, "arguments": t(ah) if ah is not None else None,
+            "output": (t(oh) or "") if oh is not None else "", "exit_code": code})))
     for r in ctx:
         (eid, typ, before, payload, fid, seq) = r
         data = json.loads(payload)
@@ -159,26 +214,37 @@ def _episode_events(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> l
     ent_by: dict[str, list[Entry]] = {}
     for r in ents:
         (did, _pos, ns, iid, scheme, ver, portable, dg, vh, dk, labels) = r
-        ent_by.setdefault(did, []).append(Entry(
-            namespace=ns, item_id=iid, id_scheme=scheme, version=ver, version_portable=portable,
-            digest=dg, value=t(vh) if vh is not None else None, display_key=dk,
-            labels=json.loads(labels) if labels else {}))
+        value = t(vh) if vh is not None else None
+        if dg is None and value is not None:  # as Entry's validator fills it
+            dg = text_digest(value)
+        e = _construct(Entry, {"namespace": ns, "item_id": iid, "id_scheme": scheme, "version": ver,
+                               "version_portable": portable, "digest": dg, "value": value,
+                               "display_key": dk, "labels": json.loads(labels) if labels else {}})
+        lst = ent_by.get(did)
+        if lst is None:
+            ent_by[did] = [e]
+        else:
+            lst.append(e)
     pl_by: dict[str, list[Placement]] = {}
     for r in pls:
         (did, _pos, slot, kind, th, dg, size, mi, jp, md, start) = r
         proof = None
-        if any(x is not None for x in (mi, jp, md, start)):
-            proof = Proof(message_index=mi, json_pointer=jp, message_digest=md, start=start)
+        if mi is not None or jp is not None or md is not None or start is not None:
+            proof = _construct(Proof, {"message_index": mi, "json_pointer": jp, "message_digest": md,
+                                       "start": start, "verified": None, "problem": None},
+                               fields_set={"message_index", "json_pointer", "message_digest", "start"})
         text = t(th) if th is not None else None
-        pl_by.setdefault(did, []).append(Placement(
-            slot=slot, kind=kind, text=text, digest=dg, size=None if text is not None else size,
-            proof=proof))
+        if dg is None and text is not None:  # as Placement's validator fills it
+            dg = text_digest(text)
+        pl_by.setdefault(did, []).append(_construct(Placement, {
+            "slot": slot, "kind": kind, "text": text, "digest": dg,
+            "size": None if text is not None else size, "proof": proof}))
     for r in dels:
         (did, eid, route, form, ccid, sid, pstep, fid, seq) = r
-        out.append(((fid, seq), MemoryDelivery(
-            episode_id=eid, delivery_id=did, route=route, form=form, consuming_call_id=ccid,
-            search_id=sid, provisional_step=pstep, entries=ent_by.get(did, []),
-            placements=pl_by.get(did, []))))
+        out.append(((fid, seq), _construct(MemoryDelivery, {
+            "type": "memory_delivery", "v": V, "episode_id": eid, "delivery_id": did, "route": route,
+            "form": form, "consuming_call_id": ccid, "search_id": sid, "entries": ent_by.get(did, []),
+            "placements": pl_by.get(did, []), "provisional_step": pstep})))
     for r in srs:
         (sid, eid, run_id, route, qh, scope, results, fid, seq) = r
         out.append(((fid, seq), MemorySearch(
