@@ -126,12 +126,20 @@ def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, r
     shells = {h for row in calls for h in (row[4] or [])}
     msg_text = {h: m.text() for h, m in (_messages(con, list(shells)) if shells else {}).items()}
     texts = iter_blob_texts(con, [r[4] for r in ents] + [r[1] for r in pls] + [r[1] for r in tasks])
+    # restated deliveries repeat the same entries and placements: share one object per distinct
+    # value, so a worker payload pickles each once
+    seen: dict[Any, Any] = {}
     ent_by: dict[str, list[EntryView]] = {}
     for did, ns, iid, dg, vh in ents:
-        ent_by.setdefault(did, []).append(EntryView(ns, iid, dg, texts.get(vh) if vh is not None else None))
+        key = ("e", ns, iid, dg, vh)
+        ev = seen.get(key)
+        if ev is None:
+            ev = seen[key] = EntryView(ns, iid, dg, texts.get(vh) if vh is not None else None)
+        ent_by.setdefault(did, []).append(ev)
     pl_by: dict[str, list[tuple[str | None, int | None, int | None]]] = {}
     for did, th, mi, start in pls:
-        pl_by.setdefault(did, []).append((texts.get(th) if th is not None else None, mi, start))
+        pl = seen.setdefault(("p", th, mi, start), (texts.get(th) if th is not None else None, mi, start))
+        pl_by.setdefault(did, []).append(pl)
     ep_calls: dict[str, EpisodeCalls] = {}
     for eid, cid, base, blen, hashes in calls:
         ec = ep_calls.setdefault(eid, EpisodeCalls())
