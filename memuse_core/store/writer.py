@@ -47,6 +47,8 @@ def blob_hash(text: str) -> int:
 
 
 _SHELL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+_js = json.encoder.encode_basestring  # type: ignore[attr-defined]
+"""A JSON string literal exactly as `_SHELL_JSON` writes it (ensure_ascii=False)."""
 """Same output as json.dumps(..., sort_keys=True, ensure_ascii=False), without building an encoder per call."""
 
 
@@ -54,12 +56,37 @@ def message_shell(msg: Message, hasher: Callable[[str], int] = blob_hash) -> tup
     """(shell JSON, content text or None) of a message; the shell references the content blob.
 
     `hasher` must equal `blob_hash` (the writer passes its memoised version)."""
+    content = msg.content
+    if isinstance(content, str) and not msg.__pydantic_extra__:
+        return _shell_of(msg, hasher(content)), content
     d = msg.model_dump(exclude_none=True)
     content = d.get("content")
     if isinstance(content, str):
         d["content"] = {BLOB_REF: hasher(content)}
         return _SHELL_JSON(d), content
     return _SHELL_JSON(d), None
+
+
+def _shell_of(msg: Message, content_hash: int) -> str:
+    """The shell JSON of a message with string content and no extra fields, written directly:
+    the same text as `_SHELL_JSON(msg.model_dump(exclude_none=True))` with the content replaced by
+    its blob reference (keys sorted, default separators), without building dicts per message."""
+    head = f'{{"content": {{"{BLOB_REF}": {content_hash}}}'
+    if msg.name is None and msg.tool_call_id is None and msg.tool_calls is None:
+        return f'{head}, "role": {_js(msg.role)}}}'
+    parts = [head]
+    if msg.name is not None:
+        parts.append(f'"name": {_js(msg.name)}')
+    parts.append(f'"role": {_js(msg.role)}')
+    if msg.tool_call_id is not None:
+        parts.append(f'"tool_call_id": {_js(msg.tool_call_id)}')
+    if msg.tool_calls is not None:
+        calls = ", ".join(
+            f'{{"arguments": {_js(tc.arguments)}, "name": {_js(tc.name)}}}' if tc.id is None
+            else f'{{"arguments": {_js(tc.arguments)}, "id": {_js(tc.id)}, "name": {_js(tc.name)}}}'
+            for tc in msg.tool_calls)
+        parts.append(f'"tool_calls": [{calls}]')
+    return ", ".join(parts) + "}"
 
 
 I64 = pa.int64()
@@ -157,7 +184,7 @@ class _EpisodeState:
 class EventWriter:
     """Buffers events of one file and appends them to the store (caller holds the transaction)."""
 
-    FLUSH_ROWS = 20_000
+    FLUSH_ROWS = 50_000
 
     def __init__(self, con: duckdb.DuckDBPyConnection, file_id: int, *, known_blobs: set[int] | None = None):
         self.con = con
@@ -197,22 +224,22 @@ class EventWriter:
             self.blob_rows.append((h, s))
         return h
 
-    def _row(self, table: str, row: tuple[Any, ...]) -> None:
-        self.rows[table].append(row)
-        self.n_rows += 1
-        if self.n_rows >= self.FLUSH_ROWS:
-            self.flush()
-
     # -- events --------------------------------------------------------------------------------
     def add(self, ev: Event, seq: int) -> None:
         """Buffer one validated event; `seq` is its line number in the source."""
         self.n_events += 1
+        if not self.n_events & 255 and sum(map(len, self.rows.values())) >= self.FLUSH_ROWS:
+            self.flush()
         fid = self.file_id
-        if isinstance(ev, RunEvent):
+        if type(ev) is ModelCall:
+            self._call(ev, seq)
+        elif type(ev) is MemoryDelivery:
+            self._delivery(ev, seq)
+        elif isinstance(ev, RunEvent):
             if ev.run_id in self._existing_runs:
                 raise DuplicateError(f"run_id {ev.run_id!r} is already stored")
             self._existing_runs.add(ev.run_id)
-            self._row("runs", (ev.run_id, ev.config, ev.label, ev.agent, ev.model,
+            self.rows["runs"].append((ev.run_id, ev.config, ev.label, ev.agent, ev.model,
                                json.dumps(ev.meta, ensure_ascii=False), fid, seq))
         elif isinstance(ev, EpisodeStart):
             if ev.episode_id in self._existing_eps:
@@ -229,20 +256,20 @@ class EventWriter:
                 raise ValueError(f"call_id {ev.call_id!r} is not an earlier model_call of the episode")
             oh = self.text(ev.output)
             cs.tool_rows.append((oh, ev.exit_code, len(ev.output)))
-            self._row("tool_results", (ev.episode_id, ev.call_id, ev.tool_call_id, ev.name,
+            self.rows["tool_results"].append((ev.episode_id, ev.call_id, ev.tool_call_id, ev.name,
                                        self.text(ev.arguments), oh, ev.exit_code, fid, seq))
         elif isinstance(ev, (Retraction, HistoryRewrite)):
             self._ep(ev.episode_id, ev.type)
             payload = ev.model_dump(exclude={"type", "v", "episode_id", "before_call_id"}, mode="json")
-            self._row("context_events", (ev.episode_id, ev.type, ev.before_call_id,
+            self.rows["context_events"].append((ev.episode_id, ev.type, ev.before_call_id,
                                          json.dumps(payload, ensure_ascii=False), fid, seq))
         elif isinstance(ev, MemoryChange):
-            self._row("item_events", (ev.namespace, ev.item_id, ev.version, ev.op,
+            self.rows["item_events"].append((ev.namespace, ev.item_id, ev.version, ev.op,
                                       self.text(ev.value), ev.episode_id, ev.run_id, ev.op_ref,
                                       ev.at, fid, seq))
         elif isinstance(ev, MemorySearch):
             results = [r.model_dump(exclude_none=True) for r in ev.results]
-            self._row("searches", (ev.search_id, ev.episode_id, ev.run_id, ev.route,
+            self.rows["searches"].append((ev.search_id, ev.episode_id, ev.run_id, ev.route,
                                    self.text(ev.query), ev.scope,
                                    json.dumps(results, ensure_ascii=False), len(results), fid, seq))
         elif isinstance(ev, MemoryDelivery):
@@ -269,19 +296,26 @@ class EventWriter:
         new_roles: list[str] = []
         new_contents: list[str | None] = []
         chars = 0
+        text = self.text
         for m in ev.request.messages:
-            shell, content = message_shell(m, self._hash)
-            if content is not None:
-                self.text(content)
+            content = m.content
+            if isinstance(content, str) and not m.__pydantic_extra__:
+                h = text(content)
                 chars += len(content)
+                shell = _shell_of(m, h)  # type: ignore[arg-type]
             else:
-                flat = message_text(m.content)
-                chars += len(flat)
-                if flat:
-                    self.text(flat)
-            new_hashes.append(self.text(shell))  # type: ignore[arg-type]
+                shell, content = message_shell(m, self._hash)
+                if content is not None:
+                    text(content)
+                    chars += len(content)
+                else:
+                    content = message_text(m.content)
+                    chars += len(content)
+                    if content:
+                        text(content)
+            new_hashes.append(text(shell))  # type: ignore[arg-type]
             new_roles.append(m.role)
-            new_contents.append(content if content is not None else message_text(m.content))
+            new_contents.append(content)
         req = ev.request
         if req.base_call_id is not None:
             base = st.by_id.get(req.base_call_id)
@@ -311,7 +345,7 @@ class EventWriter:
         cs = _CallState(ev.call_id, ev.role, ev.status, full, roles, contents, resp_hash, action, tools)
         st.calls.append(cs)
         st.by_id[ev.call_id] = cs
-        self._row("calls", (
+        self.rows["calls"].append((
             ev.call_id, ev.episode_id, len(st.calls) - 1, ev.role, ev.status, base_id, base_len,
             stored, len(full), chars, tools_hash, json.dumps(extra, ensure_ascii=False) if extra else None,
             resp_hash, u.input_tokens if u else None, u.output_tokens if u else None,
@@ -327,17 +361,17 @@ class EventWriter:
             chars += size or 0
             digest = p.digest or (text_digest(p.text) if p.text is not None else None)
             pr = p.proof
-            self._row("placements", (
+            self.rows["placements"].append((
                 ev.delivery_id, i, ev.episode_id, p.slot, p.kind, th, digest, size,
                 pr.message_index if pr else None, pr.json_pointer if pr else None,
                 pr.message_digest if pr else None, pr.start if pr else None))
         for i, e in enumerate(ev.entries):
             digest = e.digest or (text_digest(e.value) if e.value is not None else None)
-            self._row("delivery_entries", (
+            self.rows["delivery_entries"].append((
                 ev.delivery_id, i, ev.episode_id, e.namespace, e.item_id, e.id_scheme, e.version,
                 e.version_portable, digest, self.text(e.value), e.display_key,
                 json.dumps(e.labels, ensure_ascii=False) if e.labels else None))
-        self._row("deliveries", (ev.delivery_id, ev.episode_id, ev.route, ev.form,
+        self.rows["deliveries"].append((ev.delivery_id, ev.episode_id, ev.route, ev.form,
                                  ev.consuming_call_id, ev.search_id, ev.provisional_step,
                                  len(ev.entries), chars, self.file_id, seq))
 
@@ -346,8 +380,8 @@ class EventWriter:
         start, sseq, end, eseq = self.ended.pop(episode_id)
         steps = _steps(st) if st else []
         for row in steps:
-            self._row("steps", (episode_id, *row))
-        self._row("episodes", (
+            self.rows["steps"].append((episode_id, *row))
+        self.rows["episodes"].append((
             start.episode_id, start.run_id, start.task_id, start.position, start.repo,
             self.text(start.task), self.text(start.reference),
             end.resolved if end else None, end.exit_status if end else None,
