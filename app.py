@@ -61,10 +61,6 @@ def _build_demo(path: Path) -> None:
     bar.empty()
 
 
-_path = Path(st.session_state["db_path"])
-if not _path.exists():
-    _build_demo(_path)
-
 pages = [
     st.Page("pages/1_overview.py", title="Overview", default=True),
     st.Page("pages/2_episodes.py", title="Episodes", url_path="episodes"),
@@ -77,6 +73,15 @@ pages = [
     st.Page("pages/9_memtrim.py", title="MemTrim", url_path="memtrim"),
 ]
 page = st.navigation(pages)
+
+# A deep link that reached a page before app.py ran (see pages/_shared.py) continues here.
+_deeplink = st.session_state.pop("_memuse_deeplink", None)
+if _deeplink and _deeplink[0]:
+    st.switch_page(_deeplink[0], query_params=_deeplink[1])
+
+_path = Path(st.session_state["db_path"])
+if not _path.exists():
+    _build_demo(_path)
 
 from pages._shared import q, sync_from_url  # noqa: E402  (needs the page registry above)
 

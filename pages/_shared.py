@@ -16,17 +16,32 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-# A fresh server whose first request is a deep link (e.g. /span?span=…) runs the page file
-# directly in Streamlit's legacy pages/-folder mode, skipping app.py and st.navigation. Leave
-# that mode once and rerun: app.py then routes the same URL through st.navigation.
-from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
-
 from memuse_core.store import StoreError, StoreLocked, connect
 from memuse_core.store import app_queries as Q
 
-if PagesManager.uses_pages_directory:
-    PagesManager.uses_pages_directory = False
-    st.rerun()
+
+def _route_through_app() -> None:
+    """Send a page run that bypassed app.py back through it, keeping the deep link.
+
+    Until app.py has called st.navigation once, Streamlit treats the `pages/` folder as a
+    legacy multipage app; a fresh server whose first request is a deep link (/span?span=…) then
+    runs the page file directly and app.py (state, sidebar, navigation) never runs. app.py seeds
+    `db_path` in every session, so its absence identifies such a run. We remember the page and its
+    query parameters and switch to app.py, which registers the pages with st.navigation and
+    switches on to the remembered page (public APIs only).
+    """
+    if "db_path" in st.session_state:
+        return
+    import inspect
+
+    page = next((Path(f.filename) for f in inspect.stack()
+                 if Path(f.filename).parent.name == "pages" and Path(f.filename).name[:1].isdigit()), None)
+    st.session_state["_memuse_deeplink"] = (f"pages/{page.name}" if page else None,
+                                            st.query_params.to_dict())
+    st.switch_page("app.py")
+
+
+_route_through_app()
 
 SHARED = ("episode", "span", "step", "item")
 """Selections shared by every page and mirrored in the URL (?episode=…&span=…&step=…&item=…)."""
