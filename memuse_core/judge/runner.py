@@ -26,7 +26,8 @@ from .result import JudgeSettings, JudgmentResult, Prompts
 
 FLUSH_EVERY = 500
 """Results per database transaction at most; pending results are also flushed every 2 s."""
-CHUNK_EPISODES = 100
+CHUNK_EPISODES = 200
+"""Episodes loaded per store read (one query per table); an episode's spans always share a chunk."""
 
 
 @dataclass
@@ -235,8 +236,10 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
 
     `rank_by_rules` judges first the spans whose rules-judge verdict flags misuse, then use, then
     unclear use (a cheap pre-triage for an expensive LLM judge with `limit` or `max_cost`).
-    `workers` > 1 splits an LLM batch over that many processes (one event loop's CPU per call,
-    not the network, bounds a single process at high concurrency); see `judge/workers.py`."""
+    `workers` > 1 splits the batch over that many processes, whole episodes each: for the LLM
+    judge one event loop's CPU per call, not the network, bounds a single process at high
+    concurrency; the rules judge is CPU-bound throughout (loading and judging). See
+    `judge/workers.py`."""
     summary = BatchSummary(batch_id=uuid.uuid4().hex[:12], judge=settings.judge)
     t0 = time.monotonic()
     if settings.judge == "llm":
@@ -247,12 +250,12 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
     writer = _Writer(db)
     status = "done"
     try:
-        if settings.judge == "rules":
-            _run_rules(db, settings, todo, writer, summary, progress)
-        elif workers > 1 and len(todo) > 1:
+        if workers > 1 and len(todo) > 1:
             from .workers import run_llm_workers
 
             status = run_llm_workers(db, settings, todo, summary, concurrency, workers, max_cost, progress)
+        elif settings.judge == "rules":
+            status = _run_rules(db, settings, todo, writer, summary, progress)
         else:
             status = asyncio.run(_run_llm(db, settings, todo, writer, summary, concurrency, max_cost, progress))
     except KeyboardInterrupt:
@@ -266,10 +269,17 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
 
 
 def _run_rules(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], writer: _Writer,
-               summary: BatchSummary, progress: Progress | None) -> None:
+               summary: BatchSummary, progress: Progress | None, external_stop: Any = None,
+               on_result: Callable[[JudgmentResult], None] | None = None) -> str:
+    """Judge `todo` with the rules judge in this process; returns done / stopped.
+
+    Episodes are loaded a chunk at a time (one query per table per chunk); all spans of an
+    episode share one record and one rendering of its steps (`episode_evidence`)."""
     from .rules import judge_rules
 
     for chunk in _chunks(todo):
+        if external_stop is not None and external_stop.is_set():
+            return "stopped"
         evs: dict[str, EpisodeEvidence] = {}
         for rec, span in _load_chunk(db, chunk):
             ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
@@ -280,9 +290,12 @@ def _run_rules(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], wr
                 res.status, res.reason, res.ended_at = "error", f"rules_failure: {type(e).__name__}: {e}", time.time()
             writer.add(res)
             summary.add(res)
+            if on_result is not None:
+                on_result(res)
             writer.flush()
             if progress:
                 progress(summary)
+    return "done"
 
 
 async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], writer: _Writer,

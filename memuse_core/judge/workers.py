@@ -1,9 +1,10 @@
-"""One LLM batch over several processes (MemUse A.3.2 batch runner; issue 4 performance).
+"""One batch over several processes (MemUse A.3.2 batch runner; issue 4 performance).
 
 A single event loop spends a few milliseconds of CPU per model call (request building, JSON,
-response parsing), so at high concurrency its CPU, not the endpoint's latency, bounds throughput.
+response parsing), so at high concurrency its CPU, not the endpoint's latency, bounds throughput;
+the rules judge is CPU-bound throughout (loading episodes and judging).
 `run_llm_workers` splits the pending spans by episode over N spawned processes, each running the
-ordinary loop with concurrency/N. Each worker writes its own results (journal first, then short
+ordinary loop (LLM: with concurrency/N; rules: `_run_rules` on its share). Each worker writes its own results (journal first, then short
 transactions; the store's lock retry serialises them); the parent aggregates progress and cost from
 a queue, stops every worker at `--max-cost`, and on Ctrl-C lets each worker record its in-flight
 spans as interrupted. A worker whose parent dies (kill -9) stops by itself, so a resumed batch never
@@ -46,19 +47,32 @@ def _watch_parent(parent: int) -> None:
             return
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def _worker(db: str, settings_json: str, shard: list[tuple[str, str]], batch_id: str, concurrency: int,
             q: Any, stop: Any, parent: int) -> None:
-    from .runner import BatchSummary, _run_llm, _Writer
+    from .runner import BatchSummary, _run_llm, _run_rules, _Writer
 
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     settings = JudgeSettings.model_validate_json(settings_json)
     summary = BatchSummary(batch_id=batch_id, judge=settings.judge)
     writer = _Writer(db)
     status = "done"
+
+    def on_result(r: JudgmentResult) -> None:
+        q.put(("result", {k: getattr(r, k) for k in _LIGHT}))
+
     try:
-        status = asyncio.run(_run_llm(db, settings, shard, writer, summary, concurrency, None, None,
-                                      external_stop=stop,
-                                      on_result=lambda r: q.put(("result", {k: getattr(r, k) for k in _LIGHT}))))
+        if settings.judge == "rules":
+            # SIGTERM (parent's Ctrl-C, or the parent died) stops between spans; the finally
+            # below still writes every finished result
+            signal.signal(signal.SIGTERM, _raise_interrupt)
+            status = _run_rules(db, settings, shard, writer, summary, None, external_stop=stop, on_result=on_result)
+        else:
+            status = asyncio.run(_run_llm(db, settings, shard, writer, summary, concurrency, None, None,
+                                          external_stop=stop, on_result=on_result))
     except KeyboardInterrupt:
         status = "interrupted"
     finally:

@@ -1,0 +1,39 @@
+"""The rules batch over worker processes (issue 4 performance): every eligible span is judged
+exactly once, with the same verdicts as a single-process batch, and progress reaches the parent."""
+
+from __future__ import annotations
+
+from memuse_core.judge.examples import acted_on_episode, ignored_episode, referenced_episode, write_store
+from memuse_core.judge.result import JudgeSettings
+from memuse_core.judge.runner import run_batch
+from memuse_core.store import connect
+
+
+def _verdicts(db):
+    con = connect(db, read_only=True)
+    try:
+        elig = sorted(r[0] for r in con.execute("SELECT span_id FROM spans WHERE status = 'eligible'").fetchall())
+        rows = con.execute("SELECT span_id, count(*) FROM judgments WHERE judge = 'rules' AND status = 'accepted' "
+                           "GROUP BY 1").fetchall()
+        triage = dict(con.execute("SELECT span_id, triage FROM verdicts").fetchall())
+    finally:
+        con.close()
+    return elig, dict(rows), {s: triage.get(s) for s in elig}
+
+
+def test_rules_batch_over_two_processes_matches_one(tmp_path):
+    eps = lambda: [f(f"{f.__name__[:3]}{i}") for i in range(2)  # noqa: E731
+                   for f in (acted_on_episode, ignored_episode, referenced_episode)]
+    one = write_store(tmp_path / "one", eps())
+    two = write_store(tmp_path / "two", eps())
+    s1 = run_batch(one, JudgeSettings(judge="rules"))
+    seen = []
+    s2 = run_batch(two, JudgeSettings(judge="rules"), workers=2, progress=lambda sm: seen.append(sm.judged))
+    assert s1.judged == s2.judged == s2.accepted == s2.planned == 6 and seen[-1] == 6
+    e1, n1, v1 = _verdicts(one)
+    e2, n2, v2 = _verdicts(two)
+    assert e1 == e2 and all(n2.get(s) == 1 for s in e2)
+    assert v1 == v2 and all(v is not None for v in v2.values())
+    # a second run finds nothing left to do
+    s3 = run_batch(two, JudgeSettings(judge="rules"), workers=2)
+    assert s3.planned == 0 and s3.skipped_done == 6
