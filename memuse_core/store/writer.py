@@ -55,7 +55,7 @@ _js = json.encoder.encode_basestring  # type: ignore[attr-defined]
 def message_shell(msg: Message, hasher: Callable[[str], int] = blob_hash) -> tuple[str, str | None]:
     """(shell JSON, content text or None) of a message; the shell references the content blob.
 
-    `hasher` must equal `blob_hash` (the writer passes its memoised version)."""
+    `hasher` must return `blob_hash` (the writer passes its memoised, blob-recording `text`)."""
     content = msg.content
     if isinstance(content, str) and not msg.__pydantic_extra__:
         return _shell_of(msg, hasher(content)), content
@@ -204,24 +204,20 @@ class EventWriter:
     # -- text ----------------------------------------------------------------------------------
     HASH_CACHE = 50_000
 
-    def _hash(self, s: str) -> int:
-        """`blob_hash` memoised per file: restated memory and resent prompts repeat the same texts."""
-        h = self._hashes.get(s)
-        if h is None:
-            if len(self._hashes) >= self.HASH_CACHE:
-                self._hashes.clear()
-            h = self._hashes[s] = blob_hash(s)
-        return h
-
     def text(self, s: str | None) -> int | None:
+        """The blob hash of a text, recording the blob once; memoised per file (restated memory
+        and resent prompts repeat the same texts). Every memoised text is already recorded."""
         if s is None:
             return None
         h = self._hashes.get(s)
         if h is None:
-            h = self._hash(s)
-        if h not in self.known:
-            self.known.add(h)
-            self.blob_rows.append((h, s))
+            h = blob_hash(s)
+            if h not in self.known:
+                self.known.add(h)
+                self.blob_rows.append((h, s))
+            if len(self._hashes) >= self.HASH_CACHE:
+                self._hashes.clear()
+            self._hashes[s] = h
         return h
 
     # -- events --------------------------------------------------------------------------------
@@ -304,7 +300,7 @@ class EventWriter:
                 chars += len(content)
                 shell = _shell_of(m, h)  # type: ignore[arg-type]
             else:
-                shell, content = message_shell(m, self._hash)
+                shell, content = message_shell(m, self.text)  # type: ignore[arg-type]
                 if content is not None:
                     text(content)
                     chars += len(content)
@@ -336,7 +332,9 @@ class EventWriter:
                 k = _common_prefix(prev.hashes, full)
                 if k:
                     base_id, base_len, stored = prev.call_id, k, full[k:]
-        extra = req.model_dump(exclude={"messages", "tools", "base_call_id", "base_len"}, exclude_none=True)
+        # Only extra (undeclared) request fields remain after the exclusions.
+        extra = req.model_dump(exclude={"messages", "tools", "base_call_id", "base_len"},
+                               exclude_none=True) if req.__pydantic_extra__ else None
         tools_hash = self.text(json.dumps(req.tools, sort_keys=True, ensure_ascii=False)) if req.tools is not None else None
         resp = ev.response
         resp_hash = self.text(resp.model_dump_json(exclude_none=True)) if resp is not None else None
