@@ -96,6 +96,13 @@ def open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8", newline="")
 
 
+def open_binary(path: Path) -> io.BufferedIOBase:
+    """Open a file for reading bytes, transparently decompressing `.gz`."""
+    if path.suffix == ".gz":
+        return io.BufferedReader(gzip.open(path, "rb"), buffer_size=1 << 20)  # type: ignore[arg-type]
+    return open(path, "rb", buffering=1 << 20)
+
+
 def read_head(path: Path, n: int = 65536) -> bytes:
     if path.suffix == ".gz":
         with gzip.open(path, "rb") as f:
