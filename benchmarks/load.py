@@ -3,11 +3,13 @@
     .venv/bin/python benchmarks/load.py --db /tmp/x.duckdb            # an existing built store
     .venv/bin/python benchmarks/load.py --episodes 300                # make a demo store first
     .venv/bin/python benchmarks/load.py --db /tmp/x.duckdb --judge    # also time `judge --judge rules`
+    .venv/bin/python benchmarks/load.py --db /tmp/x.duckdb --judge --workers 2
     .venv/bin/python benchmarks/load.py --db /tmp/x.duckdb --check    # loaded == validated events
 
 Measures (1) `load_episodes` over every stored episode in chunks (episodes/s and eligible
 spans/s, wall and CPU), and with `--judge` (2) a full rules batch (`run_batch`) on a copy of the
-store, so the store itself is never changed. `--check` validates every loaded event again with
+store, so the store itself is never changed (CPU time is this process's; with --workers > 1
+the work happens in child processes, so compare wall time). `--check` validates every loaded event again with
 pydantic and compares (the loader builds stored rows without re-validating them). Not a test.
 """
 
@@ -57,12 +59,12 @@ def _check(con, eids: list[str], chunk: int) -> None:  # noqa: ANN001
     print(f"check: {n:,} loaded events equal their validated copies")
 
 
-def _judge(db: str) -> dict[str, float]:
+def _judge(db: str, workers: int) -> dict[str, float]:
     from memuse_core.judge.result import JudgeSettings
     from memuse_core.judge.runner import run_batch
 
     t0, c0 = time.perf_counter(), time.process_time()
-    s = run_batch(db, JudgeSettings(judge="rules"))
+    s = run_batch(db, JudgeSettings(judge="rules"), workers=workers)
     return {"judged": s.judged, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0,
             "errors": sum(s.errors.values())}
 
@@ -73,6 +75,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=300, help="demo size when --db is not given")
     ap.add_argument("--chunk", type=int, default=200, help="episodes per load_episodes call")
     ap.add_argument("--judge", action="store_true", help="also time a rules batch on a copy of the store")
+    ap.add_argument("--workers", type=int, default=1, help="processes for the rules batch")
     ap.add_argument("--check", action="store_true", help="compare loaded events with validated copies")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="memuse-load-")
@@ -91,8 +94,8 @@ def main() -> None:
         if a.judge:
             copy = os.path.join(tmp, "judge.duckdb")
             shutil.copyfile(db, copy)
-            j = _judge(copy)
-            print(f"rules batch: {j['judged']} spans ({j['errors']} errors) in {j['wall']:.1f} s wall / "
+            j = _judge(copy, a.workers)
+            print(f"rules batch ({a.workers} process{'es' if a.workers > 1 else ''}): {j['judged']} spans ({j['errors']} errors) in {j['wall']:.1f} s wall / "
                   f"{j['cpu']:.1f} s CPU: {j['judged'] / j['wall']:.1f} spans/s "
                   f"({j['judged'] / max(j['cpu'], 1e-9):.1f} per CPU-second)")
     finally:

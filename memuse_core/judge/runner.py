@@ -107,17 +107,21 @@ class BatchSummary:
 
 
 def _load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeRecord, SpanContext]]:
-    from ..store import connect, load_episodes
+    """The records and span contexts of a chunk; the file is open only while rows are read, so
+    other processes of the batch (and the app) can write between chunks."""
+    from ..store import connect
     from ..store.context import _load_spans
+    from ..store.reader import build_episodes, fetch_episode_rows
 
     eps = sorted({e for _, e in pairs})
     wanted = {s for s, _ in pairs}
     con = connect(db, read_only=True)  # readers can share the file with the app
     try:
-        recs = load_episodes(con, eps)
+        rows = fetch_episode_rows(con, eps)
         spans = _load_spans(con, "episode_id IN (SELECT unnest(?::VARCHAR[]))", eps)
     finally:
         con.close()
+    recs = build_episodes(rows)
     by_id = {s.span_id: s for s in spans}
     return [(recs[e], by_id[s]) for s, e in pairs if s in by_id and e in recs and s in wanted]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import heapq
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -42,22 +43,26 @@ def _texts(con: duckdb.DuckDBPyConnection, hashes: list[int | None]) -> dict[int
     return iter_blob_texts(con, [h for h in hashes if h is not None])
 
 
-def _messages(con: duckdb.DuckDBPyConnection, shells: list[int]) -> dict[int, Message]:
-    """Rebuild Message objects from shell blobs (and their content blobs).
-
-    Shells were written from validated messages, so they are rebuilt without validating again
-    (`_message`); the result equals `Message.model_validate` of the same shell."""
+def _shells(con: duckdb.DuckDBPyConnection, shells: list[int]) -> tuple[dict[int, Any], dict[int, str]]:
+    """Message shells (parsed) and the content blobs they reference."""
     shell_text = _texts(con, list(shells))
     loads = json.loads
     parsed = {h: loads(t) for h, t in shell_text.items()}
     refs = [c[BLOB_REF] for d in parsed.values()
             if isinstance(c := d.get("content"), dict) and BLOB_REF in c]
-    contents = _texts(con, refs)
+    return parsed, _texts(con, refs)
+
+
+def _messages(parsed: dict[int, Any], contents: dict[int, str]) -> dict[int, Message]:
+    """Rebuild Message objects from parsed shells and their content blobs.
+
+    Shells were written from validated messages, so they are rebuilt without validating again
+    (`_message`); the result equals `Message.model_validate` of the same shell."""
     out = {}
     for h, d in parsed.items():
         c = d.get("content")
         if isinstance(c, dict) and BLOB_REF in c:
-            d["content"] = contents[c[BLOB_REF]]
+            d = {**d, "content": contents[c[BLOB_REF]]}
         out[h] = _message(d)
     return out
 
@@ -98,11 +103,27 @@ def _message(d: dict[str, Any]) -> Message:
                       {k for k in d if k in _MESSAGE_FIELDS})
 
 
+@dataclass
+class EpisodeRows:
+    """The stored rows of some episodes, read with one query per table (`fetch_episode_rows`);
+    `build_episodes` turns them into records without the store, so a caller that shares the
+    file with other processes can close its connection first."""
+
+    tables: dict[str, list[tuple[Any, ...]]]
+    texts: dict[int, str]
+    shells: dict[int, Any]
+    contents: dict[int, str]
+    runs: list[tuple[tuple[int, int], Event]] = field(default_factory=list)
+
+
 def _episode_events(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> list[tuple[tuple[int, int], Event]]:
     """Every event of the given episodes with its (file_id, seq) sort key."""
-    out: list[tuple[tuple[int, int], Event]] = []
+    return _events_of(_fetch_rows(con, episode_ids))
+
+
+def _fetch_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> EpisodeRows:
     if not episode_ids:
-        return out
+        return EpisodeRows({}, {}, {}, {})
     ids = episode_ids
     eps = con.execute(
         "SELECT episode_id, run_id, task_id, position, repo, task_hash, reference_hash, resolved, "
@@ -154,13 +175,25 @@ def _episode_events(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> l
     for r in chg:
         hashes.append(r[4])
     texts = _texts(con, hashes)
-    t = texts.get
-
     # calls: resolve nothing here (delta kept as stored); gather shells
     shells: set[int] = set()
     for r in calls:
         shells.update(r[7] or [])
-    msgs = _messages(con, list(shells))
+    parsed, contents = _shells(con, list(shells))
+    return EpisodeRows({"eps": eps, "calls": calls, "trs": trs, "ctx": ctx, "dels": dels, "ents": ents,
+                        "pls": pls, "srs": srs, "chg": chg}, texts, parsed, contents)
+
+
+def _events_of(rows: EpisodeRows) -> list[tuple[tuple[int, int], Event]]:
+    out: list[tuple[tuple[int, int], Event]] = []
+    if not rows.tables:
+        return out
+    tb = rows.tables
+    eps, calls, trs, ctx, dels = tb["eps"], tb["calls"], tb["trs"], tb["ctx"], tb["dels"]
+    ents, pls, srs, chg = tb["ents"], tb["pls"], tb["srs"], tb["chg"]
+    texts = rows.texts
+    t = texts.get
+    msgs = _messages(rows.shells, rows.contents)
 
     V = EVENT_SCHEMA_VERSION
     for r in eps:
@@ -287,10 +320,22 @@ def load_episode(con: duckdb.DuckDBPyConnection, episode_id: str) -> EpisodeReco
 
 def load_episodes(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> dict[str, EpisodeRecord]:
     """Full records of several episodes, loaded with one query per table."""
-    evs = [ev for _, ev in _episode_events(con, list(episode_ids))]
-    run_ids = sorted({ev.run_id for ev in evs if isinstance(ev, EpisodeStart)})
-    runs = [ev for _, ev in _run_events(con, run_ids)]
-    return episodes_from_events([*runs, *evs])
+    return build_episodes(fetch_episode_rows(con, episode_ids))
+
+
+def fetch_episode_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> EpisodeRows:
+    """Read the stored rows of several episodes (and their runs), one query per table; see
+    `build_episodes`. `load_episodes(con, ids) == build_episodes(fetch_episode_rows(con, ids))`."""
+    rows = _fetch_rows(con, list(episode_ids))
+    run_ids = sorted({r[1] for r in rows.tables.get("eps", [])})
+    rows.runs = _run_events(con, run_ids)
+    return rows
+
+
+def build_episodes(rows: EpisodeRows) -> dict[str, EpisodeRecord]:
+    """Episode records from fetched rows; needs no connection."""
+    evs = [ev for _, ev in _events_of(rows)]
+    return episodes_from_events([*(ev for _, ev in rows.runs), *evs])
 
 
 def _run_events(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None) -> list[tuple[tuple[int, int], Event]]:
