@@ -97,6 +97,25 @@ def span_prior_texts(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> 
     return out
 
 
+def shell_texts(con: duckdb.DuckDBPyConnection, shells: list[int]) -> dict[int, str]:
+    """Visible text of stored message shells by shell hash (content blob, or the text parts of
+    a list content), without rebuilding Message objects."""
+    import json
+
+    from ..events import message_text
+    from .writer import BLOB_REF
+
+    parsed = {h: json.loads(t) for h, t in iter_blob_texts(con, shells).items()}
+    refs = [c[BLOB_REF] for d in parsed.values()
+            if isinstance(c := d.get("content"), dict) and BLOB_REF in c]
+    contents = iter_blob_texts(con, refs)
+    out = {}
+    for h, d in parsed.items():
+        c = d.get("content")
+        out[h] = contents.get(c[BLOB_REF], "") if isinstance(c, dict) and BLOB_REF in c else message_text(c)
+    return out
+
+
 def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, resolve: bool = True
                     ) -> dict[str, tuple[str | None, list[Any]]]:
     """episode id -> (task text, DeliveryInputs in recorded order) for the MemTrim what-if.
@@ -106,7 +125,6 @@ def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, r
     `resolve=False` the inputs stay delta-encoded in an `EpisodeCalls` value (linear in size, for
     shipping to worker processes, which call `whatif.resolve_inputs`)."""
     from ..trim.whatif import DeliveryInput, EntryView, EpisodeCalls, resolve_inputs
-    from .reader import _messages
 
     ids = list(episode_ids)
     dels = con.execute(
@@ -124,7 +142,7 @@ def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, r
     tasks = con.execute("SELECT episode_id, task_hash FROM episodes WHERE episode_id IN "
                         "(SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
     shells = {h for row in calls for h in (row[4] or [])}
-    msg_text = {h: m.text() for h, m in (_messages(con, list(shells)) if shells else {}).items()}
+    msg_text = shell_texts(con, list(shells))
     texts = iter_blob_texts(con, [r[4] for r in ents] + [r[1] for r in pls] + [r[1] for r in tasks])
     # restated deliveries repeat the same entries and placements: share one object per distinct
     # value, so a worker payload pickles each once
