@@ -39,6 +39,7 @@ from ..events import (
 
 BLOB_REF = "$b"
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_FENCED_SHELL = re.compile(r"```(?:bash|sh|shell)?\s*\n(.*?)```", re.S)
 
 
 def blob_hash(text: str) -> int:
@@ -430,7 +431,7 @@ def _action_summary(ev: ModelCall) -> tuple[str, str]:
             acts.append(f"{tc.name}: {args}" if not isinstance(args, str) else f"{tc.name}: {args}")
         return " | ".join(acts)[:400], ",".join(tc.name for tc in r.tool_calls)
     text = r.content or ""
-    m = re.search(r"```(?:bash|sh|shell)?\s*\n(.*?)```", text, re.S)
+    m = _FENCED_SHELL.search(text)
     if m:
         return m.group(1).strip()[:400], "bash"
     return text.strip().split("\n")[-1][:400], ""
