@@ -364,12 +364,21 @@ class EventWriter:
                 ev.delivery_id, i, ev.episode_id, p.slot, p.kind, th, digest, size,
                 pr.message_index if pr else None, pr.json_pointer if pr else None,
                 pr.message_digest if pr else None, pr.start if pr else None))
+        # Hot loop (deliveries restate many entries): local names, the text memo consulted inline.
+        memo, text, add = self._hashes.get, self.text, self.rows["delivery_entries"].append
+        did, epi = ev.delivery_id, ev.episode_id
         for i, e in enumerate(ev.entries):
-            digest = e.digest or (text_digest(e.value) if e.value is not None else None)
-            self.rows["delivery_entries"].append((
-                ev.delivery_id, i, ev.episode_id, e.namespace, e.item_id, e.id_scheme, e.version,
-                e.version_portable, digest, self.text(e.value), e.display_key,
-                json.dumps(e.labels, ensure_ascii=False) if e.labels else None))
+            v = e.value
+            if v is None:
+                vh = None
+                digest = e.digest or None
+            else:
+                vh = memo(v)
+                if vh is None:
+                    vh = text(v)
+                digest = e.digest or text_digest(v)
+            add((did, i, epi, e.namespace, e.item_id, e.id_scheme, e.version, e.version_portable,
+                 digest, vh, e.display_key, json.dumps(e.labels, ensure_ascii=False) if e.labels else None))
         self.rows["deliveries"].append((ev.delivery_id, ev.episode_id, ev.route, ev.form,
                                  ev.consuming_call_id, ev.search_id, ev.provisional_step,
                                  len(ev.entries), chars, self.file_id, seq))
