@@ -1,0 +1,66 @@
+"""The ingest fast paths store exactly what the generic paths would (issue 2 "Performance")."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from memuse_core.events import Message
+from memuse_core.ingest.base import IngestError
+from memuse_core.ingest.native import NATIVE
+from memuse_core.store.writer import _SHELL_JSON, BLOB_REF, _shell_of, blob_hash, message_shell
+
+MESSAGES = [
+    {"role": "user", "content": "plain"},
+    {"role": "system", "content": "ünïcode \"quotes\"\n\ttabs \u2028 and \x01 control"},
+    {"role": "assistant", "content": "", "tool_calls": []},
+    {"role": "assistant", "content": "calling", "tool_calls": [
+        {"id": "c1", "name": "bash", "arguments": "{\"command\": \"ls é\"}"}, {"name": "noid"}]},
+    {"role": "tool", "content": "out", "tool_call_id": "c1", "name": "bash"},
+    {"role": "r\u00f4le", "content": "x", "name": "n"},
+]
+
+
+@pytest.mark.parametrize("raw", MESSAGES)
+def test_direct_shell_equals_dumped_shell(raw: dict) -> None:
+    m = Message.model_validate(raw)
+    d = m.model_dump(exclude_none=True)
+    d["content"] = {BLOB_REF: blob_hash(d["content"])}
+    assert _shell_of(m, blob_hash(m.content)) == _SHELL_JSON(d)
+    assert message_shell(m) == (_SHELL_JSON(d), m.content)
+
+
+def test_extra_fields_and_parts_use_the_generic_shell() -> None:
+    m = Message.model_validate({"role": "user", "content": "x", "cache_control": {"type": "ephemeral"}})
+    shell, content = message_shell(m)
+    assert content == "x" and '"cache_control": {"type": "ephemeral"}' in shell
+    parts = Message.model_validate({"role": "user", "content": [{"type": "text", "text": "a"}]})
+    shell, content = message_shell(parts)
+    assert content is None and '"text": "a"' in shell
+
+
+RUN = b'{"type":"run","run_id":"r1"}'
+START = b'{"type":"episode_start","episode_id":"e","run_id":"r1","task_id":"t"}'
+
+
+@pytest.mark.parametrize("sep,lines", [(b"\n", [1, 4]), (b"\r\n", [1, 4]), (b"\r", [1, 4])])
+def test_line_numbers_match_text_mode(tmp_path: Path, sep: bytes, lines: list[int]) -> None:
+    data = RUN + sep + sep + b"  " + sep + START + sep
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(data)
+    assert [n for n, _ in NATIVE.events(p)] == lines
+    with open(p, encoding="utf-8", newline="") as f:  # what reading as text numbers
+        assert [i for i, line in enumerate(f, 1) if line.strip()] == lines
+    g = tmp_path / "x.jsonl.gz"
+    with gzip.open(g, "wb") as f:
+        f.write(data)
+    assert [n for n, _ in NATIVE.events(g)] == lines
+
+
+def test_bad_utf8_line_is_named(tmp_path: Path) -> None:
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(RUN + b"\n" + b'{"type":"run","run_id":"\xff"}\n')
+    with pytest.raises(IngestError, match=r"x\.jsonl:2: not UTF-8 text"):
+        list(NATIVE.events(p))
