@@ -11,6 +11,7 @@ kind, so nothing is lost and nothing is judged twice. Ctrl-C / SIGTERM records i
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import time
 import uuid
@@ -111,14 +112,15 @@ def _load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeReco
     other processes of the batch (and the app) can write between chunks."""
     from ..store import connect
     from ..store.context import _load_spans
-    from ..store.reader import build_episodes, fetch_episode_rows
+    from ..store.reader import _gc_paused, build_episodes, fetch_episode_rows
 
     eps = sorted({e for _, e in pairs})
     wanted = {s for s, _ in pairs}
     con = connect(db, read_only=True)  # readers can share the file with the app
     try:
         rows = fetch_episode_rows(con, eps)
-        spans = _load_spans(con, "episode_id IN (SELECT unnest(?::VARCHAR[]))", eps)
+        with _gc_paused():  # many small acyclic objects (see reader._gc_paused)
+            spans = _load_spans(con, "episode_id IN (SELECT unnest(?::VARCHAR[]))", eps)
     finally:
         con.close()
     recs = build_episodes(rows)
@@ -279,27 +281,40 @@ def _run_rules(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], wr
 
     Episodes are loaded a chunk at a time (one query per table per chunk); all spans of an
     episode share one record and one rendering of its steps (`episode_evidence`)."""
-    from .rules import judge_rules
-
     for chunk in _chunks(todo):
         if external_stop is not None and external_stop.is_set():
             return "stopped"
         evs: dict[str, EpisodeEvidence] = {}
-        for rec, span in _load_chunk(db, chunk):
-            ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
-            res = JudgmentResult(span_id=span.span_id, batch_id=summary.batch_id)
-            try:
-                judge_rules(build_package(ev, span, reference=settings.reference), settings, res)
-            except Exception as e:  # a bad span becomes an error span, never a default grade
-                res.status, res.reason, res.ended_at = "error", f"rules_failure: {type(e).__name__}: {e}", time.time()
-            writer.add(res)
-            summary.add(res)
-            if on_result is not None:
-                on_result(res)
-            writer.flush()
-            if progress:
-                progress(summary)
+        loaded = _load_chunk(db, chunk)
+        # The chunk's records are a large, long-lived, acyclic heap: keep the garbage collector's
+        # full collections (triggered by the judge's temporaries) from walking it every time.
+        gc.freeze()
+        try:
+            _judge_rules_chunk(loaded, evs, settings, writer, summary, progress, on_result)
+        finally:
+            gc.unfreeze()
     return "done"
+
+
+def _judge_rules_chunk(loaded: list[tuple[EpisodeRecord, SpanContext]], evs: dict[str, EpisodeEvidence],
+                       settings: JudgeSettings, writer: _Writer, summary: BatchSummary, progress: Progress | None,
+                       on_result: Callable[[JudgmentResult], None] | None) -> None:
+    from .rules import judge_rules
+
+    for rec, span in loaded:
+        ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
+        res = JudgmentResult(span_id=span.span_id, batch_id=summary.batch_id)
+        try:
+            judge_rules(build_package(ev, span, reference=settings.reference), settings, res)
+        except Exception as e:  # a bad span becomes an error span, never a default grade
+            res.status, res.reason, res.ended_at = "error", f"rules_failure: {type(e).__name__}: {e}", time.time()
+        writer.add(res)
+        summary.add(res)
+        if on_result is not None:
+            on_result(res)
+        writer.flush()
+        if progress:
+            progress(summary)
 
 
 async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], writer: _Writer,

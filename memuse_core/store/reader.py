@@ -3,9 +3,11 @@ file (lossless round trip), and summaries."""
 
 from __future__ import annotations
 
+import gc
 import heapq
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +39,22 @@ from ..events import (
     text_digest,
 )
 from .writer import BLOB_REF, iter_blob_texts
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a chunk of records is built.
+
+    Building records allocates hundreds of thousands of small acyclic objects; every few hundred
+    allocations would otherwise trigger a collection that walks the growing heap (measured: ~60%
+    of the build time). Reference counting still frees everything; collection resumes after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _texts(con: duckdb.DuckDBPyConnection, hashes: list[int | None]) -> dict[int, str]:
@@ -118,7 +136,8 @@ class EpisodeRows:
 
 def _episode_events(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> list[tuple[tuple[int, int], Event]]:
     """Every event of the given episodes with its (file_id, seq) sort key."""
-    return _events_of(_fetch_rows(con, episode_ids))
+    with _gc_paused():
+        return _events_of(_fetch_rows(con, episode_ids))
 
 
 def _fetch_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> EpisodeRows:
@@ -326,16 +345,18 @@ def load_episodes(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> dic
 def fetch_episode_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> EpisodeRows:
     """Read the stored rows of several episodes (and their runs), one query per table; see
     `build_episodes`. `load_episodes(con, ids) == build_episodes(fetch_episode_rows(con, ids))`."""
-    rows = _fetch_rows(con, list(episode_ids))
-    run_ids = sorted({r[1] for r in rows.tables.get("eps", [])})
-    rows.runs = _run_events(con, run_ids)
+    with _gc_paused():
+        rows = _fetch_rows(con, list(episode_ids))
+        run_ids = sorted({r[1] for r in rows.tables.get("eps", [])})
+        rows.runs = _run_events(con, run_ids)
     return rows
 
 
 def build_episodes(rows: EpisodeRows) -> dict[str, EpisodeRecord]:
     """Episode records from fetched rows; needs no connection."""
-    evs = [ev for _, ev in _events_of(rows)]
-    return episodes_from_events([*(ev for _, ev in rows.runs), *evs])
+    with _gc_paused():
+        evs = [ev for _, ev in _events_of(rows)]
+        return episodes_from_events([*(ev for _, ev in rows.runs), *evs])
 
 
 def _run_events(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None) -> list[tuple[tuple[int, int], Event]]:
