@@ -10,7 +10,7 @@ import pkgutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import typer
 
@@ -27,7 +27,7 @@ F = TypeVar("F", bound=Callable[..., object])
 DbOption = typer.Option(None, "--db", help="DuckDB file (default: $MEMUSE_DB or data/memuse.duckdb).")
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print one error line and exit non-zero."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)

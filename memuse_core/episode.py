@@ -216,10 +216,10 @@ def episodes_from_events(events: Iterable[Event], *, strict: bool = True) -> dic
             rec.order.append(("model_call", ev.call_id))
         elif isinstance(ev, ToolResultEvent):
             rec = need(ev.episode_id, "tool_result")
-            cv = by_call.get(ev.call_id)
-            if cv is None:
+            owner = by_call.get(ev.call_id)
+            if owner is None:
                 raise EpisodeError(f"tool_result names unknown call_id {ev.call_id!r}")
-            cv.tool_results.append(ev)
+            owner.tool_results.append(ev)
             rec.order.append(("tool_result", ev.call_id))
         elif isinstance(ev, (Retraction, HistoryRewrite)):
             rec = need(ev.episode_id, ev.type)

@@ -17,8 +17,9 @@ Rule names (stored in `recording_checks.rule` and in the error span's reason):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..episode import CallView, EpisodeRecord
 from ..events import HistoryRewrite, Message, Placement, Retraction, text_digest
@@ -66,6 +67,16 @@ def _pointer_host(pointer: str, messages: list[Message]) -> tuple[int | None, st
     return idx, None
 
 
+class TextSeq(Protocol):
+    """Read-only indexable texts: a list of strings, or texts computed on access."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int, /) -> str: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+
 def _count(hay: str, needle: str, limit: int = 2) -> int:
     n, i = 0, hay.find(needle)
     while i >= 0 and n < limit:
@@ -74,7 +85,7 @@ def _count(hay: str, needle: str, limit: int = 2) -> int:
     return n
 
 
-def resolve_placement(p: Placement, pos: int, cv: CallView, texts: list[str],
+def resolve_placement(p: Placement, pos: int, cv: CallView, texts: TextSeq,
                       digest: Callable[[str], str] = text_digest) -> ResolvedPlacement:
     """Resolve one placement proof against the consuming input (A.1.1, A.1.3).
 
@@ -255,9 +266,9 @@ def input_checks(rec: EpisodeRecord) -> tuple[list[tuple[str, str]], set[str]]:
                                  f"{evs[0].type} before the first agent call {cv.call_id}"))
                 gaps.add(cv.call_id)
             continue
-        idx, rule, detail = replay_input(prev.messages, evs)
-        if rule:
-            findings.append((rule, detail))
+        idx, failed_rule, detail = replay_input(prev.messages, evs)
+        if failed_rule:
+            findings.append((failed_rule, detail))
             gaps.add(cv.call_id)
             continue
         cur = cv.messages

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..events import Message
 from .analysis import DInfo, EpisodeAnalysis
-from .model import EarlierCopy, PriorSource
+from .model import EarlierCopy, PriorSource, Visibility
 
 
 def _render(msg: Message, text: str) -> str:
@@ -78,7 +78,7 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
                 continue
             p0 = d0.ikeys.index(key)
             x0 = d0.exposures[p0]
-            vis: str
+            vis: Visibility
             if call is None or d0.call is None or d0.step is None:
                 vis = "undetermined"
             elif d0.cid == cid:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import duckdb
 from pydantic import ValidationError
@@ -100,7 +100,7 @@ def open_binary(path: Path) -> io.BufferedIOBase:
     """Open a file for reading bytes, transparently decompressing `.gz`."""
     if path.suffix == ".gz":
         return io.BufferedReader(gzip.open(path, "rb"), buffer_size=1 << 20)  # type: ignore[arg-type]
-    return open(path, "rb", buffering=1 << 20)
+    return cast(io.BufferedIOBase, open(path, "rb", buffering=1 << 20))  # a BufferedReader at runtime
 
 
 def read_head(path: Path, n: int = 65536) -> bytes:

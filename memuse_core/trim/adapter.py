@@ -45,7 +45,7 @@ def normalize_results(results: Any, *, answer_field: str = "answer") -> list[tup
     """(id, text, answer, timestamp) for every search result, in retrieval order."""
     if isinstance(results, dict) and "results" in results:
         results = results["results"]
-    out = []
+    out: list[tuple[Hashable, str, str | None, float | None]] = []
     for i, r in enumerate(results or []):
         if isinstance(r, (tuple, list)) and len(r) >= 2:
             out.append((r[0], str(r[1]), r[2] if len(r) > 2 else None, None))

@@ -213,7 +213,9 @@ class MemTrim:
                     for v in vals:
                         h[(k, v)] = "s" if v in qvals else ("u" if node.many else "d")
             for mid in ids:
-                s, d, u = [], [], []
+                s: list[int] = []
+                d: list[int] = []
+                u: list[int] = []
                 h = hit[mid]
                 for i, un in enumerate(self.memories[mid].parsed.units):
                     c = h.get((un.key, un.value), "u")

@@ -331,16 +331,16 @@ class _State:
             hits += 1
         if hits:
             return True
-        m = _PROB_NL.match(body)
-        if not m:
+        mn = _PROB_NL.match(body)
+        if not mn:
             return False
-        x = _prob_value(m.group("val"))
+        x = _prob_value(mn.group("val"))
         if x is None:
             return False
-        ev = self.entity(m.group("ev"))
-        cond = m.group("cond")
+        ev = self.entity(mn.group("ev"))
+        cond = mn.group("cond")
         entity = f"{ev} | {self.entity(cond)}" if cond else ev
-        self.add(Key(entity, "probability", "numeric"), x, m.group("val"), a, b)
+        self.add(Key(entity, "probability", "numeric"), x, mn.group("val"), a, b)
         return True
 
     def founded(self, body: str, a: int, b: int) -> bool:
@@ -391,6 +391,7 @@ class _State:
                 if not part:
                     continue
                 name = self.alias_def(part)
+                value: str | float | bool
                 if hint == "entity":
                     vtype, value = "entity", name
                 else:

@@ -253,18 +253,20 @@ class EpisodeWhatIf:
         out = DeliveryWhatIf(delivery_id=d.delivery_id, episode_id=d.episode_id, prior_from=prior_from,
                              prior_texts=prior_texts if keep_query else [], query_units=units,
                              context=res.context if res else "")
-        for pos, e, text, mid in by_pos:
-            if mid is None or res is None:
+        for pos, e, text, emid in by_pos:
+            ewords: set[str] | frozenset[str]
+            if emid is None or res is None:
                 dec = Decision(memory_id=f"{d.delivery_id}#{pos}", reason="no recorded value")
-                ewords: set[str] = set()
+                ewords = set()
             else:
-                dec = res.decisions[mid]
-                ewords = self._words.get(mid)
-                if ewords is None:
-                    ewords = self._words[mid] = frozenset(content_words(text))
+                dec = res.decisions[emid]
+                cached = self._words.get(emid)
+                if cached is None:
+                    cached = self._words[emid] = frozenset(content_words(text))
+                ewords = cached
             out.entries.append(EntryWhatIf(pos=pos, namespace=e.namespace, item_id=e.item_id, text=text,
                                            decision=dec, lines=dec.lines, jaccard=jaccard(ewords, words),
-                                           same_as=reused_from if mid is not None else None))
+                                           same_as=reused_from if emid is not None else None))
         return out
 
 
