@@ -149,11 +149,12 @@ def _journal_lines(db):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigkill_mid_batch_then_resume_judges_every_span_once(tmp_path, workers):
-    eps = [f(f"{f.__name__[:3]}{i}") for i in range(3) for f in (acted_on_episode, ignored_episode,
+    eps = [f(f"{f.__name__[:3]}{i}") for i in range(4) for f in (acted_on_episode, ignored_episode,
                                                                  referenced_episode)]
     db = write_store(tmp_path, eps)
     elig, *_ = _counts(db)
-    with ScriptedServer(Script(), latency=0.2) as srv:
+    # orphaned workers may finish a span or two before they notice: leave them plenty to do
+    with ScriptedServer(Script(), latency=0.3) as srv:
         cmd = [sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--judge", "llm", "--model", "scripted",
                "--base-url", srv.base_url, "--concurrency", "2", "--workers", str(workers)]
         env = dict(os.environ, OPENAI_API_KEY="")
@@ -299,3 +300,86 @@ def test_llm_batch_over_worker_processes_judges_every_span_once(tmp_path):
     assert summary.judged == summary.accepted == summary.planned == 6 and seen[-1] == 6
     elig, acc, ver, _ = _counts(db)
     assert all(acc.get(x) == 1 for x in elig) and all(x in ver for x in elig)
+
+
+def test_chunks_ramp_up_and_keep_episodes_whole():
+    from memuse_core.judge.runner import CHUNK_EPISODES, _chunks
+
+    pairs = [(f"e{i}/s{k}", f"e{i}") for i in range(700) for k in range(2)]
+    chunks = list(_chunks(pairs, first=8))
+    sizes = [len({e for _, e in c}) for c in chunks]
+    assert sizes[:5] == [8, 16, 32, 64, 128] and all(n == CHUNK_EPISODES for n in sizes[5:-1])
+    assert [p for c in chunks for p in c] == pairs  # order kept, nothing lost, no episode split
+    assert sum(sizes) == 700
+
+
+def test_llm_chunk_puts_the_largest_packages_first(tmp_path):
+    from memuse_core.judge.runner import _llm_chunk
+
+    db = write_store(tmp_path, [ignored_episode("i1"), acted_on_episode("big", padding=30), referenced_episode("r1")])
+    con = connect(db, read_only=True)
+    try:
+        pairs = [tuple(r) for r in con.execute("SELECT span_id, episode_id FROM spans WHERE status = 'eligible' "
+                                                "ORDER BY episode_id").fetchall()]
+    finally:
+        con.close()
+    work = _llm_chunk(db, pairs, JudgeSettings(judge="llm", model="scripted", base_url="http://127.0.0.1:9"))
+    sizes = [sum(len(t) for t in pkg.files.values()) for _, pkg in work]
+    assert sorted(sizes, reverse=True) == sizes and work[0][0].startswith("big/")
+    assert {s for s, _ in work} == {s for s, _ in pairs}
+
+
+def test_llm_batch_keeps_every_slot_busy_across_chunk_boundaries(tmp_path):
+    """Episodes spread over several chunks (8, 16, ...): a span of the next chunk starts while the
+    previous chunk's spans are still in flight, so the endpoint sees full concurrency throughout."""
+    eps = [f(f"{f.__name__[:3]}{i}") for i in range(12) for f in (acted_on_episode, ignored_episode)]
+    db = write_store(tmp_path, eps)
+    live, peak, lock = [0], [0], __import__("threading").Lock()
+
+    def reply(body, idx):
+        from memuse_core.judge.scripted_server import ScriptedReply
+
+        with lock:
+            live[0] += 1
+            peak[0] = max(peak[0], live[0])
+        time.sleep(0.15)
+        with lock:
+            live[0] -= 1
+        return ScriptedReply(answer="auto")
+
+    with ScriptedServer(reply) as srv:
+        s = JudgeSettings(judge="llm", model="scripted", base_url=srv.base_url)
+        t0 = time.monotonic()
+        summary = run_batch(db, s, concurrency=6)
+        wall = time.monotonic() - t0
+    assert summary.judged == summary.accepted == summary.planned == 24
+    assert peak[0] == 6
+    # 24 one-call spans at 6 in flight need 4 rounds of 0.15 s; a drain at each of the two chunk
+    # boundaries (8 and 16 episodes) would add rounds
+    assert summary.calls == 24 and wall < 0.15 * 4 + 1.5
+    elig, acc, _, _ = _counts(db)
+    assert all(acc.get(x) == 1 for x in elig)
+
+
+def test_a_failed_store_write_stops_the_llm_batch_and_the_journal_keeps_the_results(tmp_path):
+    import asyncio
+
+    from memuse_core.judge.runner import BatchSummary, _prepare, _run_llm, _Writer
+
+    class DiskFull(_Writer):  # the store write fails; the journal works
+        def write(self, results):
+            raise OSError("disk full")
+
+    db = write_store(tmp_path, [acted_on_episode(f"a{i}") for i in range(8)])
+    with ScriptedServer(Script(), latency=0.6) as srv:
+        s = JudgeSettings(judge="llm", model="scripted", base_url=srv.base_url)
+        summary = BatchSummary(batch_id="b1", judge="llm")
+        todo = _prepare(db, s, None, None, summary)
+        writer = DiskFull(db)
+        with pytest.raises(OSError, match="disk full"):
+            asyncio.run(_run_llm(db, s, todo, writer, summary, 1, None, None))
+        writer.journal.close()
+    assert 3 <= summary.judged < 8  # the first write is due after 2 s; no span starts after it failed
+    assert len(writer.pending) == summary.judged  # nothing dropped: all still pending ...
+    journaled = {r.span_id for r in read_journal(journal_path(db))}
+    assert journaled == {r.span_id for r in writer.pending}  # ... and journaled

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
+import threading
 import time
 import uuid
 from collections import Counter
@@ -29,6 +30,9 @@ FLUSH_EVERY = 500
 """Results per database transaction at most; pending results are also flushed every 2 s."""
 CHUNK_EPISODES = 200
 """Episodes loaded per store read (one query per table); an episode's spans always share a chunk."""
+STORE_LOCK = threading.Lock()
+"""DuckDB refuses a read-only and a read-write connection to one file in the same process at
+once: the LLM loop's loader and writer threads take turns through this lock."""
 
 
 @dataclass
@@ -116,25 +120,31 @@ def _load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeReco
 
     eps = sorted({e for _, e in pairs})
     wanted = {s for s, _ in pairs}
-    con = connect(db, read_only=True)  # readers can share the file with the app
-    try:
-        rows = fetch_episode_rows(con, eps)
-        with _gc_paused():  # many small acyclic objects (see reader._gc_paused)
-            spans = _load_spans(con, "episode_id IN (SELECT unnest(?::VARCHAR[]))", eps)
-    finally:
-        con.close()
+    with STORE_LOCK:
+        con = connect(db, read_only=True)  # readers can share the file with the app
+        try:
+            rows = fetch_episode_rows(con, eps)
+            with _gc_paused():  # many small acyclic objects (see reader._gc_paused)
+                spans = _load_spans(con, "episode_id IN (SELECT unnest(?::VARCHAR[]))", eps)
+        finally:
+            con.close()
     recs = build_episodes(rows)
     by_id = {s.span_id: s for s in spans}
     return [(recs[e], by_id[s]) for s, e in pairs if s in by_id and e in recs and s in wanted]
 
 
-def _chunks(pairs: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
+def _chunks(pairs: list[tuple[str, str]], first: int = CHUNK_EPISODES) -> Iterator[list[tuple[str, str]]]:
+    """Consecutive groups of whole episodes: `first` episodes, then twice as many each time up to
+    CHUNK_EPISODES (a small first chunk lets the LLM loop start calling within a fraction of a
+    second while the larger ones load behind it)."""
     cur: list[tuple[str, str]] = []
     eps: set[str] = set()
+    size = max(1, min(first, CHUNK_EPISODES))
     for p in pairs:
-        if p[1] not in eps and len(eps) >= CHUNK_EPISODES:
+        if p[1] not in eps and len(eps) >= size:
             yield cur
             cur, eps = [], set()
+            size = min(2 * size, CHUNK_EPISODES)
         cur.append(p)
         eps.add(p[1])
     if cur:
@@ -156,20 +166,35 @@ class _Writer:
         self.journal.append(r)
         self.pending.append(r)
 
-    def flush(self, force: bool = False) -> None:
-        if not self.pending or (not force and len(self.pending) < FLUSH_EVERY and time.monotonic() - self.last < 2.0):
+    def due(self) -> bool:
+        """Enough results, or old enough, to be worth a transaction."""
+        return bool(self.pending) and (len(self.pending) >= FLUSH_EVERY or time.monotonic() - self.last >= 2.0)
+
+    def take(self) -> list[JudgmentResult]:
+        """Hand the pending results to a writer (the caller writes them with `write`)."""
+        out, self.pending = self.pending, []
+        self.last = time.monotonic()
+        return out
+
+    def write(self, results: list[JudgmentResult]) -> None:
+        """Sync the journal, then store `results` in one short transaction (thread-safe: the LLM
+        loop runs this in a thread so a commit never stalls the requests in flight)."""
+        if not results:
             return
         from ..store import connect
         from ..store.judging import write_results
 
         self.journal.sync()
-        con = connect(self.db)
-        try:
-            write_results(con, self.pending)
-        finally:
-            con.close()
-        self.pending = []
-        self.last = time.monotonic()
+        with STORE_LOCK:
+            con = connect(self.db)
+            try:
+                write_results(con, results)
+            finally:
+                con.close()
+
+    def flush(self, force: bool = False) -> None:
+        if self.pending and (force or self.due()):
+            self.write(self.take())
 
     def close(self) -> None:
         try:
@@ -317,16 +342,44 @@ def _judge_rules_chunk(loaded: list[tuple[EpisodeRecord, SpanContext]], evs: dic
             progress(summary)
 
 
+def _llm_chunk(db: Any, chunk: list[tuple[str, str]], settings: JudgeSettings) -> list[tuple[str, Any]]:
+    """Load a chunk and build its evidence packages (run in a thread, off the event loop).
+
+    Returns (span_id, package or the exception that prevented it), largest package first: big
+    spans need the most reads and the slowest replies, so starting them early keeps the last
+    seconds of a batch from running at low concurrency (longest-processing-time-first order)."""
+    loaded = _load_chunk(db, chunk)
+    evs: dict[str, EpisodeEvidence] = {}
+    out: list[tuple[int, str, Any]] = []
+    for rec, span in loaded:
+        try:
+            ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
+            pkg = build_package(ev, span, reference=settings.reference)
+            size = sum(len(t) for t in pkg.files.values())
+            out.append((size, span.span_id, pkg))
+        except Exception as e:  # the span becomes an error span, the batch goes on
+            out.append((-1, span.span_id, e))
+    out.sort(key=lambda x: -x[0])
+    return [(sid, pkg) for _, sid, pkg in out]
+
+
 async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], writer: _Writer,
                    summary: BatchSummary, concurrency: int, max_cost: float | None,
                    progress: Progress | None, external_stop: Any = None,
                    on_result: Callable[[JudgmentResult], None] | None = None) -> str:
+    """Judge `todo` with the LLM loop at `concurrency` spans in flight; returns done / stopped /
+    interrupted.
+
+    A pipeline without barriers: the next chunk is loaded (and its packages built) in a thread
+    while the current one is judged, and a span starts as soon as any slot frees, so chunk
+    boundaries never drain the concurrency."""
     from .llm import judge_llm, make_client
 
     client = make_client(settings)
     prompts = Prompts.load()
     sem = asyncio.Semaphore(max(1, concurrency))
     inflight: dict[str, JudgmentResult] = {}
+    running: set[asyncio.Task[None]] = set()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -335,44 +388,89 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
     except (NotImplementedError, RuntimeError):
         pass
 
-    async def one(rec: EpisodeRecord, span: SpanContext, ev: EpisodeEvidence) -> None:
-        async with sem:
-            if stop.is_set() or (external_stop is not None and external_stop.is_set()):
-                return
-            res = JudgmentResult(span_id=span.span_id, batch_id=summary.batch_id)
-            inflight[res.judgment_id] = res
-            try:
-                pkg = build_package(ev, span, reference=settings.reference)
-                await judge_llm(pkg, client, settings, prompts, res)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                res.status, res.reason, res.ended_at = "error", f"judge_failure: {type(e).__name__}: {e}", time.time()
-            inflight.pop(res.judgment_id, None)
-            writer.add(res)
-            summary.add(res)
-            if on_result is not None:
-                on_result(res)
-            writer.flush()
-            if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
-                stop.set()
-                summary.stopped = f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
-            if progress:
-                progress(summary)
+    def stopped() -> bool:
+        return stop.is_set() or (external_stop is not None and external_stop.is_set())
 
+    flushing: asyncio.Future[None] | None = None
+    write_error: list[BaseException] = []
+
+    def flush_in_background() -> None:
+        """At most one transaction in flight, in a thread. A failed write stops the batch: its
+        results go back to the pending list (they are in the journal in any case)."""
+        nonlocal flushing
+        if flushing is not None:
+            if not flushing.done():
+                return
+            flushing = None
+        if writer.due() and not write_error:
+            batch = writer.take()
+
+            def write() -> None:
+                try:
+                    writer.write(batch)
+                except Exception as e:
+                    writer.pending[:0] = batch
+                    write_error.append(e)
+                    stop.set()
+            flushing = asyncio.ensure_future(asyncio.to_thread(write))
+
+    async def one(span_id: str, pkg: Any) -> None:
+        res = JudgmentResult(span_id=span_id, batch_id=summary.batch_id)
+        inflight[res.judgment_id] = res
+        try:
+            if isinstance(pkg, Exception):
+                raise pkg
+            await judge_llm(pkg, client, settings, prompts, res)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            res.status, res.reason, res.ended_at = "error", f"judge_failure: {type(e).__name__}: {e}", time.time()
+        finally:
+            sem.release()
+        inflight.pop(res.judgment_id, None)
+        writer.add(res)
+        summary.add(res)
+        if on_result is not None:
+            on_result(res)
+        flush_in_background()
+        if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
+            stop.set()
+            summary.stopped = f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
+        if progress:
+            progress(summary)
+
+    chunks = list(_chunks(todo, first=8))
+    nxt: asyncio.Future[list[tuple[str, Any]]] | None = None
     try:
-        for chunk in _chunks(todo):
-            if stop.is_set():
+        if chunks:
+            nxt = asyncio.ensure_future(asyncio.to_thread(_llm_chunk, db, chunks[0], settings))
+        for i in range(len(chunks)):
+            assert nxt is not None
+            work = await nxt
+            nxt = (asyncio.ensure_future(asyncio.to_thread(_llm_chunk, db, chunks[i + 1], settings))
+                   if i + 1 < len(chunks) and not stopped() else None)
+            for span_id, pkg in work:
+                await sem.acquire()
+                if stopped():
+                    sem.release()
+                    break
+                task = asyncio.create_task(one(span_id, pkg))
+                running.add(task)
+                task.add_done_callback(running.discard)
+            if stopped():
                 break
-            loaded = await asyncio.to_thread(_load_chunk, db, chunk)
-            evs: dict[str, EpisodeEvidence] = {}
-            tasks = []
-            for rec, span in loaded:
-                ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
-                tasks.append(asyncio.create_task(one(rec, span, ev)))
-            await asyncio.gather(*tasks)
-        return "stopped" if stop.is_set() else "done"
+        if running:
+            await asyncio.gather(*running)
+        if flushing is not None:
+            await flushing
+        if write_error:
+            raise write_error[0]
+        return "stopped" if stopped() else "done"
     except (asyncio.CancelledError, KeyboardInterrupt):
+        for task in list(running):
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
         now = time.time()
         for res in list(inflight.values()):
             res.status, res.reason, res.ended_at = "interrupted", "interrupted by the user", now
@@ -383,7 +481,13 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
         summary.stopped = "interrupted; run the same command again to resume"
         return "interrupted"
     finally:
-        await client.close()
+        if nxt is not None and not nxt.done():
+            nxt.cancel()
+        try:
+            if flushing is not None:
+                await flushing  # the caller's final flush writes whatever is still pending
+        finally:
+            await client.close()
 
 
 def judge_span(db: Any, span_id: str, judge: str = "rules", **settings: Any) -> JudgmentResult:

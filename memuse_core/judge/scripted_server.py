@@ -163,6 +163,13 @@ def _common_prefix(a: str, b: str) -> int:
     return i
 
 
+class _Httpd(ThreadingHTTPServer):
+    # The stdlib default listen backlog is 5: a burst of 32 concurrent connects overflows it and
+    # the kernel drops SYNs, which the client retries after ~1 s. Real endpoints accept bursts.
+    request_queue_size = 256
+    daemon_threads = True
+
+
 class ScriptedServer:
     """A local chat-completions server with scripted replies (see module docstring)."""
 
@@ -177,8 +184,7 @@ class ScriptedServer:
         self._last: dict[str, str] = {}
         self._lock = threading.Lock()
         self._n = 0
-        self._httpd = ThreadingHTTPServer((host, port), self._handler())
-        self._httpd.daemon_threads = True
+        self._httpd = _Httpd((host, port), self._handler())
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -273,6 +279,9 @@ class ScriptedServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in separate writes; with Nagle on, the body waits for the
+            # client's delayed ACK (~40 ms on Linux) on every keep-alive reply.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
