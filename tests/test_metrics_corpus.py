@@ -109,7 +109,7 @@ class Corpus:
             _insert(self.con, "span_deliveries", span_id=span_id, delivery_id=d, pos=i)
             for pos, (item, version, _xc) in enumerate(entries):
                 labels = json.dumps({"form": entry_forms[pos]}) if pos in entry_forms else None
-                _insert(self.con, "delivery_entries", delivery_id=d, pos=pos, episode_id=episode_id,
+                _insert(self.con, "delivery_entry_rows", delivery_id=d, pos=pos,
                         namespace=NS, item_id=item, version=version, labels=labels)
         for pos, (item, version, xc) in enumerate(entries):
             _insert(self.con, "span_entries", span_id=span_id, pos=pos, episode_id=episode_id,

@@ -126,6 +126,48 @@ def test_resent_history_is_stored_once(tmp_path, db_file):
     assert len(rec.calls[-1].messages) == 2 + 2 * 49
 
 
+def test_restated_delivery_entries_are_stored_once(tmp_path, db_file):
+    """A host block restated on every call stores its entry rows once per file; the
+    `delivery_entries` view still gives every delivery its own rows."""
+    events = _corpus()
+    con = connect(db_file)
+    ingest_path(con, _write(tmp_path / "run.jsonl", events))
+    n_deliveries, n_view = con.execute("SELECT (SELECT count(*) FROM deliveries), "
+                                       "(SELECT count(*) FROM delivery_entries)").fetchone()
+    stored = con.execute("SELECT count(*) FROM delivery_entry_rows").fetchone()[0]
+    restated = con.execute("SELECT count(*) FROM deliveries WHERE entries_of IS NOT NULL").fetchone()[0]
+    want = sum(len(e.entries) for e in events if e.type == "memory_delivery")
+    assert n_view == want and n_deliveries == sum(e.type == "memory_delivery" for e in events)
+    assert restated >= 10 and stored == 2  # m1 (restated each call, both episodes) and m2 (once)
+    # the view's rows are the events' entries, delivery by delivery
+    rows = con.execute("SELECT delivery_id, pos, episode_id, item_id FROM delivery_entries").fetchall()
+    assert sorted(rows) == sorted((e.delivery_id, i, e.episode_id, x.item_id) for e in events
+                                  if e.type == "memory_delivery" for i, x in enumerate(e.entries))
+
+
+def test_a_version_1_store_migrates_its_delivery_entries(tmp_path, db_file):
+    con = connect(db_file)
+    ingest_path(con, _write(tmp_path / "run.jsonl", _corpus()))
+    before = sorted(con.execute("SELECT * FROM delivery_entries").fetchall())
+    # rebuild the version-1 layout: a plain table and no `entries_of`
+    con.execute("CREATE TABLE old_entries AS SELECT * FROM delivery_entries")
+    con.execute("DROP VIEW delivery_entries")
+    con.execute("DROP TABLE delivery_entry_rows")
+    con.execute("ALTER TABLE old_entries RENAME TO delivery_entries")
+    con.execute("ALTER TABLE deliveries DROP COLUMN entries_of")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.close()
+    ro = connect(db_file, read_only=True)  # readers of an old file see the same rows
+    assert sorted(ro.execute("SELECT * FROM delivery_entries").fetchall()) == before
+    ro.close()
+    con = connect(db_file)  # a writer migrates it
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+    assert sorted(con.execute("SELECT * FROM delivery_entries").fetchall()) == before
+    assert con.execute("SELECT count(*) FROM deliveries WHERE entries_of IS NOT NULL").fetchone()[0] == 0
+    ingest_path(con, _write(tmp_path / "more.jsonl", [RunEvent(run_id="r9"), *_episode("e9")]))
+    assert con.execute("SELECT count(*) FROM delivery_entries WHERE episode_id = 'e9'").fetchone()[0] > 0
+
+
 @pytest.mark.parametrize("line,needle", [
     ('{"type": "episode_start", "episode_id": "x"', "invalid JSON"),
     ('{"type": "bogus", "v": 1}', "unknown event type 'bogus'"),

@@ -105,7 +105,16 @@ def open_store(
 # Schema version and forward migration
 # --------------------------------------------------------------------------------------------
 
-MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] = {}
+MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] = {
+    # 2: delivery entries stored once per distinct entry list (docs/decisions.md "Store"); the
+    # old table's rows move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
+    2: [
+        "ALTER TABLE deliveries ADD COLUMN entries_of VARCHAR",
+        """CREATE TABLE delivery_entry_rows AS SELECT delivery_id, pos, namespace, item_id, id_scheme,
+               version, version_portable, digest, value_hash, display_key, labels FROM delivery_entries""",
+        "DROP TABLE delivery_entries",
+    ],
+}
 """Steps from version v-1 to v. Add one (and bump SCHEMA_VERSION) for every change to an
 existing table; new tables appear by themselves through CREATE TABLE IF NOT EXISTS."""
 

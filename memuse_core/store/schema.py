@@ -11,8 +11,14 @@ event stream can be exported again in recorded order.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Store schema version; `connection.migrate` brings older files forward."""
+
+DELIVERY_ENTRIES_VIEW = """CREATE VIEW IF NOT EXISTS delivery_entries AS
+    SELECT d.delivery_id, r.pos, d.episode_id, r.namespace, r.item_id, r.id_scheme, r.version,
+           r.version_portable, r.digest, r.value_hash, r.display_key, r.labels
+    FROM deliveries d JOIN delivery_entry_rows r ON r.delivery_id = coalesce(d.entries_of, d.delivery_id)"""
+"""One row per entry of every delivery (restated deliveries share their rows; see `deliveries`)."""
 
 CORE_DDL = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -57,15 +63,19 @@ CORE_DDL = [
     """CREATE TABLE IF NOT EXISTS deliveries (
         delivery_id VARCHAR PRIMARY KEY, episode_id VARCHAR, route VARCHAR, form VARCHAR,
         consuming_call_id VARCHAR, search_id VARCHAR, provisional_step INTEGER,
-        n_entries INTEGER, chars BIGINT, file_id INTEGER, seq INTEGER)""",
-    """CREATE TABLE IF NOT EXISTS delivery_entries (
-        delivery_id VARCHAR, pos INTEGER, episode_id VARCHAR, namespace VARCHAR, item_id VARCHAR,
+        n_entries INTEGER, chars BIGINT, file_id INTEGER, seq INTEGER, entries_of VARCHAR)""",
+    # Entries are stored once per distinct entry list: a delivery that restates an earlier one of
+    # the same file word for word (same items, versions, values, keys, labels) points at it with
+    # `deliveries.entries_of`; the `delivery_entries` view gives every delivery its rows.
+    """CREATE TABLE IF NOT EXISTS delivery_entry_rows (
+        delivery_id VARCHAR, pos INTEGER, namespace VARCHAR, item_id VARCHAR,
         id_scheme VARCHAR, version VARCHAR, version_portable BOOLEAN, digest VARCHAR,
         value_hash BIGINT, display_key VARCHAR, labels JSON)""",
     """CREATE TABLE IF NOT EXISTS placements (
         delivery_id VARCHAR, pos INTEGER, episode_id VARCHAR, slot VARCHAR, kind VARCHAR,
         text_hash BIGINT, digest VARCHAR, size BIGINT, message_index INTEGER,
         json_pointer VARCHAR, message_digest VARCHAR, start INTEGER)""",
+    DELIVERY_ENTRIES_VIEW,
 ]
 
 CORE_TABLES = [
@@ -78,7 +88,7 @@ CORE_TABLES = [
     "item_events",
     "searches",
     "deliveries",
-    "delivery_entries",
+    "delivery_entry_rows",
     "placements",
 ]
 """Tables filled from events (cleared per episode/run on re-import; never by `build --rebuild`)."""

@@ -128,31 +128,51 @@ TABLE_COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
                  ("file_id", I32), ("seq", I32)],
     "deliveries": [("delivery_id", S), ("episode_id", S), ("route", S), ("form", S),
                    ("consuming_call_id", S), ("search_id", S), ("provisional_step", I32),
-                   ("n_entries", I32), ("chars", I64), ("file_id", I32), ("seq", I32)],
-    "delivery_entries": [("delivery_id", S), ("pos", I32), ("episode_id", S), ("namespace", S),
-                         ("item_id", S), ("id_scheme", S), ("version", S),
-                         ("version_portable", B), ("digest", S), ("value_hash", I64),
-                         ("display_key", S), ("labels", S)],
+                   ("n_entries", I32), ("chars", I64), ("file_id", I32), ("seq", I32),
+                   ("entries_of", S)],
+    "delivery_entry_rows": [("delivery_id", S), ("pos", I32), ("namespace", S),
+                            ("item_id", S), ("id_scheme", S), ("version", S),
+                            ("version_portable", B), ("digest", S), ("value_hash", I64),
+                            ("display_key", S), ("labels", S)],
     "placements": [("delivery_id", S), ("pos", I32), ("episode_id", S), ("slot", S), ("kind", S),
                    ("text_hash", I64), ("digest", S), ("size", I64), ("message_index", I32),
                    ("json_pointer", S), ("message_digest", S), ("start", I32)],
 }
 
 
-def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple[Any, ...]],
-                *, or_ignore: bool = False) -> None:
-    """Append rows (tuples in TABLE_COLUMNS order) to a table through one Arrow batch."""
-    if not rows:
-        return
+def rows_to_arrow(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
+    """Rows (tuples in TABLE_COLUMNS order) as one Arrow table with the store's column types."""
     cols = TABLE_COLUMNS[table]
     arrays = [pa.array(list(col), type=t) for col, (_, t) in zip(zip(*rows), cols)]
-    tbl = pa.Table.from_arrays(arrays, names=[c for c, _ in cols])
+    return pa.Table.from_arrays(arrays, names=[c for c, _ in cols])
+
+
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, tbl: pa.Table, *, or_ignore: bool = False,
+                 file_id: int | None = None) -> None:
+    """Append an Arrow table to a store table; `file_id` replaces that column's values (rows
+    built in a worker process before the file had its id)."""
     con.register("_memuse_rows", tbl)
     try:
         verb = "INSERT OR IGNORE INTO" if or_ignore else "INSERT INTO"
-        con.execute(f"{verb} {table} SELECT * FROM _memuse_rows")
+        sel = "*"
+        if file_id is not None and "file_id" in tbl.column_names:
+            sel = f"* REPLACE (CAST({int(file_id)} AS INTEGER) AS file_id)"
+        con.execute(f"{verb} {table} SELECT {sel} FROM _memuse_rows")
     finally:
         con.unregister("_memuse_rows")
+
+
+def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple[Any, ...]],
+                *, or_ignore: bool = False) -> None:
+    """Append rows (tuples in TABLE_COLUMNS order) to a table through one Arrow batch."""
+    if rows:
+        insert_arrow(con, table, rows_to_arrow(table, rows), or_ignore=or_ignore)
+
+
+def existing_ids(con: duckdb.DuckDBPyConnection) -> tuple[set[str], set[str]]:
+    """(episode ids, run ids) already in the store."""
+    return ({r[0] for r in con.execute("SELECT episode_id FROM episodes").fetchall()},
+            {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()})
 
 
 class DuplicateError(ValueError):
@@ -187,7 +207,10 @@ class EventWriter:
 
     FLUSH_ROWS = 50_000
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, file_id: int, *, known_blobs: set[int] | None = None):
+    def __init__(self, con: duckdb.DuckDBPyConnection | None, file_id: int, *, known_blobs: set[int] | None = None,
+                 existing: tuple[set[str], set[str]] | None = None):
+        """`con` None: rows are not written here (a subclass's `flush` ships them elsewhere) and
+        `existing` gives the (episode ids, run ids) already stored."""
         self.con = con
         self.file_id = file_id
         self.rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in TABLE_COLUMNS}
@@ -197,10 +220,16 @@ class EventWriter:
         self.ended: dict[str, tuple[Any, ...]] = {}
         self.n_rows = 0
         self.n_events = 0
-        self._existing_eps = {r[0] for r in con.execute("SELECT episode_id FROM episodes").fetchall()}
-        self._existing_runs = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
+        if existing is None:
+            assert con is not None
+            existing = existing_ids(con)
+        self._existing_eps, self._existing_runs = set(existing[0]), set(existing[1])
         self.episodes_written: list[str] = []
         self._hashes: dict[str, int] = {}
+        self._entry_lists: dict[tuple[Any, ...], str] = {}
+        """Entry list of a delivery (as written) -> the first delivery of this file that had it."""
+        self._entry_objs: dict[int, tuple[Any, tuple[Any, ...], str]] = {}
+        """id(entry list object) -> (the object, its key, the first delivery that had it)."""
 
     # -- text ----------------------------------------------------------------------------------
     HASH_CACHE = 50_000
@@ -364,24 +393,41 @@ class EventWriter:
                 ev.delivery_id, i, ev.episode_id, p.slot, p.kind, th, digest, size,
                 pr.message_index if pr else None, pr.json_pointer if pr else None,
                 pr.message_digest if pr else None, pr.start if pr else None))
-        # Hot loop (deliveries restate many entries): local names, the text memo consulted inline.
-        memo, text, add = self._hashes.get, self.text, self.rows["delivery_entries"].append
-        did, epi = ev.delivery_id, ev.episode_id
-        for i, e in enumerate(ev.entries):
-            v = e.value
-            if v is None:
-                vh = None
-                digest = e.digest or None
-            else:
-                vh = memo(v)
-                if vh is None:
-                    vh = text(v)
-                digest = e.digest or text_digest(v)
-            add((did, i, epi, e.namespace, e.item_id, e.id_scheme, e.version, e.version_portable,
-                 digest, vh, e.display_key, json.dumps(e.labels, ensure_ascii=False) if e.labels else None))
+        # Restated blocks repeat the same entry list on every call: store it once per file and
+        # point later copies at the first (`entries_of`; the `delivery_entries` view expands it).
+        # The importer hands restated deliveries the very same entry list object: look it up by
+        # identity first (the dict keeps the list alive, so its id cannot be reused).
+        same = self._entry_objs.get(id(ev.entries))
+        if same is not None and same[0] is ev.entries:
+            key, first = same[1], same[2]
+        else:
+            key = tuple([(e.namespace, e.item_id, e.id_scheme, e.version, e.version_portable, e.digest, e.value,
+                          e.display_key, json.dumps(e.labels, sort_keys=True) if e.labels else None)
+                         for e in ev.entries])
+            first = self._entry_lists.get(key)
+            if len(self._entry_objs) >= self.HASH_CACHE:
+                self._entry_objs.clear()
+            self._entry_objs[id(ev.entries)] = (ev.entries, key, first if first is not None else ev.delivery_id)
+        if first is None:
+            if len(self._entry_lists) >= self.HASH_CACHE:
+                self._entry_lists.clear()
+            self._entry_lists[key] = ev.delivery_id
+            memo, text, add = self._hashes.get, self.text, self.rows["delivery_entry_rows"].append
+            did = ev.delivery_id
+            for i, (ns, item, scheme, version, portable, digest, v, display, labels) in enumerate(key):
+                if v is None:
+                    vh = None
+                    digest = digest or None
+                else:
+                    vh = memo(v)
+                    if vh is None:
+                        vh = text(v)
+                    digest = digest or text_digest(v)
+                add((did, i, ns, item, scheme, version, portable, digest, vh, display,
+                     json.dumps(ev.entries[i].labels, ensure_ascii=False) if labels else None))
         self.rows["deliveries"].append((ev.delivery_id, ev.episode_id, ev.route, ev.form,
                                  ev.consuming_call_id, ev.search_id, ev.provisional_step,
-                                 len(ev.entries), chars, self.file_id, seq))
+                                 len(ev.entries), chars, self.file_id, seq, first))
 
     def _close_episode(self, episode_id: str) -> None:
         st = self.open.pop(episode_id, None)
@@ -399,6 +445,7 @@ class EventWriter:
 
     # -- flushing ------------------------------------------------------------------------------
     def flush(self) -> None:
+        assert self.con is not None
         if self.blob_rows:
             append_rows(self.con, "blobs", self.blob_rows, or_ignore=True)
             self.blob_rows = []
