@@ -64,3 +64,59 @@ def test_bad_utf8_line_is_named(tmp_path: Path) -> None:
     p.write_bytes(RUN + b"\n" + b'{"type":"run","run_id":"\xff"}\n')
     with pytest.raises(IngestError, match=r"x\.jsonl:2: not UTF-8 text"):
         list(NATIVE.events(p))
+
+
+def _delivery(i: int, **over: object) -> dict:
+    d = {"type": "memory_delivery", "v": 1, "episode_id": "e", "delivery_id": f"d{i}", "route": "host",
+         "form": "task_recall", "consuming_call_id": f"c{i}",
+         "entries": [{"namespace": "n", "item_id": "m1", "value": "Use `_clamp_day` in src/util.py."},
+                     {"namespace": "n", "item_id": "m2", "value": "Run pytest -x first.", "labels": {"s": 0.5}}],
+         "placements": [{"slot": "system_suffix", "kind": "block", "text": "Memories:\n- ...",
+                         "proof": {"message_index": 0, "start": 10}}],
+         "search_id": "s1"}
+    d.update(over)
+    return d
+
+
+def _compact(d: dict) -> bytes:
+    import json
+
+    return json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@pytest.mark.parametrize("variant", [
+    {},                                               # the common case: ids differ, the tail repeats
+    {"provisional_step": 3},                          # an extra head field
+    {"form": "persona", "route": "agent"},            # other head values
+])
+def test_restated_delivery_cache_gives_what_full_validation_gives(tmp_path: Path, variant: dict) -> None:
+    from memuse_core.events import EVENT_ADAPTER
+
+    lines = [RUN, START] + [_compact({**_delivery(i), **variant}) for i in range(4)]
+    p = tmp_path / "d.jsonl"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    got = [ev for _, ev in NATIVE.events(p)]
+    want = [EVENT_ADAPTER.validate_json(line) for line in lines]
+    assert got == want
+    assert [e.model_fields_set for e in got] == [e.model_fields_set for e in want]
+    assert got[3].entries is got[4].entries  # the tail was validated once and shared
+
+
+def test_restated_delivery_cache_keeps_errors_and_duplicate_keys(tmp_path: Path) -> None:
+    import json
+
+    ok = _compact(_delivery(1))
+    # a bad head field on a line whose tail is cached: the same error as without the cache
+    bad = _compact(_delivery(2, episode_id=5))
+    p = tmp_path / "bad.jsonl"
+    p.write_bytes(b"\n".join([RUN, START, ok, bad]) + b"\n")
+    with pytest.raises(IngestError, match=r"bad.jsonl:4: field `episode_id`"):
+        list(NATIVE.events(p))
+    # a key repeated in the tail wins over the head, as in plain JSON parsing
+    tail = ok[ok.index(b',"entries":['):-1] + b',"form":"late"}'
+    lines = [RUN, START, ok[:ok.index(b',"entries":[')] + tail,
+             _compact(_delivery(3))[:_compact(_delivery(3)).index(b',"entries":[')] + tail]
+    q = tmp_path / "dup.jsonl"
+    q.write_bytes(b"\n".join(lines) + b"\n")
+    got = [ev for _, ev in NATIVE.events(q)]
+    assert [g.form for g in got[2:]] == ["late", "late"] == [json.loads(x)["form"] for x in lines[2:]]

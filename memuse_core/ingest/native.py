@@ -6,10 +6,11 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
-from ..events import EVENT_ADAPTER, EVENT_SCHEMA_VERSION, Event
+from ..events import EVENT_ADAPTER, EVENT_SCHEMA_VERSION, Event, MemoryDelivery
 from .base import IngestError, open_binary, register, validation_reason
 
 
@@ -37,6 +38,7 @@ class NativeImporter:
         # line numbers and blank-line skipping match reading the file as text with newline="".
         # The adapter's core validator directly (what TypeAdapter.validate_json calls with defaults).
         validate = getattr(EVENT_ADAPTER, "validator", EVENT_ADAPTER).validate_json
+        restated = _RestatedDeliveries(validate)
         n = 0
         with open_binary(path) as f:
             for chunk in f:
@@ -45,7 +47,12 @@ class NativeImporter:
                     if raw[:1] != b"{" and not raw.decode("utf-8", "replace").strip():
                         continue
                     try:
-                        ev = validate(raw)
+                        ev: Event | None = restated.get(raw) if raw.startswith(_DELIVERY_HEAD) else None
+                        if ev is None:
+                            ev = validate(raw)
+                            if type(ev) is MemoryDelivery:
+                                restated.remember(raw, ev)
+                        assert ev is not None
                     except ValidationError as e:
                         try:
                             raw.decode("utf-8")
@@ -57,6 +64,71 @@ class NativeImporter:
                         raise IngestError(path, n, "v", f"event schema version {ev.v} is newer than "
                                           f"this MemUse ({EVENT_SCHEMA_VERSION})")
                     yield n, ev
+
+
+_DELIVERY_HEAD = b'{"type":"memory_delivery"'
+_ENTRIES_AT = b',"entries":['
+
+
+class _RestatedDeliveries:
+    """Validate a restated delivery's entries and placements once per file.
+
+    A host block restated on every call gives delivery lines that differ only in their ids; the
+    entries and placements (most of the bytes) repeat word for word. A line written in the compact
+    form (`{"type":"memory_delivery",...,"entries":[...],"placements":[...]}`, as `dump_event` and
+    the recorder write it) is split before `"entries"`: the short head is validated on every line,
+    the tail only the first time its exact bytes are seen. The result equals validating the whole
+    line: the tail's top-level members (entries, placements, and whatever follows them) are taken
+    from the cached event, the head's from its own validation, and a head that does not validate on
+    its own (the split point was not at the top level, a required field sits in the tail, or a
+    field is bad) falls back to validating the whole line, so results and errors are unchanged.
+    Entry and placement objects are shared between the events (read-only downstream)."""
+
+    MAX_BYTES = 64 << 20
+
+    def __init__(self, validate: Any) -> None:
+        self.validate = validate
+        self.tails: dict[bytes, tuple[MemoryDelivery, tuple[str, ...]]] = {}
+        self.size = 0
+
+    def get(self, raw: bytes) -> MemoryDelivery | None:
+        i = raw.find(_ENTRIES_AT)
+        if i < 0:
+            return None
+        hit = self.tails.get(raw[i:].rstrip())
+        if hit is None:
+            return None
+        try:
+            head = self.validate(raw[:i] + b"}")
+        except ValidationError:
+            return None  # validate the whole line: same error (or result) as without the cache
+        if type(head) is not MemoryDelivery:
+            return None
+        ev, keys = hit
+        # the tail's members come last, so their values win over any repeated in the head; `head`
+        # is a fresh object of ours, so its fields are set in place (what model_copy would do)
+        head.__dict__.update({k: ev.__dict__[k] for k in keys})
+        head.__pydantic_fields_set__.update(keys)
+        return head
+
+    def remember(self, raw: bytes, ev: MemoryDelivery) -> None:
+        i = raw.find(_ENTRIES_AT)
+        if i < 0 or not ev.entries:
+            return
+        tail = raw[i:].rstrip()
+        if tail in self.tails:
+            return
+        try:
+            keys = json.loads(b"{" + tail[1:])
+        except json.JSONDecodeError:
+            return
+        if not isinstance(keys, dict) or not set(keys) <= set(MemoryDelivery.model_fields):
+            return
+        if self.size + len(tail) > self.MAX_BYTES:
+            self.tails.clear()
+            self.size = 0
+        self.tails[tail] = (ev, tuple(keys))
+        self.size += len(tail)
 
 
 NATIVE = register(NativeImporter())
