@@ -29,11 +29,15 @@ def ingest(
     observe: bool = typer.Option(True, "--observe/--no-observe", help="Run the built-in observers on trajectories."),
     config: str | None = typer.Option(
         None, "--config", help="Memory-system/configuration name for imported trajectories' runs."),
+    workers: int | None = typer.Option(
+        None, "--workers", help="Processes that parse files (default: one per core, for inputs over 32 MB; "
+        "0 parses in this process)."),
 ) -> None:
     """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped."""
-    from ..ingest import IngestError, expand_paths, ingest_path
+    from ..ingest import IngestError, expand_paths
     from ..ingest.common import using_run_config
     from ..ingest.observers import load_observers, using_observers
+    from ..ingest.parallel import ingest_files
     from ..progress import progress_bar
     from ..store import connect
 
@@ -45,15 +49,14 @@ def ingest(
     imported_eps = 0
     con = connect(db)
     try:
-        known: set[int] = set()
         with using_observers(extra, enabled=observe), using_run_config(config), \
                 progress_bar(total=len(files), desc="ingest", unit="file") as bar:
-            for f in files:
-                try:
-                    res = ingest_path(con, f, known_blobs=known)
-                except IngestError as e:
+            # large inputs are parsed in worker processes (--workers); each file is still its
+            # own transaction, committed in the order given
+            for f, res in ingest_files(con, files, workers=workers):
+                if isinstance(res, IngestError):
                     failed += 1
-                    typer.echo(f"error: {e}", err=True)
+                    typer.echo(f"error: {res}", err=True)
                 else:
                     imported_eps += res.episodes
                     if res.status == "skipped":

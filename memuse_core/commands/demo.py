@@ -19,6 +19,9 @@ def demo(
     runs: int = typer.Option(2, "--runs", help="Runs per configuration."),
     steps: int = typer.Option(40, "--steps", help="Mean steps per episode (the scale benchmark uses 60)."),
     build: bool = typer.Option(True, "--build/--no-build", help="Build the evaluation context afterwards."),
+    workers: int | None = typer.Option(
+        None, "--workers", help="Processes that parse the event logs while importing (default: one per core "
+        "for corpora over 32 MB; 0 parses in this process)."),
 ) -> None:
     """Generate realistic coding-agent episodes in four memory configurations, with planted truth."""
     from ..demo import DemoPlan, build_demo
@@ -35,7 +38,7 @@ def demo(
             if stage == "generate":
                 bar.update(n)
 
-        res = build_demo(db, plan, out=out, progress=tick, build_context=build)
+        res = build_demo(db, plan, out=out, progress=tick, build_context=build, workers=workers)
     typer.echo(f"demo: {res.episodes} episodes, {res.events:,} events, {res.truth_rows:,} planted-truth rows "
                f"in {res.db} ({sum(res.seconds.values()):.1f} s)")
     if out is not None:

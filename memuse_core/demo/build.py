@@ -43,10 +43,12 @@ def _refuse_other_demo(con, files: DemoFiles) -> None:  # type: ignore[no-untype
 
 
 def build_demo(db: str | os.PathLike[str] | None, plan: DemoPlan | None = None, *, out: str | os.PathLike[str] | None = None,
-               progress: Callable[[str, int], None] | None = None, build_context: bool = False) -> DemoResult:
+               progress: Callable[[str, int], None] | None = None, build_context: bool = False,
+               workers: int | None = 0) -> DemoResult:
     """Write the demo event logs (into `out`, or a temporary folder removed afterwards), ingest
-    them with `ingest_path` (one transaction per file) and load the planted truth."""
-    from ..ingest import ingest_path
+    them (one transaction per file; `workers` as in `ingest_files`: 0 parses in this process, as
+    the app does, None uses one process per core for large corpora) and load the planted truth."""
+    from ..ingest.parallel import ingest_files
     from ..store import connect, db_path
     from ..store.demo import load_truth
 
@@ -67,10 +69,10 @@ def build_demo(db: str | os.PathLike[str] | None, plan: DemoPlan | None = None, 
             # row groups are not rewritten again and again (smaller file, less work).
             con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT}'")
             _refuse_other_demo(con, files)
-            known: set[int] = set()
-            for f in files.event_files:
-                r = ingest_path(con, f, known_blobs=known,
-                                on_event=(lambda n: progress("ingest", n)) if progress else None)
+            for _, r in ingest_files(con, list(files.event_files), workers=workers,
+                                     on_event=(lambda n: progress("ingest", n)) if progress else None):
+                if isinstance(r, Exception):
+                    raise r
                 res.episodes += r.episodes
                 res.events += r.events
             res.seconds["ingest"] = time.perf_counter() - t

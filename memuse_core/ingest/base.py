@@ -165,6 +165,30 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
+def write_events(w: EventWriter, imp: Importer, p: Path, on_event: Callable[[int], None] | None = None) -> int:
+    """Feed every event of a file to a writer and finish it; returns the number of events.
+    Raises IngestError naming the line for bad input (the caller rolls back)."""
+    n = 0
+    line: int | None = None
+    for line, ev in imp.events(p):
+        try:
+            w.add(ev, line if line is not None else n + 1)
+        except DuplicateError as e:
+            raise IngestError(p, line, None, f"{e} (import each recording once)") from e
+        except ValueError as e:
+            raise IngestError(p, line, None, str(e)) from e
+        n += 1
+        if on_event is not None and n % 1000 == 0:
+            on_event(1000)
+    if n == 0:
+        raise IngestError(p, None, None, "no events in file")
+    try:
+        w.finish()
+    except DuplicateError as e:
+        raise IngestError(p, line, None, f"{e} (import each recording once)") from e
+    return n
+
+
 def ingest_path(
     con: duckdb.DuckDBPyConnection,
     path: str | os.PathLike[str],
@@ -187,20 +211,7 @@ def ingest_path(
     try:
         file_id = con.execute("SELECT coalesce(max(file_id), 0) + 1 FROM files").fetchone()[0]  # type: ignore[index]
         w = EventWriter(con, file_id, known_blobs=set(known_blobs) if known_blobs is not None else None)
-        n = 0
-        for line, ev in imp.events(p):
-            try:
-                w.add(ev, line if line is not None else n + 1)
-            except DuplicateError as e:
-                raise IngestError(p, line, None, f"{e} (import each recording once)") from e
-            except ValueError as e:
-                raise IngestError(p, line, None, str(e)) from e
-            n += 1
-            if on_event is not None and n % 1000 == 0:
-                on_event(1000)
-        if n == 0:
-            raise IngestError(p, None, None, "no events in file")
-        w.finish()
+        n = write_events(w, imp, p, on_event)
         con.execute(
             "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
             [file_id, str(p), sha, p.stat().st_size, imp.name, n, dt.datetime.now()],

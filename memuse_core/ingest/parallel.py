@@ -1,0 +1,301 @@
+"""Importing many files at once: parsing in worker processes, writing in this one.
+
+Validating events (pydantic) and turning them into rows is pure Python and dominates an import;
+DuckDB's inserts and commits are the rest. `ingest_files` runs the first part for each file in a
+worker process (files in parallel) and streams the rows back as Arrow tables, while this process
+owns the single DuckDB connection and writes each file in its own transaction, in the order given.
+The store ends up exactly as a sequential `ingest_path` loop would leave it (the same tables, rows,
+file ids, errors and skips); only `blobs` texts that several files share are offered more than once
+(the insert ignores known hashes).
+
+Semantics kept from `ingest_path` (DESIGN.md "Bad input"): each file is all or nothing; a bad file
+is reported with file, line and field and the others still land; a file whose content was already
+imported is skipped; an episode or run id already stored (or stored by an earlier file of the same
+call) rejects the file. Workers stream rows in batches (`EventWriter.FLUSH_ROWS`), so a large file
+is never held whole, and at most `workers + 1` files are in flight. A worker that dies stops the
+import with an error instead of hanging (the files committed before it stay).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import multiprocessing as mp
+import os
+import queue
+import sys
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from ..store.writer import EventWriter, existing_ids, insert_arrow, rows_to_arrow
+from .base import IngestError, IngestResult, detect, file_sha256, ingest_path, write_events
+
+PARALLEL_MIN_BYTES = 32 << 20
+"""Below this much input, starting worker processes (~0.5 s) costs more than it saves."""
+
+
+def default_workers(n_files: int) -> int:
+    return max(1, min(n_files, os.cpu_count() or 1))
+
+
+def ingest_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, workers: int | None = None,
+                 known_blobs: set[int] | None = None, on_event: Callable[[int], None] | None = None,
+                 min_bytes: int = PARALLEL_MIN_BYTES) -> Iterator[tuple[Path, IngestResult | IngestError]]:
+    """Import `paths` (each in its own transaction) and yield (path, result or error) in order.
+
+    Uses worker processes when the input is large enough (`min_bytes`) and `workers` is not 0;
+    otherwise the plain `ingest_path` loop. Bugs (not bad input) raise."""
+    total = sum(p.stat().st_size for p in paths if p.exists())
+    n = default_workers(len(paths)) if workers is None else workers
+    if n <= 0 or total < min_bytes or not paths or not _spawn_safe():
+        known = known_blobs if known_blobs is not None else set()
+        for p in paths:
+            try:
+                yield p, ingest_path(con, p, known_blobs=known, on_event=on_event)
+            except IngestError as e:
+                yield p, e
+        return
+    yield from _Parallel(con, paths, n, on_event).run()
+
+
+def _spawn_safe() -> bool:
+    """Spawned workers re-import the parent's main script; a main read from stdin or `-c` has no
+    file to import, so such a parent imports sequentially instead."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    return main_file is None or os.path.exists(main_file)
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker side
+# ---------------------------------------------------------------------------------------------
+
+
+class _ShippingWriter(EventWriter):
+    """An EventWriter whose rows go to the parent as Arrow tables instead of into DuckDB."""
+
+    def __init__(self, idx: int, out: Any, existing: tuple[set[str], set[str]]) -> None:
+        super().__init__(None, 0, existing=existing)  # file id 0: the parent sets the real one
+        self.idx, self.out = idx, out
+
+    def flush(self) -> None:
+        batch: list[tuple[str, Any]] = []
+        if self.blob_rows:
+            batch.append(("blobs", rows_to_arrow("blobs", self.blob_rows)))
+            self.blob_rows = []
+        for table, rows in self.rows.items():
+            if rows:
+                batch.append((table, rows_to_arrow(table, rows)))
+                self.rows[table] = []
+        self.n_rows = 0
+        if batch:
+            self.out.put((self.idx, "rows", batch))
+
+
+def _observer_state() -> tuple[Any, ...]:
+    from .common import _CONFIG
+    from .observers.builtin import _ENABLED, _EXTRA
+
+    return list(_EXTRA), _ENABLED[0], _CONFIG[0]
+
+
+def _set_observer_state(state: tuple[Any, ...]) -> None:
+    from .common import _CONFIG
+    from .observers.builtin import _ENABLED, _EXTRA
+
+    _EXTRA[:], _ENABLED[0], _CONFIG[0] = state
+
+
+def _progress(out: Any, idx: int, k: int) -> None:
+    out.put((idx, "progress", k))
+
+
+def _worker(tasks: Any, out: Any, existing: tuple[set[str], set[str]], known_files: dict[str, str],
+            state: tuple[Any, ...]) -> None:
+    _set_observer_state(state)
+    while True:
+        task = tasks.get()
+        if task is None:
+            return
+        idx, path = task
+        p = Path(path)
+        try:
+            if not p.exists():
+                raise IngestError(p, None, None, "file does not exist")
+            imp = detect(p)
+            sha = file_sha256(p)
+            if sha in known_files:
+                out.put((idx, "skipped", (imp.name, f"already imported from {known_files[sha]}")))
+                continue
+            out.put((idx, "start", (imp.name, sha, p.stat().st_size)))
+            w = _ShippingWriter(idx, out, existing)
+            n = write_events(w, imp, p, functools.partial(_progress, out, idx))
+            out.put((idx, "progress", n % 1000))
+            out.put((idx, "done", (n, len(w.episodes_written))))
+        except IngestError as e:
+            out.put((idx, "error", (e.path, e.line, e.field, e.reason)))
+        except BaseException:
+            out.put((idx, "crash", traceback.format_exc()))
+
+
+# ---------------------------------------------------------------------------------------------
+# Parent side
+# ---------------------------------------------------------------------------------------------
+
+
+class _FileState:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file_id: int | None = None
+        self.format = ""
+        self.sha = ""
+        self.size = 0
+        self.dead = False  # rolled back or skipped: later messages of the file are dropped
+        self.ids: dict[str, list[str]] = {"episodes": [], "runs": []}
+        """Episode and run ids this file stores (known to later files once it commits)."""
+
+
+class _Parallel:
+    def __init__(self, con: duckdb.DuckDBPyConnection, paths: list[Path], workers: int,
+                 on_event: Callable[[int], None] | None) -> None:
+        self.con, self.paths, self.on_event = con, paths, on_event
+        self.n_workers = min(workers, len(paths))
+        self.eps, self.runs = existing_ids(con)
+        self.known_files = dict(con.execute("SELECT sha256, path FROM files").fetchall())
+
+    def run(self) -> Iterator[tuple[Path, IngestResult | IngestError]]:
+        ctx = mp.get_context("spawn")  # never fork a process that holds a DuckDB connection
+        tasks, out = ctx.Queue(), ctx.Queue(maxsize=64)
+        state = _observer_state()
+        procs = [ctx.Process(target=_worker, args=(tasks, out, (self.eps, self.runs), self.known_files, state),
+                             daemon=True) for _ in range(self.n_workers)]
+        for pr in procs:
+            pr.start()
+        sent = 0
+        buffered: dict[int, deque[tuple[str, Any]]] = {}
+        self.in_tx = False
+        try:
+            for cur, path in enumerate(self.paths):
+                while sent < len(self.paths) and sent <= cur + self.n_workers:
+                    tasks.put((sent, str(self.paths[sent])))
+                    sent += 1
+                yield path, self._one(cur, _FileState(path), out, procs, buffered)
+        except BaseException:
+            self._rollback()
+            for pr in procs:
+                if pr.is_alive():
+                    pr.terminate()
+            raise
+        finally:
+            for _ in procs:
+                try:
+                    tasks.put(None)
+                except (ValueError, OSError):
+                    pass
+            for pr in procs:
+                pr.join(timeout=5)
+                if pr.is_alive():
+                    pr.terminate()
+                    pr.join()
+
+    def _rollback(self) -> None:
+        if self.in_tx:
+            self.con.execute("ROLLBACK")
+            self.in_tx = False
+
+    def _one(self, idx: int, st: _FileState, out: Any, procs: list[Any],
+             buffered: dict[int, deque[tuple[str, Any]]]) -> IngestResult | IngestError:
+        """Apply one file's messages, in order, up to its final one (done, error or skipped)."""
+        pending: IngestResult | IngestError | None = None  # the outcome once the file is dead
+        q = buffered.setdefault(idx, deque())
+        try:
+            while True:
+                while not q:
+                    self._receive(out, procs, buffered)
+                kind, payload = q.popleft()
+                if kind == "crash":
+                    raise RuntimeError(f"importing {st.path} failed in a worker process:\n{payload}")
+                if kind == "skipped":
+                    return IngestResult(str(st.path), payload[0], "skipped", error=payload[1])
+                if kind == "error":
+                    self._rollback()
+                    err = IngestError(*payload)
+                    if isinstance(pending, IngestError) and (pending.line or 1 << 62) <= (err.line or 1 << 62):
+                        return pending
+                    return err
+                if kind == "start":
+                    st.format, st.sha, st.size = payload
+                    # fetchall: a half-read result would block `register` on this connection
+                    rows = self.con.execute("SELECT path FROM files WHERE sha256 = ?", [st.sha]).fetchall()
+                    row = rows[0] if rows else None
+                    if row:  # an earlier file of this call had the same content
+                        st.dead = True
+                        pending = IngestResult(str(st.path), st.format, "skipped", error=f"already imported from {row[0]}")
+                    else:
+                        self.con.execute("BEGIN TRANSACTION")
+                        self.in_tx = True
+                        st.file_id = self.con.execute("SELECT coalesce(max(file_id), 0) + 1 FROM files").fetchall()[0][0]
+                elif kind == "rows" and not st.dead:
+                    bad = self._insert(st, payload)
+                    if bad is not None:
+                        self._rollback()
+                        st.dead = True
+                        pending = bad
+                elif kind == "done":
+                    if pending is not None:
+                        return pending
+                    n, episodes = payload
+                    self.con.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                     [st.file_id, str(st.path), st.sha, st.size, st.format, n, dt.datetime.now()])
+                    self.con.execute("COMMIT")
+                    self.in_tx = False
+                    self.eps.update(st.ids["episodes"])
+                    self.runs.update(st.ids["runs"])
+                    return IngestResult(str(st.path), st.format, "imported", episodes, n)
+        finally:
+            buffered.pop(idx, None)
+
+    def _receive(self, out: Any, procs: list[Any], buffered: dict[int, deque[tuple[str, Any]]]) -> None:
+        while True:
+            try:
+                idx, kind, payload = out.get(timeout=1.0)
+            except queue.Empty:
+                dead = [pr for pr in procs if not pr.is_alive() and pr.exitcode not in (0, None)]
+                if dead:
+                    raise RuntimeError(
+                        f"an import worker process died (exit code {dead[0].exitcode}); the files committed before "
+                        "it are kept: run the same import again (a script that calls ingest_files needs an "
+                        "`if __name__ == '__main__':` guard, or pass workers=0)") from None
+                continue
+            if kind == "progress":
+                if self.on_event is not None and payload:
+                    self.on_event(payload)
+                continue
+            buffered.setdefault(idx, deque()).append((kind, payload))
+            return
+
+    def _insert(self, st: _FileState, batch: list[tuple[str, Any]]) -> IngestError | None:
+        for table, tbl in batch:
+            if table in ("episodes", "runs"):
+                err = self._duplicate(st, table, tbl)
+                if err is not None:
+                    return err
+            try:
+                insert_arrow(self.con, table, tbl, or_ignore=table == "blobs", file_id=st.file_id)
+            except duckdb.Error as e:
+                return IngestError(st.path, None, None, f"database error: {str(e).splitlines()[0]}")
+        return None
+
+    def _duplicate(self, st: _FileState, table: str, tbl: Any) -> IngestError | None:
+        """An id stored by an earlier file of this call (the worker knew only the ids stored
+        before the call began); same message as the sequential writer."""
+        key, seen = ("episode_id", self.eps) if table == "episodes" else ("run_id", self.runs)
+        for value, seq in zip(tbl.column(key).to_pylist(), tbl.column("seq").to_pylist(), strict=True):
+            if value in seen:
+                return IngestError(st.path, seq, None, f"{key} {value!r} is already stored (import each recording once)")
+        st.ids[table].extend(tbl.column(key).to_pylist())
+        return None
