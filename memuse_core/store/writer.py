@@ -398,6 +398,7 @@ class EventWriter:
         # The importer hands restated deliveries the very same entry list object: look it up by
         # identity first (the dict keeps the list alive, so its id cannot be reused).
         same = self._entry_objs.get(id(ev.entries))
+        first: str | None
         if same is not None and same[0] is ev.entries:
             key, first = same[1], same[2]
         else:
