@@ -170,3 +170,23 @@ def test_store_build_with_worker_processes_equals_single_process(tmp_path: Path)
     stats = build_store(db, rebuild=True, workers=2, batch=1)
     assert stats == {"episodes": 3, "spans": 6, "errors": 0}
     assert dump_tables(db) == single
+
+
+def test_store_build_stops_with_an_error_when_a_worker_dies(tmp_path: Path) -> None:
+    import multiprocessing
+    import os
+    import signal
+
+    db = store(tmp_path, *(f"e{i}" for i in range(10)))
+    killed: list[int] = []
+
+    def kill_workers(done: int, total: int) -> None:
+        if done and not killed:  # after the first round is written
+            for child in multiprocessing.active_children():
+                os.kill(child.pid, signal.SIGKILL)
+                killed.append(child.pid)
+
+    with pytest.raises(RuntimeError, match="build worker process died after 4 of 10"):
+        build_store(db, workers=2, batch=1, progress=kill_workers)
+    assert killed
+    assert build_store(db, workers=1)["episodes"] == 6  # the rest, on the next run

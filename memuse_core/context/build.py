@@ -140,12 +140,20 @@ def build_store(db: str | os.PathLike[str] | Path | None = None, *, rebuild: boo
             con.close()
         return stats
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     mp = multiprocessing.get_context("spawn")
-    with mp.Pool(workers) as pool:
+    # ProcessPoolExecutor, not multiprocessing.Pool: a worker that dies (OOM killer, kill -9)
+    # breaks the pool with an error instead of leaving the build waiting forever.
+    with ProcessPoolExecutor(workers, mp_context=mp) as pool:
         step = workers * 2
         for k in range(0, len(batches), step):
-            results = pool.map(_load_and_build, [(path, ids) for ids in batches[k:k + step]])
+            try:
+                results = list(pool.map(_load_and_build, [(path, ids) for ids in batches[k:k + step]]))
+            except BrokenProcessPool:
+                raise RuntimeError(f"a build worker process died after {stats['episodes']} of {total} episodes "
+                                   "(those are saved): run the same build again to finish") from None
             con = connect(path)
             try:
                 for ctxs in results:
