@@ -149,6 +149,7 @@ def test_a_version_1_store_migrates_its_delivery_entries(tmp_path, db_file):
     con = connect(db_file)
     ingest_path(con, _write(tmp_path / "run.jsonl", _corpus()))
     before = sorted(con.execute("SELECT * FROM delivery_entries").fetchall())
+    rec = load_episode(con, "e1")
     # rebuild the version-1 layout: a plain table and no `entries_of`
     con.execute("CREATE TABLE old_entries AS SELECT * FROM delivery_entries")
     con.execute("DROP VIEW delivery_entries")
@@ -159,6 +160,7 @@ def test_a_version_1_store_migrates_its_delivery_entries(tmp_path, db_file):
     con.close()
     ro = connect(db_file, read_only=True)  # readers of an old file see the same rows
     assert sorted(ro.execute("SELECT * FROM delivery_entries").fetchall()) == before
+    assert load_episode(ro, "e1").deliveries == rec.deliveries  # the loader reads the old layout too
     ro.close()
     con = connect(db_file)  # a writer migrates it
     assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"

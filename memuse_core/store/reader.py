@@ -140,6 +140,12 @@ def _episode_events(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> l
         return _events_of(_fetch_rows(con, episode_ids))
 
 
+def _shared_entry_lists(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when the store keeps delivery entries once per distinct list (schema 2)."""
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'delivery_entry_rows' "
+                            "AND schema_name = 'main'").fetchall()[0][0])
+
+
 def _fetch_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> EpisodeRows:
     if not episode_ids:
         return EpisodeRows({}, {}, {}, {})
@@ -159,14 +165,27 @@ def _fetch_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> Episo
     ctx = con.execute(
         "SELECT episode_id, type, before_call_id, payload, file_id, seq FROM context_events "
         "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
-    dels = con.execute(
-        "SELECT delivery_id, episode_id, route, form, consuming_call_id, search_id, "
-        "provisional_step, file_id, seq FROM deliveries "
-        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
-    ents = con.execute(
-        "SELECT delivery_id, pos, namespace, item_id, id_scheme, version, version_portable, digest, "
-        "value_hash, display_key, labels FROM delivery_entries "
-        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
+    if _shared_entry_lists(con):
+        # Schema 2: restated deliveries point at the first delivery with the same entry list
+        # (`entries_of`); read each distinct list once instead of the view's expanded rows.
+        dels = con.execute(
+            "SELECT delivery_id, episode_id, route, form, consuming_call_id, search_id, "
+            "provisional_step, file_id, seq, coalesce(entries_of, delivery_id) FROM deliveries "
+            "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+        ents = con.execute(
+            "SELECT delivery_id, pos, namespace, item_id, id_scheme, version, version_portable, digest, "
+            "value_hash, display_key, labels FROM delivery_entry_rows WHERE delivery_id IN "
+            "(SELECT coalesce(entries_of, delivery_id) FROM deliveries WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))) "
+            "ORDER BY delivery_id, pos", [ids]).fetchall()
+    else:  # a version-1 file opened read-only (not migrated yet)
+        dels = con.execute(
+            "SELECT delivery_id, episode_id, route, form, consuming_call_id, search_id, "
+            "provisional_step, file_id, seq, delivery_id FROM deliveries "
+            "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+        ents = con.execute(
+            "SELECT delivery_id, pos, namespace, item_id, id_scheme, version, version_portable, digest, "
+            "value_hash, display_key, labels FROM delivery_entries "
+            "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
     pls = con.execute(
         "SELECT delivery_id, pos, slot, kind, text_hash, digest, size, message_index, json_pointer, "
         "message_digest, start FROM placements "
@@ -309,10 +328,10 @@ def _events_of(rows: EpisodeRows) -> list[tuple[tuple[int, int], Event]]:
         else:
             lst2.append(p)
     for r in dels:
-        (did, eid, route, form, ccid, sid, pstep, fid, seq) = r
+        (did, eid, route, form, ccid, sid, pstep, fid, seq, list_of) = r
         out.append(((fid, seq), _construct(MemoryDelivery, {
             "type": "memory_delivery", "v": V, "episode_id": eid, "delivery_id": did, "route": route,
-            "form": form, "consuming_call_id": ccid, "search_id": sid, "entries": ent_by.get(did, []),
+            "form": form, "consuming_call_id": ccid, "search_id": sid, "entries": list(ent_by.get(list_of, ())),
             "placements": pl_by.get(did, []), "provisional_step": pstep})))
     for r in srs:
         (sid, eid, run_id, route, qh, scope, results, fid, seq) = r
