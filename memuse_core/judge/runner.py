@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
+import sys
 import threading
 import time
 import uuid
@@ -441,6 +442,11 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
 
     chunks = list(_chunks(todo, first=8))
     nxt: asyncio.Future[list[tuple[str, Any]]] | None = None
+    # The loader and writer threads hold the GIL for CPU work; when a reply arrives, the event
+    # loop waits for them to yield it (every 5 ms by default). A shorter interval keeps that wait,
+    # which adds to every call's latency, small.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
     try:
         if chunks:
             nxt = asyncio.ensure_future(asyncio.to_thread(_llm_chunk, db, chunks[0], settings))
@@ -481,6 +487,7 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
         summary.stopped = "interrupted; run the same command again to resume"
         return "interrupted"
     finally:
+        sys.setswitchinterval(switch)
         if nxt is not None and not nxt.done():
             nxt.cancel()
         try:
