@@ -203,17 +203,21 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
         selected: list[int] = []
         shared: list[int] = []
         said: list[int] = []
+        keys = specific | ids
+        strong = exclusive | ids
         for t in range(ws_, we + 1):
             st = after.get(t)
             if st is None:
                 continue
-            used = {k for k in specific | ids if has(st.did, k)}
-            if used & (exclusive | ids):
+            # `has` inlined (hot loop): the substring test first, the token-boundary regex only on a hit
+            text_did, text_said = st.did, st.said
+            used = {k for k in keys if k in text_did and _bounded(k).search(text_did) is not None}
+            if used & strong:
                 (selected if t in handoff else acted).append(t)
             elif used:
                 shared.append(t)
-            elif (any(has(st.said, k) for k in specific | ids) or (e.item_id and has(st.said, e.item_id))
-                  or any(q in st.said for q in quotes)):
+            elif (any(k in text_said and _bounded(k).search(text_said) is not None for k in keys)
+                  or (e.item_id and has(text_said, e.item_id)) or any(q in text_said for q in quotes)):
                 said.append(t)
         if acted:
             influence, anchors = "acted_on", acted[:5]
