@@ -8,10 +8,10 @@ The judge and the app read spans only through `load_span_context`, `load_episode
 from __future__ import annotations
 
 import json
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 import pyarrow as pa
 
 from ..context.model import (
@@ -27,6 +27,9 @@ from ..context.model import (
 from ..events import Placement, Proof
 from .area_tables import CONTEXT_DDL
 from .writer import append_rows, blob_hash, iter_blob_texts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CONTEXT_TABLES = ["context_built", "recording_checks", "delivery_context", "entry_exposure", "spans",
                   "span_deliveries", "span_entries", "prior_sources", "span_earlier_copies"]
@@ -147,7 +150,7 @@ def write_contexts(con: duckdb.DuckDBPyConnection, ctxs: list[EpisodeContext], *
                 con.execute(f"DELETE FROM {t} WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [built])
     blobs = _Blobs()
     rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in _COLS}
-    now = pd.Timestamp.now(tz="UTC").tz_localize(None).to_pydatetime()
+    now = datetime.now(UTC).replace(tzinfo=None)
     for c in ctxs:
         eid = c.episode_id
         rows["context_built"].append((eid, c.valid, len(c.deliveries), len(c.spans), now))
@@ -314,6 +317,7 @@ def load_episode_context(con: duckdb.DuckDBPyConnection, episode_id: str) -> Epi
 def list_spans(con: duckdb.DuckDBPyConnection, status: str | None = None,
                episode_id: str | None = None) -> pd.DataFrame:
     """Stored spans as a DataFrame (one row per span, in episode then processing order)."""
+    import pandas as pd
     ensure_exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'spans'").fetchone()
     cols = ["span_id", "episode_id", "status", "first_step", "last_step", "n_deliveries", "restatements",
             "n_entries", "chars", "est_tokens", "form", "route", "reason"]

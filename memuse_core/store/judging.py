@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pandas as pd
+import pyarrow as pa
 
 from ..judge.result import JudgmentResult
 from ..verdicts import SpanVerdict, auto_neutral_verdict
@@ -178,10 +178,9 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
              "tool_calls", "episode_id"]
     acols = ["judgment_id", "span_id", "pos", "item_id", "relevance", "accuracy", "novelty", "influence", "effect",
              "anchors", "evidence", "notes", "usage_label", "window_read", "raw_effect"]
-    con.register("_jdf", pd.DataFrame(jrows, columns=jcols))
-    con.register("_adf", pd.DataFrame(arows, columns=acols))
-    con.register("_vdf", pd.DataFrame([_verdict_row(v, r.judge, r.ended_at) for r, v in verdicts.values()],
-                                      columns=VCOLS))
+    con.register("_jdf", _table(jrows, jcols))
+    con.register("_adf", _table(arows, acols))
+    con.register("_vdf", _table([_verdict_row(v, r.judge, r.ended_at) for r, v in verdicts.values()], VCOLS))
     con.execute("BEGIN")
     try:
         con.execute(f"INSERT INTO judgments ({', '.join(jcols)}) SELECT * FROM _jdf")
@@ -205,6 +204,12 @@ VCOLS = ["span_id", "judgment_id", "triage", "profiled", "n_entries", "relevance
          "effect_resets", "judge", "usage_labels", "counts", "decided_at"]
 
 
+def _table(rows: list[Any], cols: list[str]) -> pa.Table:
+    """Rows as an Arrow table for `INSERT ... SELECT` (column types inferred from the values; an
+    all-null column is cast by the insert). Arrow, not pandas: judge workers then never import it."""
+    return pa.table({c: pa.array([r[i] for r in rows]) for i, c in enumerate(cols)})
+
+
 def _verdict_row(v: SpanVerdict, judge: str | None, at: float | None) -> list[Any]:
     p = v.profile or {}
     u = v.uncertainty or {}
@@ -226,8 +231,8 @@ def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
                        "WHERE s.status = 'auto_neutral' AND v.span_id IS NULL").fetchall()
     if not rows:
         return 0
-    con.register("_vdf", pd.DataFrame([_verdict_row(auto_neutral_verdict(sid, n or 0), "rule", None)
-                                       for sid, n in rows], columns=VCOLS))
+    con.register("_vdf", _table([_verdict_row(auto_neutral_verdict(sid, n or 0), "rule", None)
+                                 for sid, n in rows], VCOLS))
     con.execute("BEGIN")
     try:
         con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _vdf")
