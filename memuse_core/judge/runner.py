@@ -28,7 +28,15 @@ from .package import EpisodeEvidence, build_package, episode_evidence
 from .result import JudgeSettings, JudgmentResult, Prompts
 
 FLUSH_EVERY = 500
-"""Results per database transaction at most; pending results are also flushed every 2 s."""
+"""Results per database transaction at most; pending results are also flushed every
+`flush_seconds(judge)` (the journal holds them meanwhile)."""
+
+
+def flush_seconds(judge: str) -> float:
+    """How old pending results may get before a transaction: 2 s for the LLM judge (the app shows
+    results as they come), 10 s for the rules judge (hundreds of spans per second; each
+    transaction costs a connection and a commit)."""
+    return 10.0 if judge == "rules" else 2.0
 CHUNK_EPISODES = 200
 """Episodes loaded per store read (one query per table); an episode's spans always share a chunk."""
 STORE_LOCK = threading.Lock()
@@ -155,10 +163,11 @@ def _chunks(pairs: list[tuple[str, str]], first: int = CHUNK_EPISODES) -> Iterat
 class _Writer:
     """Journal first, then short transactions."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, every: float = 2.0) -> None:
         from ..store.judging import Journal, journal_path
 
         self.db = db
+        self.every = every
         self.journal = Journal(journal_path(db))
         self.pending: list[JudgmentResult] = []
         self.last = time.monotonic()
@@ -169,7 +178,7 @@ class _Writer:
 
     def due(self) -> bool:
         """Enough results, or old enough, to be worth a transaction."""
-        return bool(self.pending) and (len(self.pending) >= FLUSH_EVERY or time.monotonic() - self.last >= 2.0)
+        return bool(self.pending) and (len(self.pending) >= FLUSH_EVERY or time.monotonic() - self.last >= self.every)
 
     def take(self) -> list[JudgmentResult]:
         """Hand the pending results to a writer (the caller writes them with `write`)."""
@@ -279,7 +288,7 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
 
         make_client(settings)  # fail fast on a missing key or model, before touching the store
     todo = _prepare(db, settings, span_ids, limit, summary, rank_by_rules)
-    writer = _Writer(db)
+    writer = _Writer(db, flush_seconds(settings.judge))
     status = "done"
     try:
         if workers > 1 and len(todo) > 1:

@@ -53,12 +53,12 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 def _worker(db: str, settings_json: str, shard: list[tuple[str, str]], batch_id: str, concurrency: int,
             q: Any, stop: Any, parent: int) -> None:
-    from .runner import BatchSummary, _run_llm, _run_rules, _Writer
+    from .runner import BatchSummary, _run_llm, _run_rules, _Writer, flush_seconds
 
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     settings = JudgeSettings.model_validate_json(settings_json)
     summary = BatchSummary(batch_id=batch_id, judge=settings.judge)
-    writer = _Writer(db)
+    writer = _Writer(db, flush_seconds(settings.judge))
     status = "done"
 
     def on_result(r: JudgmentResult) -> None:
