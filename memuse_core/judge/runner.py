@@ -287,14 +287,25 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
         from .llm import make_client
 
         make_client(settings)  # fail fast on a missing key or model, before touching the store
-    todo = _prepare(db, settings, span_ids, limit, summary, rank_by_rules)
+    pool = None
+    if workers > 1:
+        from .workers import WorkerPool
+
+        pool = WorkerPool(db, settings, workers, summary.batch_id)  # they import while we prepare
+    try:
+        todo = _prepare(db, settings, span_ids, limit, summary, rank_by_rules)
+    except BaseException:
+        if pool is not None:
+            pool.cancel()
+        raise
+    if pool is not None and len(todo) <= 1:
+        pool.cancel()
+        pool = None
     writer = _Writer(db, flush_seconds(settings.judge))
     status = "done"
     try:
-        if workers > 1 and len(todo) > 1:
-            from .workers import run_llm_workers
-
-            status = run_llm_workers(db, settings, todo, summary, concurrency, workers, max_cost, progress)
+        if pool is not None:
+            status = pool.run(todo, summary, concurrency, max_cost, progress)
         elif settings.judge == "rules":
             status = _run_rules(db, settings, todo, writer, summary, progress)
         else:

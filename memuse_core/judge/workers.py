@@ -51,12 +51,21 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _worker(db: str, settings_json: str, shard: list[tuple[str, str]], batch_id: str, concurrency: int,
-            q: Any, stop: Any, parent: int) -> None:
-    from .runner import BatchSummary, _run_llm, _run_rules, _Writer, flush_seconds
-
+def _worker(db: str, settings_json: str, shard_q: Any, batch_id: str, q: Any, stop: Any, parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     settings = JudgeSettings.model_validate_json(settings_json)
+    # Import the judge while the parent prepares the batch; then wait for this worker's share.
+    if settings.judge == "rules":
+        from . import rules  # noqa: F401
+    else:
+        from . import llm  # noqa: F401
+    from .runner import BatchSummary, _run_llm, _run_rules, _Writer, flush_seconds
+
+    item = shard_q.get()
+    if item is None:  # fewer shards than workers, or the batch was called off
+        q.put(("end", "done"))
+        return
+    shard, concurrency = item
     summary = BatchSummary(batch_id=batch_id, judge=settings.judge)
     writer = _Writer(db, flush_seconds(settings.judge))
     status = "done"
@@ -80,53 +89,77 @@ def _worker(db: str, settings_json: str, shard: list[tuple[str, str]], batch_id:
         q.put(("end", status))
 
 
+class WorkerPool:
+    """Worker processes started before the batch is prepared (their imports overlap the parent's
+    journal replay and span selection); `run` hands each its share, `cancel` sends them home."""
+
+    def __init__(self, db: Any, settings: JudgeSettings, workers: int, batch_id: str) -> None:
+        ctx = mp.get_context("spawn")
+        self.q = ctx.Queue()
+        self.stop = ctx.Event()
+        self.shard_qs = [ctx.Queue() for _ in range(workers)]
+        self.procs = [ctx.Process(target=_worker, args=(str(db), settings.model_dump_json(), sq, batch_id, self.q,
+                                                        self.stop, os.getpid()))
+                      for sq in self.shard_qs]
+        for p in self.procs:
+            p.start()
+
+    def cancel(self) -> None:
+        for sq in self.shard_qs:
+            sq.put(None)
+        self._join()
+
+    def _join(self) -> None:
+        for p in self.procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+
+    def run(self, todo: list[tuple[str, str]], summary: Any, concurrency: int, max_cost: float | None,
+            progress: Any) -> str:
+        """Judge `todo` over the workers; returns done / stopped / interrupted."""
+        procs, q, stop = self.procs, self.q, self.stop
+        shards = _shards(todo, len(procs))
+        per = max(1, concurrency // max(1, len(shards)))
+        for i, sq in enumerate(self.shard_qs):
+            sq.put((shards[i], per) if i < len(shards) else None)
+        ended, statuses = 0, []
+        interrupted = False
+        deadline: float | None = None
+        while ended < len(procs):
+            try:
+                kind, payload = q.get(timeout=0.5)
+            except queue.Empty:
+                if all(not p.is_alive() for p in procs) or (deadline is not None and time.monotonic() > deadline):
+                    break
+                continue
+            except KeyboardInterrupt:  # stop the workers; they record their in-flight spans as interrupted
+                interrupted = True
+                deadline = time.monotonic() + 60
+                stop.set()
+                for p in procs:
+                    if p.is_alive() and p.pid is not None:
+                        os.kill(p.pid, signal.SIGTERM)
+                continue
+            if kind == "end":
+                ended += 1
+                statuses.append(payload)
+                continue
+            summary.add(JudgmentResult(**payload))
+            if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
+                stop.set()
+                summary.stopped = f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
+            if progress:
+                progress(summary)
+        self._join()
+        if interrupted or "interrupted" in statuses:
+            summary.stopped = "interrupted; run the same command again to resume"
+            return "interrupted"
+        return "stopped" if stop.is_set() else "done"
+
+
 def run_llm_workers(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], summary: Any,
                     concurrency: int, workers: int, max_cost: float | None, progress: Any) -> str:
     """Judge `todo` with `workers` processes; returns done / stopped / interrupted."""
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    stop = ctx.Event()
-    shards = _shards(todo, workers)
-    per = max(1, concurrency // len(shards))
-    procs = [ctx.Process(target=_worker, args=(str(db), settings.model_dump_json(), sh, summary.batch_id, per, q,
-                                               stop, os.getpid()))
-             for sh in shards]
-    for p in procs:
-        p.start()
-    ended, statuses = 0, []
-    interrupted = False
-    deadline: float | None = None
-    while ended < len(procs):
-        try:
-            kind, payload = q.get(timeout=0.5)
-        except queue.Empty:
-            if all(not p.is_alive() for p in procs) or (deadline is not None and time.monotonic() > deadline):
-                break
-            continue
-        except KeyboardInterrupt:  # stop the workers; they record their in-flight spans as interrupted
-            interrupted = True
-            deadline = time.monotonic() + 60
-            stop.set()
-            for p in procs:
-                if p.is_alive() and p.pid is not None:
-                    os.kill(p.pid, signal.SIGTERM)
-            continue
-        if kind == "end":
-            ended += 1
-            statuses.append(payload)
-            continue
-        summary.add(JudgmentResult(**payload))
-        if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
-            stop.set()
-            summary.stopped = f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
-        if progress:
-            progress(summary)
-    for p in procs:
-        p.join(timeout=30)
-        if p.is_alive():
-            p.terminate()
-            p.join()
-    if interrupted or "interrupted" in statuses:
-        summary.stopped = "interrupted; run the same command again to resume"
-        return "interrupted"
-    return "stopped" if stop.is_set() else "done"
+    return WorkerPool(db, settings, workers, summary.batch_id).run(todo, summary, concurrency, max_cost, progress)
