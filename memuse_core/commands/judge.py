@@ -28,7 +28,8 @@ def judge(
     price_output: float | None = typer.Option(None, "--price-output", help="USD per 1M output tokens."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds before one model request times out."),
     workers: int = typer.Option(1, "--workers", min=1,
-                                help="Processes for an LLM batch (concurrency is split between them)."),
+                                help="Processes for the batch, whole episodes each: the rules judge is CPU-bound "
+                                "(use one per core for large batches); one is enough for the LLM judge."),
     rank_by_rules: bool = typer.Option(False, "--rank-by-rules",
                                        help="Judge first the spans the rules judge flagged (misused, used, unclear)."),
 ) -> None:
