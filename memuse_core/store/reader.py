@@ -165,27 +165,20 @@ def _fetch_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> Episo
     ctx = con.execute(
         "SELECT episode_id, type, before_call_id, payload, file_id, seq FROM context_events "
         "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
-    if _shared_entry_lists(con):
-        # Schema 2: restated deliveries point at the first delivery with the same entry list
-        # (`entries_of`); read each distinct list once instead of the view's expanded rows.
-        dels = con.execute(
-            "SELECT delivery_id, episode_id, route, form, consuming_call_id, search_id, "
-            "provisional_step, file_id, seq, coalesce(entries_of, delivery_id) FROM deliveries "
-            "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
-        ents = con.execute(
-            "SELECT delivery_id, pos, namespace, item_id, id_scheme, version, version_portable, digest, "
-            "value_hash, display_key, labels FROM delivery_entry_rows WHERE delivery_id IN "
-            "(SELECT coalesce(entries_of, delivery_id) FROM deliveries WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))) "
-            "ORDER BY delivery_id, pos", [ids]).fetchall()
-    else:  # a version-1 file opened read-only (not migrated yet)
-        dels = con.execute(
-            "SELECT delivery_id, episode_id, route, form, consuming_call_id, search_id, "
-            "provisional_step, file_id, seq, delivery_id FROM deliveries "
-            "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
-        ents = con.execute(
-            "SELECT delivery_id, pos, namespace, item_id, id_scheme, version, version_portable, digest, "
-            "value_hash, display_key, labels FROM delivery_entries "
-            "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
+    # Schema 2 keeps each distinct entry list once: restated deliveries point at the first
+    # delivery with the same list (`entries_of`), and each list is read once instead of the view's
+    # expanded rows. A version-1 file opened read-only (not migrated yet) has every delivery's rows.
+    shared = _shared_entry_lists(con)
+    list_of = "coalesce(entries_of, delivery_id)" if shared else "delivery_id"
+    dels = con.execute(
+        "SELECT delivery_id, episode_id, route, form, consuming_call_id, search_id, "
+        f"provisional_step, file_id, seq, {list_of} FROM deliveries "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+    ents = con.execute(
+        "SELECT delivery_id, pos, namespace, item_id, id_scheme, version, version_portable, digest, "
+        f"value_hash, display_key, labels FROM {'delivery_entry_rows' if shared else 'delivery_entries'} "
+        f"WHERE delivery_id IN (SELECT {list_of} FROM deliveries WHERE episode_id IN "
+        "(SELECT unnest(?::VARCHAR[]))) ORDER BY delivery_id, pos", [ids]).fetchall()
     pls = con.execute(
         "SELECT delivery_id, pos, slot, kind, text_hash, digest, size, message_index, json_pointer, "
         "message_digest, start FROM placements "
