@@ -31,7 +31,7 @@ def _episode(run: str, eid: str, n: int = 6):
     b.step("search", "mem0 search iso week", "1. [m2] ISO weeks start on Monday",
            tool_memory=([entry("m2", "ISO weeks start on Monday")], "search_result"))
     b.final("Submitted.")
-    return b.finish(resolved=i % 2 == 0, exit_status="Submitted")
+    return b.finish(resolved=True, exit_status="Submitted")
 
 
 def _run_file(folder: Path, name: str, run: str, eids: list[str]) -> Path:
