@@ -12,7 +12,7 @@ import pytest
 from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.judge.examples import acted_on_episode, selected_episode, span_context
 from memuse_core.judge.package import WITHHELD, brief, build_package, choose_inline, episode_evidence
-from memuse_core.judge.tools import EvidenceTools, tool_schemas
+from memuse_core.judge.tools import MAX_PAGE, EvidenceTools, tool_schemas
 
 
 def _pkg(events, which=0, **kw):
@@ -71,6 +71,26 @@ def test_ledger_paged_reads_search_and_rollback():
     tools.ledger.rollback(2)
     assert not tools.file_complete(path)
     assert tools.ledger.covered(path) == 10
+
+
+@pytest.mark.parametrize("size", [0, 1, MAX_PAGE - 1, MAX_PAGE, MAX_PAGE + 1, 2 * MAX_PAGE + 5])
+def test_read_whole_records_what_successive_page_reads_record(size):
+    """The rules judge's whole-file read gives the ledger exactly the ranges, rounds and read
+    count of reading the file page by page from offset 0."""
+    pkg, _ = _pkg(acted_on_episode())
+    pkg.files["steps/S1.md"] = "x" * size
+    paged, whole = EvidenceTools(pkg), EvidenceTools(pkg)
+    off = 0
+    while True:
+        paged.read("steps/S1.md", off, MAX_PAGE, round_no=1)
+        off += MAX_PAGE
+        if off >= size:
+            break
+    offsets = whole.read_whole("steps/S1.md", round_no=1)
+    assert whole.ledger.ranges == paged.ledger.ranges and whole.reads == paged.reads == len(offsets)
+    assert whole.file_complete("steps/S1.md")
+    whole.ledger.rollback(1)
+    assert not whole.file_complete("steps/S1.md")
 
 
 @pytest.mark.parametrize("bad", ["../../etc/passwd", "/etc/passwd", "steps/../../x", "..", "steps/S999.md", ""])

@@ -4,6 +4,11 @@ It reads what it cites: its answers pass the same checks as LLM answers, through
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memuse_core.judge.examples import (
     acted_on_episode,
     ignored_episode,
@@ -12,7 +17,7 @@ from memuse_core.judge.examples import (
     span_context,
 )
 from memuse_core.judge.package import build_package, episode_evidence
-from memuse_core.judge.rules import judge_rules
+from memuse_core.judge.rules import has, judge_rules
 from memuse_core.judge.tools import EvidenceTools
 from memuse_core.judge.validate import check_answer
 
@@ -62,3 +67,17 @@ def test_deterministic():
     a = judge_rules(build_package(ev, span)).answer
     b = judge_rules(build_package(ev, span)).answer
     assert a == b
+
+
+_CHARS = st.sampled_from(list("ab_-.1 /\n") + ["é", "ß", "²", "٣"])
+_PIECE = st.text(_CHARS, max_size=3)
+
+
+@settings(max_examples=400)
+@given(st.lists(_PIECE, max_size=5), st.text(_CHARS, min_size=1, max_size=3))
+def test_token_test_agrees_with_the_boundary_regex(pieces, k):
+    """`has` (find plus neighbouring characters) answers as the pattern `(?<![\\w-])k(?![\\w]|-\\w)`,
+    on texts where k occurs between random neighbours, several times or not at all."""
+    text = k.join(pieces)
+    rx = re.compile(r"(?<![\w-])" + re.escape(k) + r"(?![\w]|-\w)")
+    assert has(text, k) == (rx.search(text) is not None), (text, k)

@@ -26,7 +26,7 @@ from functools import lru_cache
 from .contract import EntryAssessment, JudgeAnswer
 from .package import EntryInfo, EvidencePackage, choose_inline, step_path
 from .result import Attempt, JudgeSettings, JudgmentResult, verdict_for
-from .tools import MAX_PAGE, EvidenceTools
+from .tools import EvidenceTools
 from .validate import check_answer, mandatory_chars
 
 _TOKEN_RES = [
@@ -54,14 +54,31 @@ _STOP = {"self", "none", "true", "false", "return", "import", "from", "class", "
          "when", "then", "else", "file", "files", "test", "tests", "error", "value", "memory", "memories"}
 
 
-@lru_cache(maxsize=65536)
-def _bounded(k: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w-])" + re.escape(k) + r"(?![\w]|-\w)")
+def _word(c: str) -> bool:
+    """`c` is a regex word character (`\\w` on str: alphanumeric or underscore)."""
+    return c.isalnum() or c == "_"
 
 
 def has(text: str, k: str) -> bool:
-    """`k` occurs in `text` as a whole token (not inside a longer identifier, path part or id)."""
-    return k in text and _bounded(k).search(text) is not None
+    """`k` occurs in `text` as a whole token (not inside a longer identifier, path part or id).
+
+    The same test as the pattern `(?<![\\w-])k(?![\\w]|-\\w)`, done with `str.find` and a look at
+    the neighbouring characters: a regex scan of a long step text costs far more than the find,
+    and this runs for every distinctive token against every step of every span."""
+    i = text.find(k)
+    if i < 0 or not k:
+        return False
+    n, end = len(k), len(text)
+    while i >= 0:
+        if i == 0 or not (_word(text[i - 1]) or text[i - 1] == "-"):
+            j = i + n
+            if j >= end:
+                return True
+            c = text[j]
+            if not _word(c) and not (c == "-" and j + 1 < end and _word(text[j + 1])):
+                return True
+        i = text.find(k, i + 1)
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -112,14 +129,8 @@ class _Reader:
     def full(self, path: str) -> str:
         text = self.tools.pkg.files[path]
         if not self.tools.file_complete(path):
-            off = 0
-            while True:
-                self.tools.read(path, off, MAX_PAGE, round_no=1)
-                self.log.append(f"{path}@{off}")
-                off += MAX_PAGE
-                if off >= len(text):
-                    break
-        return text  # the pages returned above concatenate to exactly this text
+            self.log += [f"{path}@{off}" for off in self.tools.read_whole(path, round_no=1)]
+        return text  # the pages read above concatenate to exactly this text
 
     def step(self, t: int) -> _Step:
         for p in self.tools.pkg.step_files(t)[1:]:
@@ -209,14 +220,14 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
             st = after.get(t)
             if st is None:
                 continue
-            # `has` inlined (hot loop): the substring test first, the token-boundary regex only on a hit
+            # hot loop: a substring test before the call (most keys are absent from most steps)
             text_did, text_said = st.did, st.said
-            used = {k for k in keys if k in text_did and _bounded(k).search(text_did) is not None}
+            used = {k for k in keys if k in text_did and has(text_did, k)}
             if used & strong:
                 (selected if t in handoff else acted).append(t)
             elif used:
                 shared.append(t)
-            elif (any(k in text_said and _bounded(k).search(text_said) is not None for k in keys)
+            elif (any(k in text_said and has(text_said, k) for k in keys)
                   or (e.item_id and has(text_said, e.item_id)) or any(q in text_said for q in quotes)):
                 said.append(t)
         if acted:

@@ -128,18 +128,18 @@ def _load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeReco
     from ..store.reader import _gc_paused, build_episodes, fetch_episode_rows
 
     eps = sorted({e for _, e in pairs})
-    wanted = {s for s, _ in pairs}
+    wanted = sorted({s for s, _ in pairs})
     with STORE_LOCK:
         con = connect(db, read_only=True)  # readers can share the file with the app
         try:
             rows = fetch_episode_rows(con, eps)
             with _gc_paused():  # many small acyclic objects (see reader._gc_paused)
-                spans = _load_spans(con, "episode_id IN (SELECT unnest(?::VARCHAR[]))", eps)
+                spans = _load_spans(con, "span_id IN (SELECT unnest(?::VARCHAR[]))", wanted)
         finally:
             con.close()
     recs = build_episodes(rows)
     by_id = {s.span_id: s for s in spans}
-    return [(recs[e], by_id[s]) for s, e in pairs if s in by_id and e in recs and s in wanted]
+    return [(recs[e], by_id[s]) for s, e in pairs if s in by_id and e in recs]
 
 
 def _chunks(pairs: list[tuple[str, str]], first: int = CHUNK_EPISODES) -> Iterator[list[tuple[str, str]]]:

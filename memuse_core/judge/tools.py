@@ -73,9 +73,9 @@ class CoverageLedger:
         if path in self._done:
             return True
         n = self.sizes.get(path)
-        if n is None:
+        if n is None or path not in self.ranges:
             return False
-        ok = path in self.ranges if n == 0 else self.covered(path) >= n
+        ok = n == 0 or self.covered(path) >= n
         if ok:
             self._done.add(path)
         return ok
@@ -141,6 +141,19 @@ class EvidenceTools:
         if refs and end >= len(text):
             tail += "\n[this step references memory text in: " + ", ".join(refs) + "]"
         return f"{head}\n{text[off:end]}{tail}"
+
+    def read_whole(self, path: str, *, round_no: int) -> list[int]:
+        """Read a package file from its start to its end in `MAX_PAGE` pages: the ledger ranges and
+        the read count are exactly those of successive `read(path, offset, MAX_PAGE)` calls from
+        offset 0, without rendering each page's text for a caller that holds the package (the
+        rules judge). Returns the page offsets."""
+        p = resolve_path(self.pkg, path)
+        n = len(self.pkg.files[p])
+        offsets = list(range(0, n, MAX_PAGE)) or [0]
+        for off in offsets:
+            self.ledger.add(p, off, min(n, off + MAX_PAGE), round_no)
+        self.reads += len(offsets)
+        return offsets
 
     # -- search ----------------------------------------------------------------------------
     def search(self, query: Any, path_prefix: Any = None, max_results: Any = 20) -> str:

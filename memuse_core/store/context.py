@@ -26,6 +26,7 @@ from ..context.model import (
 )
 from ..events import Placement, Proof
 from .area_tables import CONTEXT_DDL
+from .reader import _construct
 from .writer import append_rows, blob_hash, iter_blob_texts
 
 if TYPE_CHECKING:
@@ -242,34 +243,38 @@ def _load_spans(con: duckdb.DuckDBPyConnection, where: str, arg: Any) -> list[Sp
     hashes = [r[7] for r in se] + [r[10] for r in se] + [r[5] for r in ps] + list(tasks.values())
     texts = iter_blob_texts(con, [h for h in hashes if h is not None])
     pl = _placements(con, [r[10] for r in spans if r[10] is not None])
+    # Stored rows were validated when the context was built: construct, do not validate again
+    # (loading is a third of the rules judge's batch time; tests compare both paths).
     dels: dict[str, list[str]] = {}
     for sid, did in sd:
         dels.setdefault(sid, []).append(did)
+    tget = texts.get
     ents: dict[str, list[SpanEntry]] = {}
     for (sid, pos, ns, iid, ver, dg, dk, vh, expo, stage, xh, ws, we, res) in se:
-        ents.setdefault(sid, []).append(SpanEntry(
-            pos=pos, namespace=ns, item_id=iid, version=ver, digest=dg, display_key=dk,
-            value=texts.get(vh) if vh is not None else None, exposure=expo,
-            exposed_text=texts.get(xh) if xh is not None else None,
-            window=(ws, we) if ws is not None else None, resident=bool(res), stage=stage))
+        ents.setdefault(sid, []).append(_construct(SpanEntry, {
+            "pos": pos, "namespace": ns, "item_id": iid, "version": ver, "digest": dg, "display_key": dk,
+            "value": tget(vh) if vh is not None else None, "exposure": expo,
+            "exposed_text": tget(xh) if xh is not None else None,
+            "window": (ws, we) if ws is not None else None, "resident": bool(res), "stage": stage}))
     prior: dict[str, list[PriorSource]] = {}
+    loads = json.loads
     for sid, pos, kind, mi, role, th, cut in ps:
-        prior.setdefault(sid, []).append(PriorSource(
-            pos=pos, message_index=mi, role=role, text=texts.get(th, "") if th is not None else "",
-            cut=[tuple(x) for x in json.loads(cut)] if cut else [], memory_only=kind == "memory_only"))
+        prior.setdefault(sid, []).append(_construct(PriorSource, {
+            "pos": pos, "message_index": mi, "role": role, "text": tget(th, "") if th is not None else "",
+            "cut": [tuple(x) for x in loads(cut)] if cut else [], "memory_only": kind == "memory_only"}))
     copies: dict[str, list[EarlierCopy]] = {}
     for sid, pos, did, step, vis, cont in ec:
-        copies.setdefault(sid, []).append(EarlierCopy(entry_pos=pos, delivery_id=did, step=step,
-                                                      visibility=vis, contains_target=cont))
+        copies.setdefault(sid, []).append(_construct(EarlierCopy, {
+            "entry_pos": pos, "delivery_id": did, "step": step, "visibility": vis, "contains_target": cont}))
     out = []
     for (sid, eid, status, reason, fs, ls, rest, chars, form, route, fdid, removed) in spans:
         th = tasks.get(eid)
-        out.append(SpanContext(
-            span_id=sid, episode_id=eid, status=status, reason=reason, first_step=fs, last_step=ls,
-            delivery_ids=dels.get(sid, []), restatements=rest, chars=chars, form=form, route=route,
-            placements=pl.get(fdid, []), entries=ents.get(sid, []), prior_sources=prior.get(sid, []),
-            earlier_copies=copies.get(sid, []), removed_steps=list(removed or []),
-            task=texts.get(th) if th is not None else None))
+        out.append(_construct(SpanContext, {
+            "span_id": sid, "episode_id": eid, "status": status, "reason": reason, "first_step": fs,
+            "last_step": ls, "delivery_ids": dels.get(sid, []), "restatements": rest, "chars": chars,
+            "form": form, "route": route, "placements": pl.get(fdid, []), "entries": ents.get(sid, []),
+            "prior_sources": prior.get(sid, []), "earlier_copies": copies.get(sid, []),
+            "removed_steps": list(removed or []), "task": tget(th) if th is not None else None}))
     return out
 
 
