@@ -23,7 +23,7 @@ from pathlib import Path
 
 from memuse_core.judge.agreement import planted_agreement
 from memuse_core.judge.llm import judge_llm, make_client
-from memuse_core.judge.package import build_package, episode_evidence
+from memuse_core.judge.package import build_package
 from memuse_core.judge.result import JudgeSettings, Prompts
 from memuse_core.judge.rules import judge_rules
 from memuse_core.judge.runner import _load_chunk, run_batch
@@ -56,11 +56,7 @@ def bench_rules(db: Path, tmp: Path) -> None:
     items, load_s = _load(db)
     gc.freeze()  # as the batch runner does per chunk: the loaded records are not garbage
     t0 = time.perf_counter()
-    evs = {}
-    pkgs = []
-    for rec, span in items:
-        ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
-        pkgs.append(build_package(ev, span))
+    pkgs = [build_package(ev, span) for ev, span in items]
     pkg_s = time.perf_counter() - t0
     t0, c0 = time.perf_counter(), time.process_time()
     res = [judge_rules(p) for p in pkgs]
@@ -68,7 +64,7 @@ def bench_rules(db: Path, tmp: Path) -> None:
     n = len(pkgs)
     acc = sum(r.status == "accepted" for r in res)
     mand = [mandatory_chars(p) / 4 for p in pkgs]
-    del items, pkgs, evs, res
+    del items, pkgs, res
     gc.unfreeze()
     gc.collect()
     copy = _copy(db, tmp)
@@ -78,7 +74,7 @@ def bench_rules(db: Path, tmp: Path) -> None:
     print(f"## Rules judge on the demo corpus (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"spans {n}, accepted {acc}")
     print("| stage | seconds | spans/s |\n|---|---|---|")
-    print(f"| load from DuckDB (store reader) | {load_s:.2f} | {n / load_s:.0f} |")
+    print(f"| load from DuckDB and render steps (evidence loader) | {load_s:.2f} | {n / load_s:.0f} |")
     print(f"| package build | {pkg_s:.2f} | {n / pkg_s:.0f} |")
     print(f"| rules judge (reads + assessment + checks + verdict) | {judge_s:.2f} | {n / judge_s:.0f} |")
     print(f"| rules judge, CPU seconds of this process | {judge_cpu:.2f} | {n / judge_cpu:.0f} |")
@@ -124,16 +120,12 @@ def scripted_process(latency: float, tmp: Path):
 def bench_llm(db: Path, latency: float, concurrency: int, n_max: int, tmp: Path) -> None:
     items, _ = _load(db)
     items = items[:n_max]
-    evs = {}
     print(f"\n## LLM loop against the scripted server (latency {latency:.1f} s, concurrency {concurrency})")
     print(f"(load average {os.getloadavg()[0]:.1f}; server in its own process)")
     print("| what runs | spans | calls/span | wall s | ideal s | throughput vs ideal | mean call s | loop CPU ms/call | "
           "follow-up spans | cached share |\n|---|---|---|---|---|---|---|---|---|---|")
     for inline in (48_000, 0):
-        pkgs = []
-        for rec, span in items:
-            ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
-            pkgs.append(build_package(ev, span))
+        pkgs = [build_package(ev, span) for ev, span in items]
         with scripted_process(latency, tmp) as base_url:
             s = JudgeSettings(judge="llm", model="scripted", base_url=base_url, inline_chars=inline)
             res, wall, cpu = asyncio.run(_judge_all(pkgs, s, concurrency))

@@ -37,3 +37,39 @@ def test_rules_batch_over_two_processes_matches_one(tmp_path):
     # a second run finds nothing left to do
     s3 = run_batch(two, JudgeSettings(judge="rules"), workers=2)
     assert s3.planned == 0 and s3.skipped_done == 6
+
+
+def test_workers_fork_when_single_threaded_and_spawn_under_threads(tmp_path):
+    """Forked workers inherit the parent's modules (a fresh single-threaded process: the CLI);
+    with other threads alive (the app) the batch spawns fresh interpreters instead. Both give the
+    single-process verdicts."""
+    import subprocess
+    import sys
+    import threading
+
+    from memuse_core.judge.workers import start_method
+
+    eps = lambda: [f(f"{f.__name__[:3]}{i}") for i in range(2)  # noqa: E731
+                   for f in (acted_on_episode, ignored_episode, referenced_episode)]
+    one = write_store(tmp_path / "one", eps())
+    run_batch(one, JudgeSettings(judge="rules"))
+    forked = write_store(tmp_path / "forked", eps())
+    code = ("import sys; from memuse_core.judge.workers import start_method; "
+            "from memuse_core.judge.runner import run_batch; from memuse_core.judge.result import JudgeSettings; "
+            "m = start_method(); s = run_batch(sys.argv[1], JudgeSettings(judge='rules'), workers=2); "
+            "print(m, s.judged, s.accepted)")
+    out = subprocess.run([sys.executable, "-c", code, str(forked)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["fork", "6", "6"]
+    assert _verdicts(forked) == _verdicts(one)
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        assert start_method() == "spawn"
+        spawned = write_store(tmp_path / "spawned", eps())
+        s = run_batch(spawned, JudgeSettings(judge="rules"), workers=2)
+    finally:
+        stop.set()
+        t.join()
+    assert s.judged == s.accepted == 6
+    assert _verdicts(spawned) == _verdicts(one)

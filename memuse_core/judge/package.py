@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from ..context.model import SpanContext
 from ..episode import EpisodeRecord
-from ..events import MemoryDelivery
+from ..events import MemoryDelivery, Response
 from .scripted_server import ENTRIES_MARKER
 
 WITHHELD = "⟦value withheld: exposure unknown, the agent's view is only in target/placements.md⟧"
@@ -127,40 +129,68 @@ class EpisodeEvidence:
     deliveries: list[MemoryDelivery]
 
 
+class StepSource(NamedTuple):
+    """What a step file is rendered from: step number, response, observations and the tool
+    results whose names and exit codes head them (items with `.name` and `.exit_code`)."""
+
+    t: int
+    response: Response | None
+    observations: list[str]
+    tool_results: Sequence[Any]
+
+
 def episode_evidence(rec: EpisodeRecord) -> EpisodeEvidence:
-    """Render every step of an episode (A.2.1: responses, tool calls, results)."""
+    """Render every step of an episode record (A.2.1: responses, tool calls, results)."""
+    idx = rec._call_index()
+    call_step = {c.call_id: c.step for c in rec.calls}
+
+    def role_at(call_id: str, i: int) -> str | None:
+        cv = idx.get(call_id)
+        return cv.messages[i].role if cv is not None and 0 <= i < len(cv.messages) else None
+
+    steps = [StepSource(st.t, st.call.call.response, st.observations, st.tool_results) for st in rec.steps]
+    return render_evidence(rec.episode_id, rec.start.task or "", rec.start.reference, steps, rec.deliveries,
+                           call_step, role_at)
+
+
+def render_evidence(episode_id: str, task: str, reference: str | None, steps: list[StepSource],
+                    deliveries: list[MemoryDelivery], call_step: dict[str, int | None],
+                    role_at: Callable[[str, int], str | None]) -> EpisodeEvidence:
+    """Step and memory files of an episode from its parts; shared by the record path
+    (`episode_evidence`) and the store's evidence loader (`store.evidence`), so both render alike.
+
+    `call_step` maps a call to its step (None: not an agent step); `role_at(call, i)` is the role of
+    message i of that call's full input, None when there is no such message."""
     dstep: dict[str, int | None] = {}
-    for d in rec.deliveries:
-        cv = rec.call(d.consuming_call_id) if d.consuming_call_id else None
-        dstep[d.delivery_id] = cv.step if cv is not None else None
+    for d in deliveries:
+        dstep[d.delivery_id] = call_step.get(d.consuming_call_id) if d.consuming_call_id else None
     # Memory that arrived in a tool result/observation of step s-1 is consumed at step s.
     in_results: dict[int, list[MemoryDelivery]] = {}
-    for d in rec.deliveries:
+    for d in deliveries:
         s = dstep.get(d.delivery_id)
         if s is None or s < 2 or not d.placements:
             continue
-        cv = rec.call(d.consuming_call_id or "")
+        cid = d.consuming_call_id or ""
         tool_like = False
         for p in d.placements:
-            idx = p.proof.message_index if p.proof else None
-            if cv is not None and idx is not None and 0 <= idx < len(cv.messages):
-                tool_like = tool_like or cv.messages[idx].role in ("tool", "user")
+            i = p.proof.message_index if p.proof else None
+            if i is not None and role_at(cid, i) in ("tool", "user"):
+                tool_like = True
         if tool_like:
             in_results.setdefault(s - 1, []).append(d)
-    steps: dict[int, str] = {}
+    rendered: dict[int, str] = {}
     refs: dict[int, list[str]] = {}
     memory: dict[str, str] = {}
-    for st in rec.steps:
+    for st in steps:
         ds = in_results.get(st.t, [])
-        steps[st.t], refs[st.t] = _render_step(st, ds)
+        rendered[st.t], refs[st.t] = _render_step(st, ds)
         for d in ds:
             memory[d.delivery_id] = _render_memory(d, dstep.get(d.delivery_id))
-    return EpisodeEvidence(rec.episode_id, rec.start.task or "", rec.start.reference, rec.T, steps,
-                           refs, memory, dstep, list(rec.deliveries))
+    return EpisodeEvidence(episode_id, task, reference, len(steps), rendered, refs, memory, dstep, list(deliveries))
 
 
-def _render_step(st, deliveries: list[MemoryDelivery]) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
-    resp = st.call.call.response
+def _render_step(st: StepSource, deliveries: list[MemoryDelivery]) -> tuple[str, list[str]]:
+    resp = st.response
     lines = [f"# Step S{st.t}", ""]
     if resp is not None and resp.reasoning:
         lines += ["## Reasoning", resp.reasoning, ""]

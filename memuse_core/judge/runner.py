@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context.model import SpanContext
-from ..episode import EpisodeRecord
-from .package import EpisodeEvidence, build_package, episode_evidence
+from .package import EpisodeEvidence, build_package
 from .result import JudgeSettings, JudgmentResult, Prompts
 
 FLUSH_EVERY = 500
@@ -120,26 +119,29 @@ class BatchSummary:
 # ----------------------------------------------------------------------------------------------
 
 
-def _load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeRecord, SpanContext]]:
-    """The records and span contexts of a chunk; the file is open only while rows are read, so
-    other processes of the batch (and the app) can write between chunks."""
+def _load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeEvidence, SpanContext]]:
+    """The rendered episode evidence and the span contexts of a chunk (`store.evidence`: only the
+    rows the step files need, not whole episode records); the file is open only while rows are
+    read, so other processes of the batch (and the app) can write between chunks."""
     from ..store import connect
     from ..store.context import _load_spans
-    from ..store.reader import _gc_paused, build_episodes, fetch_episode_rows
+    from ..store.evidence import build_evidence, fetch_evidence_rows
+    from ..store.reader import _gc_paused
 
     eps = sorted({e for _, e in pairs})
     wanted = sorted({s for s, _ in pairs})
     with STORE_LOCK:
         con = connect(db, read_only=True)  # readers can share the file with the app
         try:
-            rows = fetch_episode_rows(con, eps)
             with _gc_paused():  # many small acyclic objects (see reader._gc_paused)
+                rows = fetch_evidence_rows(con, eps)
                 spans = _load_spans(con, "span_id IN (SELECT unnest(?::VARCHAR[]))", wanted)
         finally:
             con.close()
-    recs = build_episodes(rows)
+    with _gc_paused():
+        evs = build_evidence(rows)
     by_id = {s.span_id: s for s in spans}
-    return [(recs[e], by_id[s]) for s, e in pairs if s in by_id and e in recs]
+    return [(evs[e], by_id[s]) for s, e in pairs if s in by_id and e in evs]
 
 
 def _chunks(pairs: list[tuple[str, str]], first: int = CHUNK_EPISODES) -> Iterator[list[tuple[str, str]]]:
@@ -288,10 +290,13 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
 
         make_client(settings)  # fail fast on a missing key or model, before touching the store
     pool = None
+    method = ""
     if workers > 1:
-        from .workers import WorkerPool
+        from .workers import WorkerPool, start_method
 
-        pool = WorkerPool(db, settings, workers, summary.batch_id)  # they import while we prepare
+        method = start_method()
+        if method == "spawn":
+            pool = WorkerPool(db, settings, workers, summary.batch_id, method)  # they import while we prepare
     try:
         todo = _prepare(db, settings, span_ids, limit, summary, rank_by_rules)
     except BaseException:
@@ -301,6 +306,10 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
     if pool is not None and len(todo) <= 1:
         pool.cancel()
         pool = None
+    if method == "fork" and len(todo) > 1:
+        if settings.judge == "rules":
+            from . import rules  # noqa: F401  (imported once here, inherited by every worker)
+        pool = WorkerPool(db, settings, workers, summary.batch_id, method)
     writer = _Writer(db, flush_seconds(settings.judge))
     status = "done"
     try:
@@ -326,11 +335,10 @@ def _run_rules(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], wr
     """Judge `todo` with the rules judge in this process; returns done / stopped.
 
     Episodes are loaded a chunk at a time (one query per table per chunk); all spans of an
-    episode share one record and one rendering of its steps (`episode_evidence`)."""
+    episode share one rendering of its steps (`store.evidence`)."""
     for chunk in _chunks(todo):
         if external_stop is not None and external_stop.is_set():
             return "stopped"
-        evs: dict[str, EpisodeEvidence] = {}
         # The chunk's records are a large, long-lived, acyclic heap: the collector stays off while
         # it is built and it is frozen before collection resumes, so neither the first collection
         # after loading nor the ones the judge's temporaries trigger walk it (~5% of the batch).
@@ -343,19 +351,17 @@ def _run_rules(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], wr
             if was:
                 gc.enable()
         try:
-            _judge_rules_chunk(loaded, evs, settings, writer, summary, progress, on_result)
+            _judge_rules_chunk(loaded, settings, writer, summary, progress, on_result)
         finally:
             gc.unfreeze()
     return "done"
 
 
-def _judge_rules_chunk(loaded: list[tuple[EpisodeRecord, SpanContext]], evs: dict[str, EpisodeEvidence],
-                       settings: JudgeSettings, writer: _Writer, summary: BatchSummary, progress: Progress | None,
+def _judge_rules_chunk(loaded: list[tuple[EpisodeEvidence, SpanContext]], settings: JudgeSettings, writer: _Writer, summary: BatchSummary, progress: Progress | None,
                        on_result: Callable[[JudgmentResult], None] | None) -> None:
     from .rules import judge_rules
 
-    for rec, span in loaded:
-        ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
+    for ev, span in loaded:
         res = JudgmentResult(span_id=span.span_id, batch_id=summary.batch_id)
         try:
             judge_rules(build_package(ev, span, reference=settings.reference), settings, res)
@@ -377,11 +383,9 @@ def _llm_chunk(db: Any, chunk: list[tuple[str, str]], settings: JudgeSettings) -
     spans need the most reads and the slowest replies, so starting them early keeps the last
     seconds of a batch from running at low concurrency (longest-processing-time-first order)."""
     loaded = _load_chunk(db, chunk)
-    evs: dict[str, EpisodeEvidence] = {}
     out: list[tuple[int, str, Any]] = []
-    for rec, span in loaded:
+    for ev, span in loaded:
         try:
-            ev = evs.get(rec.episode_id) or evs.setdefault(rec.episode_id, episode_evidence(rec))
             pkg = build_package(ev, span, reference=settings.reference)
             size = sum(len(t) for t in pkg.files.values())
             out.append((size, span.span_id, pkg))
@@ -531,8 +535,8 @@ def judge_span(db: Any, span_id: str, judge: str = "rules", **settings: Any) -> 
     base_url, api_key_env, reference, max_calls, ...)."""
     from ..store import connect
     from ..store.context import load_span_context
+    from ..store.evidence import load_evidence
     from ..store.judging import replay_journal
-    from ..store.reader import load_episode
     from .rules import judge_rules
 
     s = JudgeSettings(judge=judge, **settings)  # type: ignore[arg-type]
@@ -540,12 +544,12 @@ def judge_span(db: Any, span_id: str, judge: str = "rules", **settings: Any) -> 
     try:
         replay_journal(con, db)
         span = load_span_context(con, span_id)
-        rec = load_episode(con, span.episode_id)
+        ev = load_evidence(con, [span.episode_id])[span.episode_id]
     finally:
         con.close()
     if span.status != "eligible":
         raise ValueError(f"span {span_id} is {span.status}, not eligible for judging")
-    pkg = build_package(episode_evidence(rec), span, reference=s.reference)
+    pkg = build_package(ev, span, reference=s.reference)
     if s.judge == "rules":
         res = judge_rules(pkg, s)
     else:

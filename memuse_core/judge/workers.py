@@ -89,12 +89,25 @@ def _worker(db: str, settings_json: str, shard_q: Any, batch_id: str, q: Any, st
         q.put(("end", status))
 
 
-class WorkerPool:
-    """Worker processes started before the batch is prepared (their imports overlap the parent's
-    journal replay and span selection); `run` hands each its share, `cancel` sends them home."""
+def start_method() -> str:
+    """How worker processes start: "fork" when this process has a single thread and the platform
+    forks (the workers inherit every imported module, so they start judging at once), otherwise
+    "spawn" (a fresh interpreter that imports the judge; safe under the app's threads)."""
+    if "fork" in mp.get_all_start_methods() and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
 
-    def __init__(self, db: Any, settings: JudgeSettings, workers: int, batch_id: str) -> None:
-        ctx = mp.get_context("spawn")
+
+class WorkerPool:
+    """Worker processes; `run` hands each its share, `cancel` sends them home.
+
+    Spawned workers are started before the batch is prepared, so their imports overlap the
+    parent's journal replay and span selection; forked ones after it (they start instantly). The
+    parent holds no store connection and no open journal while it forks."""
+
+    def __init__(self, db: Any, settings: JudgeSettings, workers: int, batch_id: str,
+                 method: str = "spawn") -> None:
+        ctx: Any = mp.get_context(method)
         self.q = ctx.Queue()
         self.stop = ctx.Event()
         self.shard_qs = [ctx.Queue() for _ in range(workers)]
@@ -162,4 +175,5 @@ class WorkerPool:
 def run_llm_workers(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], summary: Any,
                     concurrency: int, workers: int, max_cost: float | None, progress: Any) -> str:
     """Judge `todo` with `workers` processes; returns done / stopped / interrupted."""
-    return WorkerPool(db, settings, workers, summary.batch_id).run(todo, summary, concurrency, max_cost, progress)
+    return WorkerPool(db, settings, workers, summary.batch_id, start_method()).run(
+        todo, summary, concurrency, max_cost, progress)

@@ -146,6 +146,29 @@ def _shared_entry_lists(con: duckdb.DuckDBPyConnection) -> bool:
                             "AND schema_name = 'main'").fetchall()[0][0])
 
 
+def _delivery_rows(con: duckdb.DuckDBPyConnection, ids: list[str]) -> tuple[list[Any], list[Any], list[Any]]:
+    """Delivery, entry and placement rows of some episodes (see `_deliveries_of`)."""
+    # Schema 2 keeps each distinct entry list once: restated deliveries point at the first
+    # delivery with the same list (`entries_of`), and each list is read once instead of the view's
+    # expanded rows. A version-1 file opened read-only (not migrated yet) has every delivery's rows.
+    shared = _shared_entry_lists(con)
+    list_of = "coalesce(entries_of, delivery_id)" if shared else "delivery_id"
+    dels = con.execute(
+        "SELECT delivery_id, episode_id, route, form, consuming_call_id, search_id, "
+        f"provisional_step, file_id, seq, {list_of} FROM deliveries "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+    ents = con.execute(
+        "SELECT delivery_id, pos, namespace, item_id, id_scheme, version, version_portable, digest, "
+        f"value_hash, display_key, labels FROM {'delivery_entry_rows' if shared else 'delivery_entries'} "
+        f"WHERE delivery_id IN (SELECT {list_of} FROM deliveries WHERE episode_id IN "
+        "(SELECT unnest(?::VARCHAR[]))) ORDER BY delivery_id, pos", [ids]).fetchall()
+    pls = con.execute(
+        "SELECT delivery_id, pos, slot, kind, text_hash, digest, size, message_index, json_pointer, "
+        "message_digest, start FROM placements "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
+    return dels, ents, pls
+
+
 def _fetch_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> EpisodeRows:
     if not episode_ids:
         return EpisodeRows({}, {}, {}, {})
@@ -165,24 +188,7 @@ def _fetch_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> Episo
     ctx = con.execute(
         "SELECT episode_id, type, before_call_id, payload, file_id, seq FROM context_events "
         "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
-    # Schema 2 keeps each distinct entry list once: restated deliveries point at the first
-    # delivery with the same list (`entries_of`), and each list is read once instead of the view's
-    # expanded rows. A version-1 file opened read-only (not migrated yet) has every delivery's rows.
-    shared = _shared_entry_lists(con)
-    list_of = "coalesce(entries_of, delivery_id)" if shared else "delivery_id"
-    dels = con.execute(
-        "SELECT delivery_id, episode_id, route, form, consuming_call_id, search_id, "
-        f"provisional_step, file_id, seq, {list_of} FROM deliveries "
-        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
-    ents = con.execute(
-        "SELECT delivery_id, pos, namespace, item_id, id_scheme, version, version_portable, digest, "
-        f"value_hash, display_key, labels FROM {'delivery_entry_rows' if shared else 'delivery_entries'} "
-        f"WHERE delivery_id IN (SELECT {list_of} FROM deliveries WHERE episode_id IN "
-        "(SELECT unnest(?::VARCHAR[]))) ORDER BY delivery_id, pos", [ids]).fetchall()
-    pls = con.execute(
-        "SELECT delivery_id, pos, slot, kind, text_hash, digest, size, message_index, json_pointer, "
-        "message_digest, start FROM placements "
-        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
+    dels, ents, pls = _delivery_rows(con, ids)
     srs = con.execute(
         "SELECT search_id, episode_id, run_id, route, query_hash, scope, results, file_id, seq "
         "FROM searches WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
@@ -213,6 +219,66 @@ def _fetch_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> Episo
     parsed, contents = _shells(con, list(shells))
     return EpisodeRows({"eps": eps, "calls": calls, "trs": trs, "ctx": ctx, "dels": dels, "ents": ents,
                         "pls": pls, "srs": srs, "chg": chg}, texts, parsed, contents)
+
+
+def _deliveries_of(dels: list[tuple[Any, ...]], ents: list[tuple[Any, ...]], pls: list[tuple[Any, ...]],
+                   t: Any) -> list[tuple[tuple[int, int], MemoryDelivery]]:
+    """Delivery events from their stored rows (`t` looks a blob's text up by hash); shared by the
+    episode reader and the judge's evidence loader (`store.evidence`)."""
+    V = EVENT_SCHEMA_VERSION
+    out: list[tuple[tuple[int, int], MemoryDelivery]] = []
+    # A host block restated on every call repeats the same entries and placements many times
+    # (a demo episode: ~200 entry rows, ~8 distinct); equal rows share one object, as equal
+    # message shells already do. Loaded records are values: rules read them, nothing mutates them.
+    ent_by: dict[str, list[Entry]] = {}
+    ent_seen: dict[tuple[Any, ...], Entry] = {}
+    for r in ents:
+        key = r[2:]
+        e = ent_seen.get(key)
+        if e is None:
+            (ns, iid, scheme, ver, portable, dg, vh, dk, labels) = key
+            value = t(vh) if vh is not None else None
+            if dg is None and value is not None:  # as Entry's validator fills it
+                dg = text_digest(value)
+            e = ent_seen[key] = _construct(Entry, {
+                "namespace": ns, "item_id": iid, "id_scheme": scheme, "version": ver,
+                "version_portable": portable, "digest": dg, "value": value, "display_key": dk,
+                "labels": json.loads(labels) if labels else {}})
+        lst = ent_by.get(r[0])
+        if lst is None:
+            ent_by[r[0]] = [e]
+        else:
+            lst.append(e)
+    pl_by: dict[str, list[Placement]] = {}
+    pl_seen: dict[tuple[Any, ...], Placement] = {}
+    for r in pls:
+        key = r[2:]
+        p = pl_seen.get(key)
+        if p is None:
+            (slot, kind, th, dg, size, mi, jp, md, start) = key
+            proof = None
+            if mi is not None or jp is not None or md is not None or start is not None:
+                proof = _construct(Proof, {"message_index": mi, "json_pointer": jp, "message_digest": md,
+                                           "start": start, "verified": None, "problem": None},
+                                   fields_set={"message_index", "json_pointer", "message_digest", "start"})
+            text = t(th) if th is not None else None
+            if dg is None and text is not None:  # as Placement's validator fills it
+                dg = text_digest(text)
+            p = pl_seen[key] = _construct(Placement, {
+                "slot": slot, "kind": kind, "text": text, "digest": dg,
+                "size": None if text is not None else size, "proof": proof})
+        lst2 = pl_by.get(r[0])
+        if lst2 is None:
+            pl_by[r[0]] = [p]
+        else:
+            lst2.append(p)
+    for r in dels:
+        (did, eid, route, form, ccid, sid, pstep, fid, seq, list_of) = r
+        out.append(((fid, seq), _construct(MemoryDelivery, {
+            "type": "memory_delivery", "v": V, "episode_id": eid, "delivery_id": did, "route": route,
+            "form": form, "consuming_call_id": ccid, "search_id": sid, "entries": list(ent_by.get(list_of, ())),
+            "placements": pl_by.get(did, []), "provisional_step": pstep})))
+    return out
 
 
 def _events_of(rows: EpisodeRows) -> list[tuple[tuple[int, int], Event]]:
@@ -275,57 +341,7 @@ def _events_of(rows: EpisodeRows) -> list[tuple[tuple[int, int], Event]]:
         else:
             ev = HistoryRewrite(episode_id=eid, before_call_id=before, **data)
         out.append(((fid, seq), ev))
-    # A host block restated on every call repeats the same entries and placements many times
-    # (a demo episode: ~200 entry rows, ~8 distinct); equal rows share one object, as equal
-    # message shells already do. Loaded records are values: rules read them, nothing mutates them.
-    ent_by: dict[str, list[Entry]] = {}
-    ent_seen: dict[tuple[Any, ...], Entry] = {}
-    for r in ents:
-        key = r[2:]
-        e = ent_seen.get(key)
-        if e is None:
-            (ns, iid, scheme, ver, portable, dg, vh, dk, labels) = key
-            value = t(vh) if vh is not None else None
-            if dg is None and value is not None:  # as Entry's validator fills it
-                dg = text_digest(value)
-            e = ent_seen[key] = _construct(Entry, {
-                "namespace": ns, "item_id": iid, "id_scheme": scheme, "version": ver,
-                "version_portable": portable, "digest": dg, "value": value, "display_key": dk,
-                "labels": json.loads(labels) if labels else {}})
-        lst = ent_by.get(r[0])
-        if lst is None:
-            ent_by[r[0]] = [e]
-        else:
-            lst.append(e)
-    pl_by: dict[str, list[Placement]] = {}
-    pl_seen: dict[tuple[Any, ...], Placement] = {}
-    for r in pls:
-        key = r[2:]
-        p = pl_seen.get(key)
-        if p is None:
-            (slot, kind, th, dg, size, mi, jp, md, start) = key
-            proof = None
-            if mi is not None or jp is not None or md is not None or start is not None:
-                proof = _construct(Proof, {"message_index": mi, "json_pointer": jp, "message_digest": md,
-                                           "start": start, "verified": None, "problem": None},
-                                   fields_set={"message_index", "json_pointer", "message_digest", "start"})
-            text = t(th) if th is not None else None
-            if dg is None and text is not None:  # as Placement's validator fills it
-                dg = text_digest(text)
-            p = pl_seen[key] = _construct(Placement, {
-                "slot": slot, "kind": kind, "text": text, "digest": dg,
-                "size": None if text is not None else size, "proof": proof})
-        lst2 = pl_by.get(r[0])
-        if lst2 is None:
-            pl_by[r[0]] = [p]
-        else:
-            lst2.append(p)
-    for r in dels:
-        (did, eid, route, form, ccid, sid, pstep, fid, seq, list_of) = r
-        out.append(((fid, seq), _construct(MemoryDelivery, {
-            "type": "memory_delivery", "v": V, "episode_id": eid, "delivery_id": did, "route": route,
-            "form": form, "consuming_call_id": ccid, "search_id": sid, "entries": list(ent_by.get(list_of, ())),
-            "placements": pl_by.get(did, []), "provisional_step": pstep})))
+    out.extend(_deliveries_of(dels, ents, pls, t))
     for r in srs:
         (sid, eid, run_id, route, qh, scope, results, fid, seq) = r
         out.append(((fid, seq), MemorySearch(
