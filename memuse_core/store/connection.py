@@ -127,8 +127,23 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
     return int(row[0]) if row else None
 
 
+def _ddl_hash() -> str:
+    import hashlib
+
+    return hashlib.sha256("\n".join(all_ddl()).encode()).hexdigest()[:16]
+
+
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create missing tables and migrate an older store forward to SCHEMA_VERSION."""
+    """Create missing tables and migrate an older store forward to SCHEMA_VERSION.
+
+    A store already at this version whose recorded DDL fingerprint matches this code's is left
+    alone (one query instead of re-running every CREATE ... IF NOT EXISTS on each open)."""
+    try:
+        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('schema_version', 'ddl_hash')").fetchall())
+    except duckdb.CatalogException:
+        meta = {}
+    if meta.get("schema_version") == str(SCHEMA_VERSION) and meta.get("ddl_hash") == _DDL_HASH:
+        return
     current = schema_version(con)
     if current is not None and current > SCHEMA_VERSION:
         raise StoreError(
@@ -154,3 +169,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(sql)
     if current is None:
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('ddl_hash', ?)", [_DDL_HASH])
+
+
+_DDL_HASH = _ddl_hash()

@@ -234,22 +234,32 @@ def _upsert_verdict(con: duckdb.DuckDBPyConnection, v: SpanVerdict, judge: str |
 
 def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
     """Rule-assigned verdicts for automatic neutral spans that have none yet (A.4.1): triage only."""
-    rows = con.execute("SELECT s.span_id, s.n_entries FROM spans s LEFT JOIN verdicts v USING (span_id) "
-                       "WHERE s.status = 'auto_neutral' AND v.span_id IS NULL").fetchall()
-    if not rows:
-        return 0
-    con.register("_vdf", _table([_verdict_row(auto_neutral_verdict(sid, n or 0), "rule", None)
-                                 for sid, n in rows], VCOLS))
+    # One INSERT ... SELECT: the rule verdict is the same for every such span but for its id and
+    # entry count, so no row passes through Python (nor Arrow, whose first use imports pandas).
+    tmpl = _verdict_row(auto_neutral_verdict("", 0), "rule", None)
+    exprs: list[str] = []
+    params: list[Any] = []
+    for col, value in zip(VCOLS, tmpl, strict=True):
+        if col == "span_id":
+            exprs.append("s.span_id")
+        elif col == "n_entries":
+            exprs.append("coalesce(s.n_entries, 0)")
+        elif value is None:
+            exprs.append("NULL")
+        else:
+            exprs.append("?")
+            params.append(value)
     con.execute("BEGIN")
     try:
-        con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _vdf")
+        n = con.execute(
+            f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT {', '.join(exprs)} FROM spans s "
+            "LEFT JOIN verdicts v USING (span_id) WHERE s.status = 'auto_neutral' AND v.span_id IS NULL",
+            params).fetchall()[0][0]
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    finally:
-        con.unregister("_vdf")
-    return len(rows)
+    return int(n)
 
 
 def done_spans(con: duckdb.DuckDBPyConnection, judge: str) -> set[str]:
