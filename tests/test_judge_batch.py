@@ -55,8 +55,10 @@ def test_rules_batch_resume_and_auto_neutral(tmp_path):
     assert auto and all(ver[s] == "neutral" for s in auto)
     con = connect(db, read_only=True)
     try:
-        row = con.execute("SELECT profiled, relevance, judgment_id FROM verdicts WHERE span_id = ?", [auto[0]]).fetchone()
-        assert row == (False, None, None)
+        row = con.execute("SELECT profiled, relevance, judgment_id, judge, usage_labels, counts, n_entries FROM verdicts "
+                          "WHERE span_id = ?", [auto[0]]).fetchone()
+        n = con.execute("SELECT n_entries FROM spans WHERE span_id = ?", [auto[0]]).fetchone()[0]
+        assert row == (False, None, None, "rule", "[]", "{}", n) and n > 0
         assert con.execute("SELECT count(*) FROM assessments").fetchone()[0] == len(elig)
     finally:
         con.close()

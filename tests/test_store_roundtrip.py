@@ -198,3 +198,21 @@ def test_event_schema_is_published():
     text = json.dumps(schema)
     for t in EVENT_TYPES:
         assert f'"{t}"' in text
+
+
+def test_schema_ddl_reruns_only_when_its_fingerprint_changes(db_file):
+    """An open of a current store skips the DDL; a store written by code with other DDL (another
+    fingerprint) gets its missing tables on the next read-write open."""
+    con = connect(db_file)
+    con.execute("DROP TABLE judge_batches")
+    con.close()
+    con = connect(db_file)  # same fingerprint: the DDL is not re-run
+    assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'judge_batches'").fetchone()[0]
+    con.execute("UPDATE meta SET value = 'older' WHERE key = 'ddl_hash'")
+    con.close()
+    con = connect(db_file)
+    try:
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'judge_batches'").fetchone()[0]
+        assert con.execute("SELECT value FROM meta WHERE key = 'ddl_hash'").fetchone()[0] != "older"
+    finally:
+        con.close()
