@@ -16,6 +16,9 @@ def progress_bar(total: int | None, desc: str, unit: str = "it", **kw: Any) -> I
     import os
 
     disable = not (sys.stderr.isatty() or os.environ.get("MEMUSE_PROGRESS"))
+    # No monitor thread: the bars are updated by their callers, and a single-threaded command can
+    # fork its worker processes (judge/workers.py `start_method`).
+    tqdm.monitor_interval = 0
     bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=disable, dynamic_ncols=True, **kw)
     try:
         yield bar

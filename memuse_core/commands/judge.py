@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
@@ -27,9 +28,9 @@ def judge(
     price_cached: float | None = typer.Option(None, "--price-cached", help="USD per 1M cached input tokens."),
     price_output: float | None = typer.Option(None, "--price-output", help="USD per 1M output tokens."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds before one model request times out."),
-    workers: int = typer.Option(1, "--workers", min=1,
-                                help="Processes for the batch, whole episodes each: the rules judge is CPU-bound "
-                                "(use one per core for large batches); one is enough for the LLM judge."),
+    workers: int | None = typer.Option(None, "--workers", min=1,
+                                       help="Processes for the batch, whole episodes each (default: one per core for "
+                                       "a rules batch of 100 spans or more, else one; one is enough for the LLM judge)."),
     rank_by_rules: bool = typer.Option(False, "--rank-by-rules",
                                        help="Judge first the spans the rules judge flagged (misused, used, unclear)."),
 ) -> None:
@@ -51,10 +52,16 @@ def judge(
     if kind == "llm" and max_cost is not None and price_input is None and price_output is None:
         typer.echo("note: no --price-* given; --max-cost uses provider-reported cost only", err=True)
     with progress_bar(total=None, desc=f"judge ({kind})", unit="span") as bar:
+        last = [0.0]
+
         def on_progress(s) -> None:  # type: ignore[no-untyped-def]
             if bar.total is None:
                 bar.total = s.planned
             bar.n = s.judged + s.interrupted
+            now = time.monotonic()
+            if now - last[0] < 0.2 and bar.n < (bar.total or 0):
+                return  # redrawn at most five times a second (the rules judge finishes hundreds)
+            last[0] = now
             bar.set_postfix_str(f"accepted {s.accepted} errors {sum(s.errors.values())} cost ${s.cost_usd:.4f}",
                                 refresh=False)
             bar.refresh()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import signal
 import sys
 import threading
@@ -265,10 +266,13 @@ def _prepare(db: Any, settings: JudgeSettings, span_ids: list[str] | None, limit
 
 Progress = Callable[[BatchSummary], None]
 
+AUTO_WORKER_SPANS = 100
+"""Smallest rules batch that `workers=None` splits over the cores (below it one process is as fast)."""
+
 
 def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = None, limit: int | None = None,
               concurrency: int = 4, max_cost: float | None = None, progress: Progress | None = None,
-              rank_by_rules: bool = False, workers: int = 1) -> BatchSummary:
+              rank_by_rules: bool = False, workers: int | None = 1) -> BatchSummary:
     """Judge every pending eligible span (or the given ones); safe to interrupt and resume.
 
     `rank_by_rules` judges first the spans whose rules-judge verdict flags misuse, then use, then
@@ -276,7 +280,8 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
     `workers` > 1 splits the batch over that many processes, whole episodes each: for the LLM
     judge one event loop's CPU per call, not the network, bounds a single process at high
     concurrency; the rules judge is CPU-bound throughout (loading and judging). See
-    `judge/workers.py`."""
+    `judge/workers.py`. `workers=None` chooses: one per core for a rules batch of at least
+    AUTO_WORKER_SPANS spans, otherwise one."""
     summary = BatchSummary(batch_id=uuid.uuid4().hex[:12], judge=settings.judge)
     t0 = time.monotonic()
     if settings.judge == "llm":
@@ -285,11 +290,14 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
         make_client(settings)  # fail fast on a missing key or model, before touching the store
     pool = None
     method = ""
+    auto = workers is None
+    if workers is None:
+        workers = (os.cpu_count() or 1) if settings.judge == "rules" else 1
     if workers > 1:
         from .workers import WorkerPool, start_method
 
         method = start_method()
-        if method == "spawn":
+        if method == "spawn" and not auto:
             pool = WorkerPool(db, settings, workers, summary.batch_id, method)  # they import while we prepare
     try:
         todo = _prepare(db, settings, span_ids, limit, summary, rank_by_rules)
@@ -300,8 +308,8 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
     if pool is not None and len(todo) <= 1:
         pool.cancel()
         pool = None
-    if method == "fork" and len(todo) > 1:
-        if settings.judge == "rules":
+    if method and pool is None and len(todo) >= (AUTO_WORKER_SPANS if auto else 2):
+        if settings.judge == "rules" and method == "fork":
             from . import rules  # noqa: F401  (imported once here, inherited by every worker)
         pool = WorkerPool(db, settings, workers, summary.batch_id, method)
     writer = _Writer(db, flush_seconds(settings.judge))
