@@ -97,6 +97,17 @@ def _pick(db: Path) -> dict:
             "response": first_line.strip()[:40], "windows": windows}
 
 
+def _wait_text(page, text: str, timeout: float = 60_000) -> None:
+    """Wait for `text`; on a timeout, fail with what the page shows instead."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.get_by_text(text).first.wait_for(timeout=timeout)
+    except PlaywrightTimeout:
+        body = page.inner_text("body")
+        raise AssertionError(f"{text!r} never appeared; the page shows:\n{body[-3000:]}") from None
+
+
 def test_deep_link_citation_windows_lineage_rejudge_export(server, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -179,7 +190,7 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, tmp_path: Pat
         target.press("Enter")
         page.get_by_role("textbox", name="Note (markdown)").fill("Cited step checked <script>alert(1)</script>")
         page.get_by_role("button", name="Save annotation").click()
-        page.get_by_text("Saved annotation").wait_for()
+        _wait_text(page, "Saved annotation")
         page.get_by_text("1 annotations").wait_for()
         page.get_by_role("button", name="Prepare export (HTML and Markdown)").click()
         with page.expect_download() as dl:

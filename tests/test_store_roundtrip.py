@@ -216,3 +216,26 @@ def test_schema_ddl_reruns_only_when_its_fingerprint_changes(db_file):
         assert con.execute("SELECT value FROM meta WHERE key = 'ddl_hash'").fetchone()[0] != "older"
     finally:
         con.close()
+
+
+def test_connect_waits_for_the_other_mode_in_this_process(db_file):
+    """An app session writing while another session's read-only query is open: DuckDB refuses
+    the second mode in one process, so `connect` waits for the first to close (or says so)."""
+    import threading
+    import time
+
+    from memuse_core.store.connection import StoreLocked
+
+    connect(db_file).close()
+    ro = connect(db_file, read_only=True)
+    threading.Timer(0.3, ro.close).start()
+    t0 = time.monotonic()
+    con = connect(db_file, timeout=5)
+    assert time.monotonic() - t0 >= 0.25
+    con.close()
+    ro = connect(db_file, read_only=True)
+    try:
+        with pytest.raises(StoreLocked, match="another thread of this process"):
+            connect(db_file, timeout=0.3)
+    finally:
+        ro.close()

@@ -66,7 +66,7 @@ def connect(
     if not read_only and create:
         p.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
-    delay = 0.05
+    delay = 0.02
     while True:
         try:
             con = duckdb.connect(str(p), read_only=read_only)
@@ -81,7 +81,19 @@ def connect(
                     "stop it, then retry"
                 ) from e
             time.sleep(delay)
-            delay = min(delay * 2, 1.0)
+            delay = min(delay * 2, 0.5)
+        except duckdb.ConnectionException as e:
+            # Another thread of this process (an app session, the judge's loader) has the file
+            # open in the other mode: DuckDB refuses a read-only and a read-write connection to
+            # one file in one process. Those connections are short; wait for them as for a lock.
+            if "different configuration" not in str(e):
+                raise StoreError(f"cannot open database {p}: {str(e).splitlines()[0]}") from e
+            if time.monotonic() >= deadline:
+                raise StoreLocked(
+                    f"database {p} is held {'read-write' if read_only else 'read-only'} by another thread of "
+                    "this process; retry in a moment") from e
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
         except duckdb.Error as e:
             raise StoreError(f"cannot open database {p}: {str(e).splitlines()[0]}") from e
     if not read_only:
