@@ -221,6 +221,24 @@ def _fetch_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> Episo
                         "pls": pls, "srs": srs, "chg": chg}, texts, parsed, contents)
 
 
+def _shared_by_delivery(rows: list[tuple[Any, ...]], make: Any) -> dict[str, list[Any]]:
+    """Rows `(delivery_id, pos, *value)` grouped by delivery in row order; equal values become one
+    object, built once by `make(value)`."""
+    by: dict[str, list[Any]] = {}
+    seen: dict[tuple[Any, ...], Any] = {}
+    for r in rows:
+        key = r[2:]
+        obj = seen.get(key)
+        if obj is None:
+            obj = seen[key] = make(key)
+        lst = by.get(r[0])
+        if lst is None:
+            by[r[0]] = [obj]
+        else:
+            lst.append(obj)
+    return by
+
+
 def _deliveries_of(dels: list[tuple[Any, ...]], ents: list[tuple[Any, ...]], pls: list[tuple[Any, ...]],
                    t: Any) -> list[tuple[tuple[int, int], MemoryDelivery]]:
     """Delivery events from their stored rows (`t` looks a blob's text up by hash); shared by the
@@ -230,48 +248,32 @@ def _deliveries_of(dels: list[tuple[Any, ...]], ents: list[tuple[Any, ...]], pls
     # A host block restated on every call repeats the same entries and placements many times
     # (a demo episode: ~200 entry rows, ~8 distinct); equal rows share one object, as equal
     # message shells already do. Loaded records are values: rules read them, nothing mutates them.
-    ent_by: dict[str, list[Entry]] = {}
-    ent_seen: dict[tuple[Any, ...], Entry] = {}
-    for r in ents:
-        key = r[2:]
-        e = ent_seen.get(key)
-        if e is None:
-            (ns, iid, scheme, ver, portable, dg, vh, dk, labels) = key
-            value = t(vh) if vh is not None else None
-            if dg is None and value is not None:  # as Entry's validator fills it
-                dg = text_digest(value)
-            e = ent_seen[key] = _construct(Entry, {
-                "namespace": ns, "item_id": iid, "id_scheme": scheme, "version": ver,
-                "version_portable": portable, "digest": dg, "value": value, "display_key": dk,
-                "labels": json.loads(labels) if labels else {}})
-        lst = ent_by.get(r[0])
-        if lst is None:
-            ent_by[r[0]] = [e]
-        else:
-            lst.append(e)
-    pl_by: dict[str, list[Placement]] = {}
-    pl_seen: dict[tuple[Any, ...], Placement] = {}
-    for r in pls:
-        key = r[2:]
-        p = pl_seen.get(key)
-        if p is None:
-            (slot, kind, th, dg, size, mi, jp, md, start) = key
-            proof = None
-            if mi is not None or jp is not None or md is not None or start is not None:
-                proof = _construct(Proof, {"message_index": mi, "json_pointer": jp, "message_digest": md,
-                                           "start": start, "verified": None, "problem": None},
-                                   fields_set={"message_index", "json_pointer", "message_digest", "start"})
-            text = t(th) if th is not None else None
-            if dg is None and text is not None:  # as Placement's validator fills it
-                dg = text_digest(text)
-            p = pl_seen[key] = _construct(Placement, {
-                "slot": slot, "kind": kind, "text": text, "digest": dg,
-                "size": None if text is not None else size, "proof": proof})
-        lst2 = pl_by.get(r[0])
-        if lst2 is None:
-            pl_by[r[0]] = [p]
-        else:
-            lst2.append(p)
+    def entry(key: tuple[Any, ...]) -> Entry:
+        (ns, iid, scheme, ver, portable, dg, vh, dk, labels) = key
+        value = t(vh) if vh is not None else None
+        if dg is None and value is not None:  # as Entry's validator fills it
+            dg = text_digest(value)
+        return _construct(Entry, {  # type: ignore[no-any-return]
+            "namespace": ns, "item_id": iid, "id_scheme": scheme, "version": ver,
+            "version_portable": portable, "digest": dg, "value": value, "display_key": dk,
+            "labels": json.loads(labels) if labels else {}})
+
+    def placement(key: tuple[Any, ...]) -> Placement:
+        (slot, kind, th, dg, size, mi, jp, md, start) = key
+        proof = None
+        if mi is not None or jp is not None or md is not None or start is not None:
+            proof = _construct(Proof, {"message_index": mi, "json_pointer": jp, "message_digest": md,
+                                       "start": start, "verified": None, "problem": None},
+                               fields_set={"message_index", "json_pointer", "message_digest", "start"})
+        text = t(th) if th is not None else None
+        if dg is None and text is not None:  # as Placement's validator fills it
+            dg = text_digest(text)
+        return _construct(Placement, {  # type: ignore[no-any-return]
+            "slot": slot, "kind": kind, "text": text, "digest": dg,
+            "size": None if text is not None else size, "proof": proof})
+
+    ent_by = _shared_by_delivery(ents, entry)
+    pl_by = _shared_by_delivery(pls, placement)
     for r in dels:
         (did, eid, route, form, ccid, sid, pstep, fid, seq, list_of) = r
         out.append(((fid, seq), _construct(MemoryDelivery, {
