@@ -18,9 +18,15 @@ st.set_page_config(page_title="MemUse Studio", layout="wide")
 
 for key, default in {
     "db_path": str(db_path(os.environ.get("MEMUSE_DB") or None)),
-    "sel_episode": None, "sel_span": None, "sel_step": None, "sel_item": None,
-    "scope_configs": [], "scope_runs": [], "_qp_seen": {},
-    "judge_kind": "rules", "judge_model": os.environ.get("MEMUSE_JUDGE_MODEL", ""),
+    "sel_episode": None,
+    "sel_span": None,
+    "sel_step": None,
+    "sel_item": None,
+    "scope_configs": [],
+    "scope_runs": [],
+    "_qp_seen": {},
+    "judge_kind": "rules",
+    "judge_model": os.environ.get("MEMUSE_JUDGE_MODEL", ""),
     "judge_base_url": os.environ.get("OPENAI_BASE_URL", ""),
 }.items():
     st.session_state.setdefault(key, default)
@@ -35,8 +41,10 @@ def _build_demo(path: Path) -> None:
         from memuse_core.judge.result import JudgeSettings
         from memuse_core.judge.runner import run_batch
     except ImportError as e:
-        st.error(f"Database {path} does not exist and the demo generator is not available ({e}). "
-                 "Import recordings with `memuse ingest` or set MEMUSE_DB.")
+        st.error(
+            f"Database {path} does not exist and the demo generator is not available ({e}). "
+            "Import recordings with `memuse ingest` or set MEMUSE_DB."
+        )
         st.stop()
     # MEMUSE_DEMO_EPISODES picks a smaller or larger first-run corpus (default: the demo's own).
     n = os.environ.get("MEMUSE_DEMO_EPISODES")
@@ -52,12 +60,21 @@ def _build_demo(path: Path) -> None:
 
     build_demo(path, plan, progress=gen)
     bar.progress(0.45, text="Building the evaluation context (spans, credit windows)…")
-    build_store(path, progress=lambda d, t: bar.progress(0.45 + 0.25 * d / max(t, 1),
-                                                          text="Building the evaluation context…"))
+    build_store(
+        path,
+        progress=lambda d, t: bar.progress(
+            0.45 + 0.25 * d / max(t, 1), text="Building the evaluation context…"
+        ),
+    )
     bar.progress(0.7, text="Judging spans with the offline rules judge…")
-    run_batch(path, JudgeSettings(judge="rules"),
-              progress=lambda s: bar.progress(min(1.0, 0.7 + 0.3 * s.judged / max(s.planned, 1)),
-                                              text=f"Judging spans with the rules judge… {s.judged}/{s.planned}"))
+    run_batch(
+        path,
+        JudgeSettings(judge="rules"),
+        progress=lambda s: bar.progress(
+            min(1.0, 0.7 + 0.3 * s.judged / max(s.planned, 1)),
+            text=f"Judging spans with the rules judge… {s.judged}/{s.planned}",
+        ),
+    )
     bar.empty()
 
 
@@ -89,13 +106,24 @@ sync_from_url()
 with st.sidebar:
     runs = q("list_runs")
     configs = sorted(runs["config"].unique()) if len(runs) else []
-    st.multiselect("Configurations", configs, key="scope_configs",
-                   help="Limit every page to these configurations (empty: all).")
-    run_opts = [r for r, c in zip(runs["run_id"], runs["config"])
-                if not st.session_state["scope_configs"] or c in st.session_state["scope_configs"]]
+    st.multiselect(
+        "Configurations",
+        configs,
+        key="scope_configs",
+        help="Limit every page to these configurations (empty: all).",
+    )
+    run_opts = [
+        r
+        for r, c in zip(runs["run_id"], runs["config"])
+        if not st.session_state["scope_configs"] or c in st.session_state["scope_configs"]
+    ]
     st.session_state["scope_runs"] = [r for r in st.session_state.get("scope_runs", []) if r in run_opts]
-    st.multiselect("Runs", run_opts, key="scope_runs", help="Limit to these runs (empty: all runs of "
-                   "the chosen configurations).")
+    st.multiselect(
+        "Runs",
+        run_opts,
+        key="scope_runs",
+        help="Limit to these runs (empty: all runs of the chosen configurations).",
+    )
     if st.session_state["scope_configs"] and not st.session_state["scope_runs"]:
         st.session_state["_scope_effective"] = run_opts
     else:

@@ -33,12 +33,18 @@ def _child(db: str, n: int, workers: int) -> None:
     con = connect(db)
     try:
         clear_context(con)
-        ids = [r[0] for r in con.execute(
-            "SELECT episode_id FROM episodes ORDER BY hash(episode_id) LIMIT ?", [n]).fetchall()]
-        n_del = con.execute("SELECT count(*) FROM deliveries WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))",
-                            [ids]).fetchone()[0]
+        ids = [
+            r[0]
+            for r in con.execute(
+                "SELECT episode_id FROM episodes ORDER BY hash(episode_id) LIMIT ?", [n]
+            ).fetchall()
+        ]
+        n_del = con.execute(
+            "SELECT count(*) FROM deliveries WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]
+        ).fetchone()[0]
     finally:
         con.close()
+
     def children_cpu() -> float:
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
         return ru.ru_utime + ru.ru_stime
@@ -47,10 +53,25 @@ def _child(db: str, n: int, workers: int) -> None:
     stats = build_store(db, episode_ids=ids, workers=workers)
     wall = time.perf_counter() - t
     cpu = time.process_time() - c + children_cpu() - cc  # parent + worker processes
-    peak_mb = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-    print(json.dumps({"n": len(ids), "deliveries": n_del, "spans": stats["spans"], "wall": wall, "cpu": cpu,
-                      "peak_mb": peak_mb}))
+    peak_mb = (
+        max(
+            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+        )
+        / 1024
+    )
+    print(
+        json.dumps(
+            {
+                "n": len(ids),
+                "deliveries": n_del,
+                "spans": stats["spans"],
+                "wall": wall,
+                "cpu": cpu,
+                "peak_mb": peak_mb,
+            }
+        )
+    )
 
 
 def _fit(xs: list[float], ys: list[float]) -> float:
@@ -93,28 +114,42 @@ def main() -> None:
                 os.remove(db)
             t = time.perf_counter()
             res = build_demo(db, DemoPlan(episodes=sizes[-1], seed=args.seed))
-            print(f"generated and ingested {res.episodes} demo episodes in {time.perf_counter() - t:.0f} s",
-                  file=sys.stderr)
+            print(
+                f"generated and ingested {res.episodes} demo episodes in {time.perf_counter() - t:.0f} s",
+                file=sys.stderr,
+            )
         rows = []
         for n in sizes:
-            out = subprocess.run([sys.executable, __file__, "--db", db, "--child", str(n),
-                              "--workers", str(args.workers)], check=True,
-                                 capture_output=True, text=True).stdout
+            out = subprocess.run(
+                [sys.executable, __file__, "--db", db, "--child", str(n), "--workers", str(args.workers)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             rows.append(json.loads(out.strip().splitlines()[-1]))
             r = rows[-1]
-            print(f"  {r['n']} episodes: wall {r['wall']:.1f} s, cpu {r['cpu']:.1f} s, "
-                  f"peak {r['peak_mb']:.0f} MB, {r['deliveries']} deliveries, {r['spans']} spans", file=sys.stderr,
-                  flush=True)
-        print(f"{'episodes':>9} {'deliveries':>11} {'spans':>8} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} {'ms/episode':>11}")
+            print(
+                f"  {r['n']} episodes: wall {r['wall']:.1f} s, cpu {r['cpu']:.1f} s, "
+                f"peak {r['peak_mb']:.0f} MB, {r['deliveries']} deliveries, {r['spans']} spans",
+                file=sys.stderr,
+                flush=True,
+            )
+        print(
+            f"{'episodes':>9} {'deliveries':>11} {'spans':>8} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} {'ms/episode':>11}"
+        )
         for r in rows:
-            print(f"{r['n']:>9} {r['deliveries']:>11} {r['spans']:>8} {r['wall']:>8.1f} {r['cpu']:>8.1f} "
-                  f"{r['peak_mb']:>8.0f} {1000 * r['wall'] / r['n']:>11.1f}")
+            print(
+                f"{r['n']:>9} {r['deliveries']:>11} {r['spans']:>8} {r['wall']:>8.1f} {r['cpu']:>8.1f} "
+                f"{r['peak_mb']:>8.0f} {1000 * r['wall'] / r['n']:>11.1f}"
+            )
         if len(rows) > 1:
             ns = [r["n"] for r in rows]
             ds = [r["deliveries"] for r in rows]
-            print(f"fitted exponent: wall ~ episodes^{_fit(ns, [r['wall'] for r in rows]):.2f}, "
-                  f"cpu ~ episodes^{_fit(ns, [r['cpu'] for r in rows]):.2f}, "
-                  f"wall ~ deliveries^{_fit(ds, [r['wall'] for r in rows]):.2f}")
+            print(
+                f"fitted exponent: wall ~ episodes^{_fit(ns, [r['wall'] for r in rows]):.2f}, "
+                f"cpu ~ episodes^{_fit(ns, [r['cpu'] for r in rows]):.2f}, "
+                f"wall ~ deliveries^{_fit(ds, [r['wall'] for r in rows]):.2f}"
+            )
     finally:
         if tmp is not None and not args.keep:
             import shutil

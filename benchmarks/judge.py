@@ -71,7 +71,9 @@ def bench_rules(db: Path, tmp: Path) -> None:
     t0 = time.perf_counter()
     summary = run_batch(copy, JudgeSettings(judge="rules"))
     e2e = time.perf_counter() - t0
-    print(f"## Rules judge on the demo corpus (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(
+        f"## Rules judge on the demo corpus (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
     print(f"spans {n}, accepted {acc}")
     print("| stage | seconds | spans/s |\n|---|---|---|")
     print(f"| load from DuckDB and render steps (evidence loader) | {load_s:.2f} | {n / load_s:.0f} |")
@@ -79,15 +81,19 @@ def bench_rules(db: Path, tmp: Path) -> None:
     print(f"| rules judge (reads + assessment + checks + verdict) | {judge_s:.2f} | {n / judge_s:.0f} |")
     print(f"| rules judge, CPU seconds of this process | {judge_cpu:.2f} | {n / judge_cpu:.0f} |")
     print(f"| package + judge | {pkg_s + judge_s:.2f} | {n / (pkg_s + judge_s):.0f} |")
-    print(f"| end to end `run_batch` (open, load, judge, journal, write) | {e2e:.2f} | {summary.judged / e2e:.0f} |")
+    print(
+        f"| end to end `run_batch` (open, load, judge, journal, write) | {e2e:.2f} | {summary.judged / e2e:.0f} |"
+    )
     copy2 = tmp / "bench2.duckdb"
     shutil.copy(db, copy2)
     t0 = time.perf_counter()
     summary2 = run_batch(copy2, JudgeSettings(judge="rules"), workers=2)
     e2e2 = time.perf_counter() - t0
     print(f"| end to end `run_batch --workers 2` | {e2e2:.2f} | {summary2.judged / e2e2:.0f} |")
-    print(f"mandatory evidence: mean {statistics.mean(mand):.0f} tokens, median {statistics.median(mand):.0f}, "
-          f"max {max(mand):.0f} (chars/4)")
+    print(
+        f"mandatory evidence: mean {statistics.mean(mand):.0f} tokens, median {statistics.median(mand):.0f}, "
+        f"max {max(mand):.0f} (chars/4)"
+    )
     print("\n## Rules judge agreement with the planted truth")
     print("| signal | agree | n | rate |\n|---|---|---|---|")
     for a in planted_agreement(copy, "rules"):
@@ -104,10 +110,24 @@ def _free_port() -> int:
 def scripted_process(latency: float, tmp: Path):
     """The scripted server in its own process (its CPU is not charged to the judge loop)."""
     script = tmp / "script.json"
-    script.write_text(Script(read_unshown_first=True, answer_overrides={"influence": "none"}).model_dump_json())
+    script.write_text(
+        Script(read_unshown_first=True, answer_overrides={"influence": "none"}).model_dump_json()
+    )
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "memuse_core.judge.scripted_server", "--script", str(script),
-                             "--port", str(port), "--latency", str(latency)], stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memuse_core.judge.scripted_server",
+            "--script",
+            str(script),
+            "--port",
+            str(port),
+            "--latency",
+            str(latency),
+        ],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert proc.stdout is not None
         proc.stdout.readline()  # ready line
@@ -122,8 +142,10 @@ def bench_llm(db: Path, latency: float, concurrency: int, n_max: int, tmp: Path)
     items = items[:n_max]
     print(f"\n## LLM loop against the scripted server (latency {latency:.1f} s, concurrency {concurrency})")
     print(f"(load average {os.getloadavg()[0]:.1f}; server in its own process)")
-    print("| what runs | spans | calls/span | wall s | ideal s | throughput vs ideal | mean call s | loop CPU ms/call | "
-          "follow-up spans | cached share |\n|---|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| what runs | spans | calls/span | wall s | ideal s | throughput vs ideal | mean call s | loop CPU ms/call | "
+        "follow-up spans | cached share |\n|---|---|---|---|---|---|---|---|---|---|"
+    )
     for inline in (48_000, 0):
         pkgs = [build_package(ev, span) for ev, span in items]
         with scripted_process(latency, tmp) as base_url:
@@ -137,9 +159,11 @@ def bench_llm(db: Path, latency: float, concurrency: int, n_max: int, tmp: Path)
         fu = sum(r.followups > 0 for r in res)
         per_call = cpu / calls
         secs = [e["seconds"] for r in res for e in r.transcript["log"] if "seconds" in e]
-        print(f"| loop only, inline budget {inline:,} chars | {len(pkgs)} ({acc} accepted) | {calls / len(pkgs):.2f} | "
-              f"{wall:.2f} | {ideal:.2f} | {ideal / wall:.1%} | {statistics.mean(secs):.3f} | {1000 * per_call:.1f} | "
-              f"{fu} | {cached / inp:.1%} |")
+        print(
+            f"| loop only, inline budget {inline:,} chars | {len(pkgs)} ({acc} accepted) | {calls / len(pkgs):.2f} | "
+            f"{wall:.2f} | {ideal:.2f} | {ideal / wall:.1%} | {statistics.mean(secs):.3f} | {1000 * per_call:.1f} | "
+            f"{fu} | {cached / inp:.1%} |"
+        )
 
 
 async def _judge_all(pkgs, s: JudgeSettings, concurrency: int):
@@ -150,6 +174,7 @@ async def _judge_all(pkgs, s: JudgeSettings, concurrency: int):
     async def one(p):
         async with sem:
             return await judge_llm(p, client, s, prompts)
+
     try:
         t0, c0 = time.perf_counter(), time.process_time()
         out = await asyncio.gather(*(one(p) for p in pkgs))
@@ -179,16 +204,20 @@ def bench_llm_batch(db: Path, latency: float, concurrency: int, n_max: int, tmp:
             if r.get("judge") == "llm":
                 secs += [e["seconds"] for e in r["transcript"]["log"] if "seconds" in e]
     ideal = sm.calls * latency / concurrency
-    print(f"| `run_batch`, {workers} process{'es' if workers > 1 else ''} | {sm.judged} ({sm.accepted} accepted) | "
-          f"{sm.calls / max(1, sm.judged):.2f} | {wall:.2f} | {ideal:.2f} | {ideal / wall:.1%} | "
-          f"{statistics.mean(secs):.3f} | | {sm.followup_spans} | {sm.cached_tokens / max(1, sm.input_tokens):.1%} |")
+    print(
+        f"| `run_batch`, {workers} process{'es' if workers > 1 else ''} | {sm.judged} ({sm.accepted} accepted) | "
+        f"{sm.calls / max(1, sm.judged):.2f} | {wall:.2f} | {ideal:.2f} | {ideal / wall:.1%} | "
+        f"{statistics.mean(secs):.3f} | | {sm.followup_spans} | {sm.cached_tokens / max(1, sm.input_tokens):.1%} |"
+    )
 
 
 def _footnote() -> None:
-    print("ideal = calls x latency / concurrency (every slot busy all the time). `loop only` times the judge loop "
-          "over prebuilt packages; `run_batch` is the whole command (prepare, load, package, call, journal, "
-          "write). A few seconds of tail (the last spans' follow-up calls at low concurrency) are inherent: use "
-          "--llm-spans >= 640 for a steady-state figure.")
+    print(
+        "ideal = calls x latency / concurrency (every slot busy all the time). `loop only` times the judge loop "
+        "over prebuilt packages; `run_batch` is the whole command (prepare, load, package, call, journal, "
+        "write). A few seconds of tail (the last spans' follow-up calls at low concurrency) are inherent: use "
+        "--llm-spans >= 640 for a steady-state figure."
+    )
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ def _load(db: str, chunk: int, check: bool) -> dict[str, float]:
         t0, c0 = time.perf_counter(), time.process_time()
         n_steps = 0
         for i in range(0, len(eids), chunk):
-            recs = load_episodes(con, eids[i:i + chunk])
+            recs = load_episodes(con, eids[i : i + chunk])
             n_steps += sum(r.T for r in recs.values())
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         if check:
@@ -51,7 +51,7 @@ def _check(con, eids: list[str], chunk: int) -> None:  # noqa: ANN001
 
     n = 0
     for i in range(0, len(eids), chunk):
-        for _, ev in _episode_events(con, eids[i:i + chunk]):
+        for _, ev in _episode_events(con, eids[i : i + chunk]):
             v = EVENT_ADAPTER.validate_python(ev.model_dump())
             if v != ev or v.model_dump_json() != ev.model_dump_json():
                 raise SystemExit(f"loaded event differs from its validated copy: {ev!r}")
@@ -69,8 +69,12 @@ def _judge(db: str, workers: int) -> dict[str, float]:
 
     t0, c0, k0 = time.perf_counter(), time.process_time(), children()
     s = run_batch(db, JudgeSettings(judge="rules"), workers=workers)
-    return {"judged": s.judged, "wall": time.perf_counter() - t0,
-            "cpu": time.process_time() - c0 + children() - k0, "errors": sum(s.errors.values())}
+    return {
+        "judged": s.judged,
+        "wall": time.perf_counter() - t0,
+        "cpu": time.process_time() - c0 + children() - k0,
+        "errors": sum(s.errors.values()),
+    }
 
 
 def main() -> None:
@@ -92,16 +96,20 @@ def main() -> None:
             subprocess.run([str(exe), "demo", "--episodes", str(a.episodes), "--db", db], check=True)
             print(f"demo + build: {time.perf_counter() - t:.1f} s")
         r = _load(db, a.chunk, a.check)
-        print(f"load_episodes: {r['episodes']} episodes, {r['steps']:,} steps, {r['spans']} eligible spans in "
-              f"{r['wall']:.2f} s wall / {r['cpu']:.2f} s CPU: {r['episodes'] / r['wall']:.1f} episodes/s, "
-              f"{r['spans'] / r['wall']:.1f} spans/s ({r['spans'] / max(r['cpu'], 1e-9):.1f} per CPU-second)")
+        print(
+            f"load_episodes: {r['episodes']} episodes, {r['steps']:,} steps, {r['spans']} eligible spans in "
+            f"{r['wall']:.2f} s wall / {r['cpu']:.2f} s CPU: {r['episodes'] / r['wall']:.1f} episodes/s, "
+            f"{r['spans'] / r['wall']:.1f} spans/s ({r['spans'] / max(r['cpu'], 1e-9):.1f} per CPU-second)"
+        )
         if a.judge:
             copy = os.path.join(tmp, "judge.duckdb")
             shutil.copyfile(db, copy)
             j = _judge(copy, a.workers)
-            print(f"rules batch ({a.workers} process{'es' if a.workers > 1 else ''}): {j['judged']} spans ({j['errors']} errors) in {j['wall']:.1f} s wall / "
-                  f"{j['cpu']:.1f} s CPU: {j['judged'] / j['wall']:.1f} spans/s "
-                  f"({j['judged'] / max(j['cpu'], 1e-9):.1f} per CPU-second)")
+            print(
+                f"rules batch ({a.workers} process{'es' if a.workers > 1 else ''}): {j['judged']} spans ({j['errors']} errors) in {j['wall']:.1f} s wall / "
+                f"{j['cpu']:.1f} s CPU: {j['judged'] / j['wall']:.1f} spans/s "
+                f"({j['judged'] / max(j['cpu'], 1e-9):.1f} per CPU-second)"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -90,19 +90,40 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--kb", type=int, default=200)
-    ap.add_argument("--full-requests", dest="delta", action="store_false",
-                    help="run the proxy with --full-requests (default: delta-encoded requests)")
+    ap.add_argument(
+        "--full-requests",
+        dest="delta",
+        action="store_false",
+        help="run the proxy with --full-requests (default: delta-encoded requests)",
+    )
     args = ap.parse_args()
     reqs = bodies(args.kb, args.rounds + 10)
-    up = subprocess.Popen([sys.executable, "-c", UPSTREAM.format(root=str(ROOT))], stdout=subprocess.PIPE, text=True)
+    up = subprocess.Popen(
+        [sys.executable, "-c", UPSTREAM.format(root=str(ROOT))], stdout=subprocess.PIPE, text=True
+    )
     port = free_port()
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "bench.jsonl"
         try:
             up_url = up.stdout.readline().strip()  # type: ignore[union-attr]
-            px = subprocess.Popen([sys.executable, "-m", "memuse_core", "record", "proxy", "--upstream", up_url,
-                                   "--out", str(out), "--port", str(port), *([] if args.delta else ["--full-requests"])],
-                                  stderr=subprocess.DEVNULL, cwd=ROOT)
+            px = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "memuse_core",
+                    "record",
+                    "proxy",
+                    "--upstream",
+                    up_url,
+                    "--out",
+                    str(out),
+                    "--port",
+                    str(port),
+                    *([] if args.delta else ["--full-requests"]),
+                ],
+                stderr=subprocess.DEVNULL,
+                cwd=ROOT,
+            )
             px_url = f"http://127.0.0.1:{port}"
             wait_until_up(px_url, timeout=60)
             direct, via = [], []
@@ -112,7 +133,10 @@ def main() -> None:
                 for i, body in enumerate(reqs):
                     if i == 10:
                         cpu0 = cpu_seconds(px.pid)
-                    order = [("d", c1, f"{up_url}/chat/completions"), ("p", c2, f"{px_url}/agent/v1/chat/completions")]
+                    order = [
+                        ("d", c1, f"{up_url}/chat/completions"),
+                        ("p", c2, f"{px_url}/agent/v1/chat/completions"),
+                    ]
                     if i % 2:
                         order.reverse()
                     for tag, client, url in order:
@@ -134,11 +158,17 @@ def main() -> None:
     own = recorder_work(reqs, reply, args.delta)[10:]
     over = [v - d_ for v, d_ in zip(via, direct)]
     ms = 1000.0
-    print(f"request body {len(reqs[-1]) / 1000:.0f} KB, {len(over)} rounds, {lines} event lines written"
-          f" ({'delta-encoded' if args.delta else 'full'} requests)")
+    print(
+        f"request body {len(reqs[-1]) / 1000:.0f} KB, {len(over)} rounds, {lines} event lines written"
+        f" ({'delta-encoded' if args.delta else 'full'} requests)"
+    )
     print(f"{'measure':<38}{'p50 ms':>10}{'p95 ms':>10}")
-    for name, xs in (("direct to upstream", direct), ("through the recording proxy", via),
-                     ("proxy overhead (paired difference)", over), ("recorder CPU per call (no HTTP)", own)):
+    for name, xs in (
+        ("direct to upstream", direct),
+        ("through the recording proxy", via),
+        ("proxy overhead (paired difference)", over),
+        ("recorder CPU per call (no HTTP)", own),
+    ):
         print(f"{name:<38}{pct(xs, 50) * ms:>10.2f}{pct(xs, 95) * ms:>10.2f}")
     print(f"proxy process CPU per request (mean) {proxy_cpu * ms:.2f} ms")
     print(f"mean overhead {statistics.mean(over) * ms:.2f} ms; load average {os.getloadavg()[0]:.1f}")

@@ -55,7 +55,7 @@ def prepare(n: int, db: Path, steps: int) -> dict[str, float]:
 
 
 def _timed(fn, repeat: int = 1) -> str:  # type: ignore[no-untyped-def]
-    """"first / best wall s (CPU s of the best)" over 1 + `repeat` calls; CPU counts every
+    """ "first / best wall s (CPU s of the best)" over 1 + `repeat` calls; CPU counts every
     thread of this process (DuckDB runs queries on several threads)."""
     out = []
     for _ in range(1 + repeat):
@@ -76,32 +76,48 @@ def measure(db: Path, out: Path) -> list[tuple[str, str]]:
             "SELECT (SELECT count(*) FROM episodes), (SELECT count(*) FROM spans), "
             "(SELECT count(*) FROM span_entries), (SELECT count(*) FROM assessments), "
             "(SELECT count(*) FROM verdicts), (SELECT count(*) FROM calls), "
-            "(SELECT count(DISTINCT config) FROM runs), (SELECT count(*) FROM runs)").fetchone()
+            "(SELECT count(DISTINCT config) FROM runs), (SELECT count(*) FROM runs)"
+        ).fetchone()
         cfgs = [r[0] for r in con.execute("SELECT DISTINCT config FROM runs ORDER BY 1").fetchall()]
     finally:
         con.close()
     baseline = "baseline" if "baseline" in cfgs else cfgs[0]
-    rows = [("episodes / spans / span entries", f"{size[0]:,} / {size[1]:,} / {size[2]:,}"),
-            ("assessments / verdicts / calls", f"{size[3]:,} / {size[4]:,} / {size[5]:,}"),
-            ("configurations / runs", f"{size[6]} / {size[7]}")]
+    rows = [
+        ("episodes / spans / span entries", f"{size[0]:,} / {size[1]:,} / {size[2]:,}"),
+        ("assessments / verdicts / calls", f"{size[3]:,} / {size[4]:,} / {size[5]:,}"),
+        ("configurations / runs", f"{size[6]} / {size[7]}"),
+    ]
     rows.append((f"load average (1 min) on {os.cpu_count() or 0} cores", f"{os.getloadavg()[0]:.1f}"))
     for label, args in (
-            ("md, --baseline", ["--baseline", baseline, "--out", str(out / "md")]),
-            ("json, --baseline", ["--baseline", baseline, "--format", "json", "--out", str(out / "json")]),
-            ("csv, --by run", ["--by", "run", "--format", "csv", "--out", str(out / "csv")])):
+        ("md, --baseline", ["--baseline", baseline, "--out", str(out / "md")]),
+        ("json, --baseline", ["--baseline", baseline, "--format", "json", "--out", str(out / "json")]),
+        ("csv, --by run", ["--by", "run", "--format", "csv", "--out", str(out / "csv")]),
+    ):
         wall, cpu = _run_cpu(["report", "--db", str(db), *args])
         rows.append((f"`memuse report` {label}: process wall s (CPU s)", f"{wall:.2f} ({cpu:.2f} CPU)"))
     con = connect(db, read_only=True)
     try:
-        rows.append(("build_report in process: first / best wall s",
-                     _timed(lambda: build_report(con, None, baseline), 1)))
+        rows.append(
+            (
+                "build_report in process: first / best wall s",
+                _timed(lambda: build_report(con, None, baseline), 1),
+            )
+        )
         for level in ("config", "run"):
-            rows.append((f"overview group_stats level={level}: first / best wall s",
-                         _timed(lambda level=level: group_stats(con, None, level, details=False), 3)))
+            rows.append(
+                (
+                    f"overview group_stats level={level}: first / best wall s",
+                    _timed(lambda level=level: group_stats(con, None, level, details=False), 3),
+                )
+            )
         rows.append(("overview_frame: first / best wall s", _timed(lambda: overview_frame(con), 3)))
         runs = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY 1 LIMIT 2").fetchall()]
-        rows.append(("overview for 2 selected runs: first / best wall s",
-                     _timed(lambda: group_stats(con, runs, "run", details=False), 3)))
+        rows.append(
+            (
+                "overview for 2 selected runs: first / best wall s",
+                _timed(lambda: group_stats(con, runs, "run", details=False), 3),
+            )
+        )
     finally:
         con.close()
     return rows

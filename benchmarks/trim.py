@@ -61,8 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         trimmer.write_parsed(i, t, "value1", p)
     t_index, w_index = time.process_time() - c0, time.perf_counter() - w0
 
-    queries = [trimmer.parse_query(memory_text(rng, a.units, n_keys) + "\nQuestion: which value?")
-               for _ in range(50)]
+    queries = [
+        trimmer.parse_query(memory_text(rng, a.units, n_keys) + "\nQuestion: which value?") for _ in range(50)
+    ]
     ids = list(range(a.memories))
     plan = [(queries[r % len(queries)], rng.sample(ids, a.retrieved)) for r in range(a.reads)]
     per_read: list[float] = []
@@ -77,11 +78,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("memories written", f"{a.memories:,}", ""),
         ("units in the trie", f"{len(trimmer.trie):,}", f"({n_units:,} parsed)"),
-        ("write-time indexing (CPU)", f"{n_units / t_index:,.0f} units/s",
-         f"wall {n_units / w_index:,.0f}/s; target >= 20,000"),
+        (
+            "write-time indexing (CPU)",
+            f"{n_units / t_index:,.0f} units/s",
+            f"wall {n_units / w_index:,.0f}/s; target >= 20,000",
+        ),
         ("parse + index (CPU)", f"{n_units / (t_parse + t_index):,.0f} units/s", "deterministic parser"),
-        ("read, no query parsing (CPU)", f"{cpu_ms_per_mem:.4f} ms/memory",
-         f"wall median {ms_per_mem:.4f}; target <= 0.2"),
+        (
+            "read, no query parsing (CPU)",
+            f"{cpu_ms_per_mem:.4f} ms/memory",
+            f"wall median {ms_per_mem:.4f}; target <= 0.2",
+        ),
     ]
     if a.db is not None:
         from memuse_core.store import connect
@@ -98,8 +105,14 @@ def main(argv: list[str] | None = None) -> int:
                 t_trim, c_trim = time.perf_counter() - t0, time.process_time() - c0
             finally:
                 con.close()
-        rows.append(("memuse trim (wall)", f"{t_trim:,.1f} s", f"CPU {c_trim:,.1f} s; {n_eps:,} episodes, {summary['deliveries']:,} deliveries, "
-                                                          f"{summary['entries']:,} entries; target < 300 s"))
+        rows.append(
+            (
+                "memuse trim (wall)",
+                f"{t_trim:,.1f} s",
+                f"CPU {c_trim:,.1f} s; {n_eps:,} episodes, {summary['deliveries']:,} deliveries, "
+                f"{summary['entries']:,} entries; target < 300 s",
+            )
+        )
     w = max(len(r[0]) for r in rows)
     print(f"{'measure':<{w}}  {'value':>22}  note")
     for name, val, note in rows:

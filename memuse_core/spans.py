@@ -68,8 +68,11 @@ def earlier_copy_visible(an: EpisodeAnalysis, span: SpanBuild, di: DInfo) -> boo
     cid = call.call_id
     for pos, e in enumerate(di.d.entries):
         eps = di.exposures[pos].exposed_text
-        if not any(an.copy_visible(s, pos, call, eps, e.display_key) for s in reversed(span.deliveries)
-                   if s.cid is not None and s.cid != cid):
+        if not any(
+            an.copy_visible(s, pos, call, eps, e.display_key)
+            for s in reversed(span.deliveries)
+            if s.cid is not None and s.cid != cid
+        ):
             return False
     return True
 
@@ -98,8 +101,12 @@ def group_spans(an: EpisodeAnalysis) -> list[SpanBuild]:
                 target = prev
         else:
             cand = current.get(di.ikeys[0])
-            if (cand is not None and all(current.get(k) is cand for k in di.ikeys)
-                    and cand.first.signature == di.signature and earlier_copy_visible(an, cand, di)):
+            if (
+                cand is not None
+                and all(current.get(k) is cand for k in di.ikeys)
+                and cand.first.signature == di.signature
+                and earlier_copy_visible(an, cand, di)
+            ):
                 target = cand
         if target is None:
             target = SpanBuild(restricted=restricted)
@@ -193,8 +200,9 @@ def credit_windows(an: EpisodeAnalysis, spans: list[SpanBuild]) -> None:
             eps = di.exposures[pos].exposed_text
             start = t_first
             if di.exposures[pos].exposure == "unknown" and any(
-                    o is not s and o.first.order < di.order and o.last_step == t_first
-                    for o, _ in by_item.get(di.ikeys[pos], [])):
+                o is not s and o.first.order < di.order and o.last_step == t_first
+                for o, _ in by_item.get(di.ikeys[pos], [])
+            ):
                 start = t_first + 1  # same-step copy that adds no verified text
             end = T
             for o, opos in by_item.get(di.ikeys[pos], []):

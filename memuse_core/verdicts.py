@@ -13,11 +13,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-UsageLabel = Literal["used", "unproductive", "misused", "unclear", "selected", "noted", "ignored", "ambiguous"]
+UsageLabel = Literal[
+    "used", "unproductive", "misused", "unclear", "selected", "noted", "ignored", "ambiguous"
+]
 TriageLabel = Literal["negative", "positive", "unresolved", "neutral"]
 
-USAGE_LABELS: tuple[str, ...] = ("used", "unproductive", "misused", "unclear", "selected", "noted",
-                                 "ignored", "ambiguous")
+USAGE_LABELS: tuple[str, ...] = (
+    "used",
+    "unproductive",
+    "misused",
+    "unclear",
+    "selected",
+    "noted",
+    "ignored",
+    "ambiguous",
+)
 TRIAGE_ORDER: tuple[str, ...] = ("negative", "positive", "unresolved", "neutral")
 """Triage precedence, highest first (Eq. 2)."""
 AXES: tuple[str, ...] = ("relevance", "corroboration", "information_gain", "acted_on", "benefit", "harm")
@@ -143,11 +153,17 @@ def span_verdict(span_id: str, entries: list[EntrySignals], judgment_id: str | N
             counts[k] += int(v)
     profiled = n > 0
     return SpanVerdict(
-        span_id=span_id, judgment_id=judgment_id, triage=triage_label(labels), profiled=profiled,
+        span_id=span_id,
+        judgment_id=judgment_id,
+        triage=triage_label(labels),
+        profiled=profiled,
         n_entries=n,
         profile={a: counts[a] / n for a in AXES} if profiled else None,
         uncertainty={u: counts[u] / n for u in UNCERTAINTY} if profiled else None,
-        counts=counts, usage_labels=labels, effect_resets=resets)
+        counts=counts,
+        usage_labels=labels,
+        effect_resets=resets,
+    )
 
 
 def auto_neutral_verdict(span_id: str, n_entries: int = 0) -> SpanVerdict:

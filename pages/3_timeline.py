@@ -44,9 +44,11 @@ if head is None:
     st.error(f"Episode {episode_id!r} is not in the database.")
     st.stop()
 outcome = {True: "resolved", False: "failed"}.get(head["resolved"], "no result")
-st.markdown(f"**{md_escape(head['config'])}** · run {md_code(head['run_id'])} · task "
-            f"{md_code(head['task_id'])} · repo {md_code(head['repo'] or '—')} · {outcome} · "
-            f"{head['n_steps']} steps")
+st.markdown(
+    f"**{md_escape(head['config'])}** · run {md_code(head['run_id'])} · task "
+    f"{md_code(head['task_id'])} · repo {md_code(head['repo'] or '—')} · {outcome} · "
+    f"{head['n_steps']} steps"
+)
 with st.expander("Task"):
     show_text(head["task"])
 picked = render_timeline(episode_id, key="tl_chart", step_key="tl_step")
@@ -62,8 +64,12 @@ with right:
     if len(spans):
         view = spans.copy()
         view.insert(0, "inspect", [url("span", span=s) for s in view["span_id"]])
-        st.dataframe(view, hide_index=True, key="tl_spans",
-                     column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")})
+        st.dataframe(
+            view,
+            hide_index=True,
+            key="tl_spans",
+            column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")},
+        )
     else:
         st.info(f"Spans: {NOT_BUILT}.")
     if step is not None:

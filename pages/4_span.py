@@ -35,7 +35,7 @@ def render_cited(text: str, span_id: str, key: str) -> list[str]:
     found = []
     out, last = [], 0
     for m in CITE.finditer(text or ""):
-        out.append(md_escape(text[last:m.start()]))
+        out.append(md_escape(text[last : m.start()]))
         kind, n = m.group(1), m.group(2)
         found.append(f"{kind}{n}")
         param = "step" if kind == "S" else "source"
@@ -76,8 +76,12 @@ if not st.session_state.get("sp_span") and choices:
 c1, c2 = st.columns([2, 3])
 span_id = c1.text_input("Span id", key="sp_span", help="`<episode_id>/<first delivery_id>`")
 if choices:
-    pick = c2.selectbox("Spans of the selected episode", [None] + choices, key="sp_pick",
-                        format_func=lambda s: "—" if s is None else s)
+    pick = c2.selectbox(
+        "Spans of the selected episode",
+        [None] + choices,
+        key="sp_pick",
+        format_func=lambda s: "—" if s is None else s,
+    )
     if pick and pick != span_id and st.session_state.get("_sp_last_pick") != pick:
         st.session_state["_sp_last_pick"] = pick
         set_sel(span=pick)
@@ -93,10 +97,12 @@ if span is None:
 set_sel(span=span_id, episode=span["episode_id"])
 
 triage = span.get("triage") or ("unjudged" if span["status"] == "eligible" else span["status"])
-st.markdown(f"**{md_escape(span_id)}** · status `{span['status']}` · triage **{triage}** · steps "
-            f"{span['first_step']}–{span['last_step']} · form {md_code(span['form'])} · route `{span['route']}` · "
-            f"{span['n_entries']} entries · {span['restatements']} restatements · ≈{span['est_tokens']} tokens"
-            + (f" · reason: {md_escape(span['reason'])}" if span.get("reason") else ""))
+st.markdown(
+    f"**{md_escape(span_id)}** · status `{span['status']}` · triage **{triage}** · steps "
+    f"{span['first_step']}–{span['last_step']} · form {md_code(span['form'])} · route `{span['route']}` · "
+    f"{span['n_entries']} entries · {span['restatements']} restatements · ≈{span['est_tokens']} tokens"
+    + (f" · reason: {md_escape(span['reason'])}" if span.get("reason") else "")
+)
 lc1, lc2, _ = st.columns([1, 1, 3])
 with lc1:
     link("timeline", "Open in timeline", episode=span["episode_id"], step=span["first_step"])
@@ -125,7 +131,9 @@ with right:
         st.info(f"Prior context: {NOT_BUILT}.")
     with st.container(height=420):
         for _, s in prior.iterrows():
-            st.markdown(f"**[P{s['pos']}]** {md_escape(s['role'])} · message {s['message_index']} · {s['chars']} chars")
+            st.markdown(
+                f"**[P{s['pos']}]** {md_escape(s['role'])} · message {s['message_index']} · {s['chars']} chars"
+            )
             show_text(s["text"], max_chars=4000)
 
 # ---- Entries and signals --------------------------------------------------------------------
@@ -137,16 +145,24 @@ assess = q("judgment_assessments", current) if current else pd.DataFrame()
 table = entries[["pos", "namespace", "item_id", "exposure", "window_start", "window_end"]].copy()
 if len(assess):
     table = table.merge(assess.drop(columns=["item_id"]), on="pos", how="left")
-    table["lineage"] = [url("lineage", item=item_key(ns, iid)) for ns, iid in zip(table["namespace"], table["item_id"])]
-    st.dataframe(table.drop(columns=["notes"]), hide_index=True, key="sp_entries",
-                 column_config={"lineage": st.column_config.LinkColumn("item history", display_text="lineage")})
+    table["lineage"] = [
+        url("lineage", item=item_key(ns, iid)) for ns, iid in zip(table["namespace"], table["item_id"])
+    ]
+    st.dataframe(
+        table.drop(columns=["notes"]),
+        hide_index=True,
+        key="sp_entries",
+        column_config={"lineage": st.column_config.LinkColumn("item history", display_text="lineage")},
+    )
 else:
     st.dataframe(table, hide_index=True, key="sp_entries")
     st.info("No accepted judgment for this span yet — run `memuse judge` or use Re-judge below.")
 with st.expander("Exposed text of each entry"):
     for _, e in entries.iterrows():
         st.markdown(f"**#{e['pos']}** {md_code(e['item_id'])} · {e['exposure']}")
-        show_text(e["exposed_text"] if e["exposed_text"] is not None else "(unknown exposure)", max_chars=4000)
+        show_text(
+            e["exposed_text"] if e["exposed_text"] is not None else "(unknown exposure)", max_chars=4000
+        )
 
 # ---- Rationales with clickable citations ----------------------------------------------------
 cites: list[str] = []
@@ -169,7 +185,11 @@ if len(assess):
 cites = list(dict.fromkeys(cites))
 if cites or st.session_state.get("sp_cite"):
     st.markdown("**Cited evidence** — pick a citation to read it here")
-    opts = cites if st.session_state.get("sp_cite") in cites or not st.session_state.get("sp_cite") else [st.session_state["sp_cite"]] + cites
+    opts = (
+        cites
+        if st.session_state.get("sp_cite") in cites or not st.session_state.get("sp_cite")
+        else [st.session_state["sp_cite"]] + cites
+    )
     cite = st.pills("Citations", opts, key="sp_cite", label_visibility="collapsed")
     if cite:
         kind, n = cite[0], int(cite[1:])
@@ -191,7 +211,9 @@ if cites or st.session_state.get("sp_cite"):
             row = prior[prior["pos"] == n]
             with st.container(border=True, key="sp_cited_source"):
                 if len(row):
-                    st.markdown(f"**[P{n}]** {md_escape(row.iloc[0]['role'])} · message {row.iloc[0]['message_index']}")
+                    st.markdown(
+                        f"**[P{n}]** {md_escape(row.iloc[0]['role'])} · message {row.iloc[0]['message_index']}"
+                    )
                     show_text(row.iloc[0]["text"])
                 else:
                     st.warning(f"Prior source P{n} not found.")
@@ -202,18 +224,28 @@ if not len(judgments):
     st.info("Never judged.")
 else:
     st.dataframe(judgments, hide_index=True, key="sp_history")
-    jid = st.selectbox("Judgment", list(judgments["judgment_id"]), key="sp_judgment",
-                       format_func=lambda j: f"{j} ({judgments.set_index('judgment_id').loc[j, 'judge']}, "
-                                             f"{judgments.set_index('judgment_id').loc[j, 'status']})")
+    jid = st.selectbox(
+        "Judgment",
+        list(judgments["judgment_id"]),
+        key="sp_judgment",
+        format_func=lambda j: (
+            f"{j} ({judgments.set_index('judgment_id').loc[j, 'judge']}, "
+            f"{judgments.set_index('judgment_id').loc[j, 'status']})"
+        ),
+    )
     det = q("judgment_detail", jid)
     if det:
         attempts = det.get("attempts") or []
-        st.markdown(f"**Validation attempts**: {len(attempts)} · follow-ups {det.get('followups')} · "
-                    f"forced {det.get('forced')} · calls {det.get('calls')}")
+        st.markdown(
+            f"**Validation attempts**: {len(attempts)} · follow-ups {det.get('followups')} · "
+            f"forced {det.get('forced')} · calls {det.get('calls')}"
+        )
         for i, att in enumerate(attempts if isinstance(attempts, list) else []):
             ok = att.get("accepted") if isinstance(att, dict) else None
-            with st.expander(f"Attempt {i + 1}: {'accepted' if ok else 'rejected'}"
-                             + (" (forced)" if isinstance(att, dict) and att.get("forced") else "")):
+            with st.expander(
+                f"Attempt {i + 1}: {'accepted' if ok else 'rejected'}"
+                + (" (forced)" if isinstance(att, dict) and att.get("forced") else "")
+            ):
                 for v in (att.get("violations") or []) if isinstance(att, dict) else []:
                     st.markdown("- " + md_escape(v.get("message", v) if isinstance(v, dict) else v))
                 if isinstance(att, dict) and att.get("coerced"):
@@ -224,9 +256,14 @@ else:
                 if not isinstance(m, dict):
                     show_text(m)
                     continue
-                st.markdown(f"**{md_escape(m.get('role', '?'))}**" + (f" · tool {md_code(m.get('name'))}" if m.get("name") else ""))
+                st.markdown(
+                    f"**{md_escape(m.get('role', '?'))}**"
+                    + (f" · tool {md_code(m.get('name'))}" if m.get("name") else "")
+                )
                 if m.get("content"):
-                    show_text(m["content"] if isinstance(m["content"], str) else str(m["content"]), max_chars=8000)
+                    show_text(
+                        m["content"] if isinstance(m["content"], str) else str(m["content"]), max_chars=8000
+                    )
                 for tc in m.get("tool_calls") or []:
                     fn = tc.get("function", tc) if isinstance(tc, dict) else {}
                     show_text(f"{fn.get('name', '')}({fn.get('arguments', '')})", max_chars=4000)
@@ -234,12 +271,20 @@ else:
 # ---- Re-judge ------------------------------------------------------------------------------
 with st.sidebar:
     st.markdown("**Re-judge settings**")
-    st.radio("Judge", ["rules", "llm"], key="judge_kind", horizontal=True,
-             help="rules: the deterministic offline judge; llm: any OpenAI-compatible endpoint.")
+    st.radio(
+        "Judge",
+        ["rules", "llm"],
+        key="judge_kind",
+        horizontal=True,
+        help="rules: the deterministic offline judge; llm: any OpenAI-compatible endpoint.",
+    )
     if st.session_state["judge_kind"] == "llm":
         st.text_input("Model", key="judge_model")
         st.text_input("Endpoint base URL", key="judge_base_url", placeholder="https://api.openai.com/v1")
-        st.caption("The API key is read from OPENAI_API_KEY " + ("(set)." if os.environ.get("OPENAI_API_KEY") else "(not set)."))
+        st.caption(
+            "The API key is read from OPENAI_API_KEY "
+            + ("(set)." if os.environ.get("OPENAI_API_KEY") else "(not set).")
+        )
 
 st.subheader("Re-judge this span")
 if span["status"] != "eligible":
@@ -256,33 +301,50 @@ elif st.button(f"Re-judge with the {st.session_state['judge_kind']} judge", key=
         kind = st.session_state["judge_kind"]
         kwargs = {}
         if kind == "llm":
-            kwargs = {"model": st.session_state.get("judge_model") or None,
-                      "base_url": st.session_state.get("judge_base_url") or None}
+            kwargs = {
+                "model": st.session_state.get("judge_model") or None,
+                "base_url": st.session_state.get("judge_base_url") or None,
+            }
         bar = st.progress(0.0, text="Judging…")
         try:
             with st.spinner("Judging…"):
                 res = judge_span(db_path(), span_id, judge=kind, **kwargs)
             bar.progress(1.0, text="Done.")
-            st.session_state["sp_rejudged"] = {"span": span_id, "old": old.to_dict("records"),
-                                               "judgment": getattr(res, "judgment_id", None),
-                                               "status": getattr(res, "status", None),
-                                               "reason": getattr(res, "reason", None)}
+            st.session_state["sp_rejudged"] = {
+                "span": span_id,
+                "old": old.to_dict("records"),
+                "judgment": getattr(res, "judgment_id", None),
+                "status": getattr(res, "status", None),
+                "reason": getattr(res, "reason", None),
+            }
         except Exception as e:  # the judge reports user-facing problems as exceptions
             bar.empty()
             st.error(f"Re-judge failed: {e}")
 done = st.session_state.get("sp_rejudged")
 if done and done.get("span") == span_id:
-    st.success(f"New judgment {done['judgment']}: {done['status']}" + (f" ({done['reason']})" if done.get("reason") else ""))
+    st.success(
+        f"New judgment {done['judgment']}: {done['status']}"
+        + (f" ({done['reason']})" if done.get("reason") else "")
+    )
     cols = ["pos", "relevance", "accuracy", "novelty", "influence", "effect", "usage_label"]
     new = q("judgment_assessments", done["judgment"]) if done.get("judgment") else pd.DataFrame()
     o, n = st.columns(2)
     o.markdown("**Before**")
-    o.dataframe(pd.DataFrame(done["old"])[cols] if done["old"] else pd.DataFrame(columns=cols), hide_index=True, key="sp_old")
+    o.dataframe(
+        pd.DataFrame(done["old"])[cols] if done["old"] else pd.DataFrame(columns=cols),
+        hide_index=True,
+        key="sp_old",
+    )
     n.markdown("**After**")
     n.dataframe(new[cols] if len(new) else pd.DataFrame(columns=cols), hide_index=True, key="sp_new")
 
 with st.expander("Annotate this span"):
     annotation_form("span", span_id, span["episode_id"], key="sp")
 _cite = st.session_state.get("sp_cite") or ""
-write_url(span=span_id, episode=span["episode_id"], item=None,
-          step=_cite[1:] if _cite.startswith("S") else None, source=_cite[1:] if _cite.startswith("P") else None)
+write_url(
+    span=span_id,
+    episode=span["episode_id"],
+    item=None,
+    step=_cite[1:] if _cite.startswith("S") else None,
+    source=_cite[1:] if _cite.startswith("P") else None,
+)

@@ -26,8 +26,9 @@ from pages._shared import (
 
 
 @st.cache_data(ttl=600, max_entries=64, show_spinner=False)
-def lineage_html(key: tuple[str, float, float], namespace: str, item_id: str,
-                 runs: tuple[str, ...] | None) -> str | None:
+def lineage_html(
+    key: tuple[str, float, float], namespace: str, item_id: str, runs: tuple[str, ...] | None
+) -> str | None:
     """The item's pyvis graph as offline HTML ("" when the item has no graph; None while the
     lineage module is not available)."""
     try:
@@ -50,11 +51,23 @@ harm = q("harmful_entries", runs)
 if len(harm):
     with st.expander(f"Harmful entries ({len(harm)}) — drill into a harmful card", expanded=not sel("item")):
         view = harm.copy()
-        view.insert(0, "drill", [url("lineage", item=item_key(n, i)) for n, i in zip(view["namespace"], view["item_id"])])
+        view.insert(
+            0,
+            "drill",
+            [url("lineage", item=item_key(n, i)) for n, i in zip(view["namespace"], view["item_id"])],
+        )
         view.insert(1, "span ", [url("span", span=s) for s in view["span_id"]])
-        ev = st.dataframe(view, hide_index=True, key="lin_harm", on_select="rerun", selection_mode="single-row",
-                          column_config={"drill": st.column_config.LinkColumn("drill", display_text="lineage"),
-                                         "span ": st.column_config.LinkColumn("span", display_text="inspect")})
+        ev = st.dataframe(
+            view,
+            hide_index=True,
+            key="lin_harm",
+            on_select="rerun",
+            selection_mode="single-row",
+            column_config={
+                "drill": st.column_config.LinkColumn("drill", display_text="lineage"),
+                "span ": st.column_config.LinkColumn("span", display_text="inspect"),
+            },
+        )
         if ev is not None and ev.selection.rows:
             r = view.iloc[ev.selection.rows[0]]
             set_sel(item=item_key(r["namespace"], r["item_id"]))
@@ -73,8 +86,10 @@ if not cur:
 seed("lin_item", "item")
 if st.session_state.get("lin_item") not in keys:
     st.session_state["lin_item"] = keys[0]
-labels = {item_key(n, i): f"{i} · {n} · {d} deliveries in {e} episodes"
-          for n, i, d, e in zip(items["namespace"], items["item_id"], items["deliveries"], items["episodes"])}
+labels = {
+    item_key(n, i): f"{i} · {n} · {d} deliveries in {e} episodes"
+    for n, i, d, e in zip(items["namespace"], items["item_id"], items["deliveries"], items["episodes"])
+}
 picked = st.selectbox("Item", keys, key="lin_item", format_func=lambda k: labels.get(k, k))
 set_sel(item=picked)
 namespace, item_id = split_item(picked)
@@ -96,25 +111,43 @@ elif not html:
     st.info("This item has no recorded history graph in the selected runs.")
 else:
     st.iframe(html, height=520)
-    st.caption("Item → versions → origin episode → deliveries → spans → verdicts; green improved, red harmed, "
-               "grey unused; unobserved origins are marked (A.4.3).")
+    st.caption(
+        "Item → versions → origin episode → deliveries → spans → verdicts; green improved, red harmed, "
+        "grey unused; unobserved origins are marked (A.4.3)."
+    )
 
 st.subheader("Every delivery of this item")
-st.caption("One row per span-starting delivery (restatements are counted in `restatements`)"
-           + (" — first 2,000 shown." if len(dels) >= 2000 else "."))
+st.caption(
+    "One row per span-starting delivery (restatements are counted in `restatements`)"
+    + (" — first 2,000 shown." if len(dels) >= 2000 else ".")
+)
 if len(dels):
     view = dels.copy()
     view.insert(0, "span ", [url("span", span=s) if isinstance(s, str) else None for s in view["span_id"]])
-    view.insert(1, "timeline", [url("timeline", episode=e, step=s if s == s else None)
-                                for e, s in zip(view["episode_id"], view["step"])])
-    st.dataframe(view, hide_index=True, key="lin_dels",
-                 column_config={"span ": st.column_config.LinkColumn("span", display_text="inspect"),
-                                "timeline": st.column_config.LinkColumn("timeline", display_text="open")})
+    view.insert(
+        1,
+        "timeline",
+        [
+            url("timeline", episode=e, step=s if s == s else None)
+            for e, s in zip(view["episode_id"], view["step"])
+        ],
+    )
+    st.dataframe(
+        view,
+        hide_index=True,
+        key="lin_dels",
+        column_config={
+            "span ": st.column_config.LinkColumn("span", display_text="inspect"),
+            "timeline": st.column_config.LinkColumn("timeline", display_text="open"),
+        },
+    )
 st.subheader("Recorded changes")
 if len(hist):
     for _, h in hist.iterrows():
-        st.markdown(f"**{md_escape(h['op'])}** v{md_escape(h['version'])} · origin episode "
-                    f"{md_code(h['episode_id'] or 'unobserved')} ({h['origin_outcome']})")
+        st.markdown(
+            f"**{md_escape(h['op'])}** v{md_escape(h['version'])} · origin episode "
+            f"{md_code(h['episode_id'] or 'unobserved')} ({h['origin_outcome']})"
+        )
         if h["value"]:
             show_text(h["value"], max_chars=3000)
 else:

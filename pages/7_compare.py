@@ -44,18 +44,31 @@ if len(ov):
     ov = ov[ov["group"].isin([a, b])].set_index("group")
 st.subheader("Profiles (log scale 0.001%–100%)")
 if len(ov) and ov["profiled_spans"].sum() > 0:
-    profiles = {g: {ax: (None if pd.isna(ov.loc[g, ax]) else float(ov.loc[g, ax])) for ax in TL.AXES}
-                for g in (a, b) if g in ov.index}
+    profiles = {
+        g: {ax: (None if pd.isna(ov.loc[g, ax]) else float(ov.loc[g, ax])) for ax in TL.AXES}
+        for g in (a, b)
+        if g in ov.index
+    }
     c1, c2 = st.columns(2)
     c1.plotly_chart(TL.profile_radar(profiles), key="cmp_radar")
     c2.plotly_chart(TL.profile_heatmap(profiles), key="cmp_heatmap")
-    cols = ["spans", "profiled_spans", "n_triage"] + [c for c in ov.columns if c.startswith("triage_") or c.startswith("rate_")] + [
-        "benefit_yield", "harm_yield", "token_efficiency", "est_tokens"]
+    cols = (
+        ["spans", "profiled_spans", "n_triage"]
+        + [c for c in ov.columns if c.startswith("triage_") or c.startswith("rate_")]
+        + ["benefit_yield", "harm_yield", "token_efficiency", "est_tokens"]
+    )
     cols = [c for c in cols if c in ov.columns]
-    diff = pd.DataFrame({"metric": cols,
-                         a: [ov.loc[a, c] if a in ov.index else None for c in cols],
-                         b: [ov.loc[b, c] if b in ov.index else None for c in cols]})
-    diff["B − A"] = [None if x is None or y is None or pd.isna(x) or pd.isna(y) else y - x for x, y in zip(diff[a], diff[b])]
+    diff = pd.DataFrame(
+        {
+            "metric": cols,
+            a: [ov.loc[a, c] if a in ov.index else None for c in cols],
+            b: [ov.loc[b, c] if b in ov.index else None for c in cols],
+        }
+    )
+    diff["B − A"] = [
+        None if x is None or y is None or pd.isna(x) or pd.isna(y) else y - x
+        for x, y in zip(diff[a], diff[b])
+    ]
     st.subheader("Triage, yields and efficiency")
     st.dataframe(diff, hide_index=True, key="cmp_diff")
 else:
@@ -71,17 +84,34 @@ for g in (a, b):
         continue
     gs = cs if level == "config" else cs.runs.get(g, cs)
     c = gs.cost
-    cost_rows.append({"group": g, "agent $/episode": c.agent_cost_per_episode, "memory $/episode": c.memory_cost_per_episode,
-                      "agent tokens/episode": c.agent_tokens_per_episode, "judge $": c.judge_cost,
-                      "resolve rate": gs.outcome.resolve_rate})
+    cost_rows.append(
+        {
+            "group": g,
+            "agent $/episode": c.agent_cost_per_episode,
+            "memory $/episode": c.memory_cost_per_episode,
+            "agent tokens/episode": c.agent_tokens_per_episode,
+            "judge $": c.judge_cost,
+            "resolve rate": gs.outcome.resolve_rate,
+        }
+    )
     for f in gs.forms:
-        form_rows.append({"group": g, "form": f.form, "route": f.route, "token_share": f.token_share,
-                          "beneficial_share": f.beneficial_share, "tokens": f.tokens, "beneficial": f.beneficial})
+        form_rows.append(
+            {
+                "group": g,
+                "form": f.form,
+                "route": f.route,
+                "token_share": f.token_share,
+                "beneficial_share": f.beneficial_share,
+                "tokens": f.tokens,
+                "beneficial": f.beneficial,
+            }
+        )
 st.dataframe(pd.DataFrame(cost_rows), hide_index=True, key="cmp_cost")
 if form_rows:
     st.plotly_chart(TL.form_share_chart(form_rows), key="cmp_forms")
-    fd = pd.DataFrame(form_rows).pivot_table(index=["form", "route"], columns="group",
-                                             values=["token_share", "beneficial_share"], aggfunc="sum")
+    fd = pd.DataFrame(form_rows).pivot_table(
+        index=["form", "route"], columns="group", values=["token_share", "beneficial_share"], aggfunc="sum"
+    )
     fd.columns = [f"{m} · {g}" for m, g in fd.columns]
     st.dataframe(fd.reset_index(), hide_index=True, key="cmp_forms_table")
 
@@ -91,27 +121,42 @@ if not len(pairs):
     st.info("The two sides share no tasks.")
     st.stop()
 pairs = pairs.copy()
-pairs["change"] = ["gained" if y > x else "lost" if y < x else "same" for x, y in zip(pairs["resolved_a"], pairs["resolved_b"])]
+pairs["change"] = [
+    "gained" if y > x else "lost" if y < x else "same"
+    for x, y in zip(pairs["resolved_a"], pairs["resolved_b"])
+]
 gained, lost = pairs[pairs["change"] == "gained"], pairs[pairs["change"] == "lost"]
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Tasks paired", len(pairs))
 m2.metric("Gained by B", len(gained), help="B resolves the task more often than A.")
 m3.metric("Lost by B", len(lost))
-m4.metric("Changed tasks with an acted-on entry in B",
-          f"{int(gained['acted_b'].fillna(False).sum() + lost['acted_b'].fillna(False).sum())} / {len(gained) + len(lost)}")
-st.caption("As in MemUse 4.3: most outcome changes lack an acted-on entry in the record. "
-           f"Gains with beneficial use: {int(gained['beneficial_b'].fillna(False).sum())}; losses with harmful use: "
-           f"{int(lost['harmful_b'].fillna(False).sum())}.")
+m4.metric(
+    "Changed tasks with an acted-on entry in B",
+    f"{int(gained['acted_b'].fillna(False).sum() + lost['acted_b'].fillna(False).sum())} / {len(gained) + len(lost)}",
+)
+st.caption(
+    "As in MemUse 4.3: most outcome changes lack an acted-on entry in the record. "
+    f"Gains with beneficial use: {int(gained['beneficial_b'].fillna(False).sum())}; losses with harmful use: "
+    f"{int(lost['harmful_b'].fillna(False).sum())}."
+)
 only = st.segmented_control("Show", ["changed", "all"], default="changed", key="cmp_show") or "changed"
 view = pairs if only == "all" else pairs[pairs["change"] != "same"]
 view = view.copy()
 view.insert(0, "A", [url("timeline", episode=e) for e in view["episode_a"]])
 view.insert(1, "B", [url("timeline", episode=e) for e in view["episode_b"]])
-ev = st.dataframe(view, hide_index=True, key="cmp_pairs", on_select="rerun", selection_mode="single-row",
-                  column_config={"A": st.column_config.LinkColumn("A", display_text="open"),
-                                 "B": st.column_config.LinkColumn("B", display_text="open"),
-                                 "resolved_a": st.column_config.NumberColumn(format="%.2f"),
-                                 "resolved_b": st.column_config.NumberColumn(format="%.2f")})
+ev = st.dataframe(
+    view,
+    hide_index=True,
+    key="cmp_pairs",
+    on_select="rerun",
+    selection_mode="single-row",
+    column_config={
+        "A": st.column_config.LinkColumn("A", display_text="open"),
+        "B": st.column_config.LinkColumn("B", display_text="open"),
+        "resolved_a": st.column_config.NumberColumn(format="%.2f"),
+        "resolved_b": st.column_config.NumberColumn(format="%.2f"),
+    },
+)
 
 tasks = list(pairs["task_id"])
 v = qp.get("task")
@@ -131,6 +176,10 @@ if task:
         picked = render_timeline(eid, key=f"cmp_tl_{side}_{eid}")
         if picked is not None:
             set_sel(episode=eid, step=picked)
-            st.page_link("pages/3_timeline.py", label=f"Read S{picked} of {eid}", query_params={"episode": eid, "step": str(picked)})
+            st.page_link(
+                "pages/3_timeline.py",
+                label=f"Read S{picked} of {eid}",
+                query_params={"episode": eid, "step": str(picked)},
+            )
 elif "task" in qp:
     del qp["task"]

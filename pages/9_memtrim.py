@@ -35,8 +35,13 @@ with tab_one:
         if not len(dels):
             st.info("This episode has no deliveries.")
         else:
-            labels = {r["delivery_id"]: f"{r['delivery_id']} · S{r['step'] if r['step'] == r['step'] else '?'} · {r['form']} · "
-                      f"{r['n_entries']} entries" for _, r in dels.iterrows()}
+            labels = {
+                r[
+                    "delivery_id"
+                ]: f"{r['delivery_id']} · S{r['step'] if r['step'] == r['step'] else '?'} · {r['form']} · "
+                f"{r['n_entries']} entries"
+                for _, r in dels.iterrows()
+            }
             qd = st.query_params.get("delivery")
             if qd in labels and st.session_state.get("_mt_seen") != qd:
                 st.session_state["mt_delivery"] = qd
@@ -56,41 +61,59 @@ with tab_one:
                 m1.metric("Characters delivered", f"{before:,}")
                 m2.metric("After MemTrim", f"{after:,}")
                 m3.metric("Tokens saved (est.)", f"{max(0, before - after) // 4:,}")
-                st.caption(f"Prior context from: {w['prior_from']}. Legend: :orange-background[shared with the prior "
-                           "context] :red-background[conflicting (the query wins)] :green-background[memory-only (kept)]")
+                st.caption(
+                    f"Prior context from: {w['prior_from']}. Legend: :orange-background[shared with the prior "
+                    "context] :red-background[conflicting (the query wins)] :green-background[memory-only (kept)]"
+                )
                 left, right = st.columns(2)
                 with left:
                     st.markdown("**Delivered entries, units by class**")
                     for e in w["entries"]:
                         with st.container(border=True):
-                            st.markdown(f"**#{e['pos']}** {md_code(e['item_id'])} · class **{e['class']}** · "
-                                        f"outcome **{md_escape(e['outcome'])}** · Jaccard {e['jaccard']:.2f}")
+                            st.markdown(
+                                f"**#{e['pos']}** {md_code(e['item_id'])} · class **{e['class']}** · "
+                                f"outcome **{md_escape(e['outcome'])}** · Jaccard {e['jaccard']:.2f}"
+                            )
                             if e.get("reason"):
                                 st.caption(md_escape(e["reason"]))
                             for cls, colour in CLASS_COLOUR.items():
                                 for u in e.get(cls, []):
-                                    st.markdown(f":{colour}-background[{md_escape(u.get('source') or u.get('text'))}] "
-                                                f"· {md_code(u.get('key'))}")
+                                    st.markdown(
+                                        f":{colour}-background[{md_escape(u.get('source') or u.get('text'))}] "
+                                        f"· {md_code(u.get('key'))}"
+                                    )
                             for u in e.get("withheld", []):
-                                st.markdown(f"~~{md_escape(u.get('source') or u.get('text'))}~~ · withheld (retrieved memories disagree)")
+                                st.markdown(
+                                    f"~~{md_escape(u.get('source') or u.get('text'))}~~ · withheld (retrieved memories disagree)"
+                                )
                 with right:
                     st.markdown("**Prior context (the query)**")
                     with st.container(height=380):
                         st.caption(f"{len(w['query_units'])} evidence units parsed from the prior context")
                         for u in w["query_units"][:200]:
-                            st.markdown(f"{md_code(u.get('key'))} = {md_escape(u.get('text') or u.get('value'))}")
+                            st.markdown(
+                                f"{md_code(u.get('key'))} = {md_escape(u.get('text') or u.get('value'))}"
+                            )
                     st.markdown("**Trimmed memory context**")
                     show_text(w["context"] or "(nothing left)")
-    write_url(episode=sel("episode"), delivery=st.session_state.get("mt_delivery"), span=None, step=None, item=None)
+    write_url(
+        episode=sel("episode"), delivery=st.session_state.get("mt_delivery"), span=None, step=None, item=None
+    )
 
 with tab_corpus:
     summ = q_or_empty("trim.trim_summary")
     if summ is None or not len(summ):
-        st.info("Corpus view: not computed yet — run `memuse trim` to store MemTrim results for every delivery.")
+        st.info(
+            "Corpus view: not computed yet — run `memuse trim` to store MemTrim results for every delivery."
+        )
     else:
         st.subheader("Tokens saved per configuration")
-        st.dataframe(summ, hide_index=True, key="mt_summary",
-                     column_config={"saved_share": st.column_config.NumberColumn(format="percent")})
+        st.dataframe(
+            summ,
+            hide_index=True,
+            key="mt_summary",
+            column_config={"saved_share": st.column_config.NumberColumn(format="percent")},
+        )
         st.plotly_chart(px.bar(summ, x="config", y="tokens_saved", title=None), key="mt_saved")
         agr = q("trim.novelty_agreement")
         st.subheader("MemTrim shared vs the judge's redundant novelty")
@@ -98,16 +121,23 @@ with tab_corpus:
             c1, c2, c3 = st.columns(3)
             c1.metric("Judged entries", agr["n"])
             c2.metric("Agreement on redundant", f"{100 * agr['agreement']:.1f}%")
-            c3.metric("Precision / recall", f"{agr['precision'] if agr['precision'] is None else round(agr['precision'], 2)} / "
-                                            f"{agr['recall'] if agr['recall'] is None else round(agr['recall'], 2)}")
-            st.dataframe(agr["table"].pivot_table(index="memtrim_class", columns="novelty", values="n", fill_value=0),
-                         key="mt_agreement")
+            c3.metric(
+                "Precision / recall",
+                f"{agr['precision'] if agr['precision'] is None else round(agr['precision'], 2)} / "
+                f"{agr['recall'] if agr['recall'] is None else round(agr['recall'], 2)}",
+            )
+            st.dataframe(
+                agr["table"].pivot_table(index="memtrim_class", columns="novelty", values="n", fill_value=0),
+                key="mt_agreement",
+            )
         else:
             st.caption("No judged entries with MemTrim results yet.")
         ov = q("trim.overlap_by_usage")
         st.subheader("Prior-context overlap (Jaccard) by use")
         if len(ov):
-            st.plotly_chart(px.box(pd.DataFrame(ov), x="group", y="jaccard", color="config", points="outliers"),
-                            key="mt_overlap")
+            st.plotly_chart(
+                px.box(pd.DataFrame(ov), x="group", y="jaccard", color="config", points="outliers"),
+                key="mt_overlap",
+            )
         else:
             st.caption("No judged entries with MemTrim results yet.")

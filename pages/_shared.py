@@ -34,10 +34,15 @@ def _route_through_app() -> None:
         return
     import inspect
 
-    page = next((Path(f.filename) for f in inspect.stack()
-                 if Path(f.filename).parent.name == "pages" and Path(f.filename).name[:1].isdigit()), None)
-    st.session_state["_memuse_deeplink"] = (f"pages/{page.name}" if page else None,
-                                            st.query_params.to_dict())
+    page = next(
+        (
+            Path(f.filename)
+            for f in inspect.stack()
+            if Path(f.filename).parent.name == "pages" and Path(f.filename).name[:1].isdigit()
+        ),
+        None,
+    )
+    st.session_state["_memuse_deeplink"] = (f"pages/{page.name}" if page else None, st.query_params.to_dict())
     st.switch_page("app.py")
 
 
@@ -60,8 +65,11 @@ def db_key() -> tuple[str, float, float]:
     """Cache key of the database state: path and modification times of the file and its WAL."""
     p = Path(db_path())
     wal = Path(str(p) + ".wal")
-    return (str(p.resolve()), p.stat().st_mtime if p.exists() else 0.0,
-            wal.stat().st_mtime if wal.exists() else 0.0)
+    return (
+        str(p.resolve()),
+        p.stat().st_mtime if p.exists() else 0.0,
+        wal.stat().st_mtime if wal.exists() else 0.0,
+    )
 
 
 def _freeze(a: Any) -> Any:
@@ -141,6 +149,7 @@ def scope() -> list[str] | None:
 
 # ---- Shared selections and deep links --------------------------------------------------------
 
+
 def sync_from_url() -> None:
     """Apply query params to the shared selections, each distinct value once."""
     seen = st.session_state.setdefault("_qp_seen", {})
@@ -186,21 +195,30 @@ def seed(widget_key: str, shared: str) -> None:
 
 def link(page: str, label: str, **params: Any) -> None:
     """A page link carrying deep-link params."""
-    st.page_link(PAGES[page], label=label, query_params={k: str(v) for k, v in params.items() if v is not None})
+    st.page_link(
+        PAGES[page], label=label, query_params={k: str(v) for k, v in params.items() if v is not None}
+    )
 
 
 def go(page: str, **shared: Any) -> None:
     """Switch page with shared selections set (and in the URL)."""
     set_sel(**shared)
-    st.session_state.setdefault("_qp_seen", {}).update({k: str(v) for k, v in shared.items() if v is not None})
+    st.session_state.setdefault("_qp_seen", {}).update(
+        {k: str(v) for k, v in shared.items() if v is not None}
+    )
     st.switch_page(PAGES[page], query_params={k: str(v) for k, v in shared.items() if v is not None})
 
 
 PAGES = {
-    "overview": "pages/1_overview.py", "episodes": "pages/2_episodes.py",
-    "timeline": "pages/3_timeline.py", "span": "pages/4_span.py", "lineage": "pages/5_lineage.py",
-    "cases": "pages/6_case_studies.py", "compare": "pages/7_compare.py",
-    "judge": "pages/8_judge_runs.py", "trim": "pages/9_memtrim.py",
+    "overview": "pages/1_overview.py",
+    "episodes": "pages/2_episodes.py",
+    "timeline": "pages/3_timeline.py",
+    "span": "pages/4_span.py",
+    "lineage": "pages/5_lineage.py",
+    "cases": "pages/6_case_studies.py",
+    "compare": "pages/7_compare.py",
+    "judge": "pages/8_judge_runs.py",
+    "trim": "pages/9_memtrim.py",
 }
 
 
@@ -243,6 +261,7 @@ def fmt_num(v: Any, digits: int = 4) -> str:
 
 # ---- Writes (annotations) --------------------------------------------------------------------
 
+
 def write(fn: str, *args: Any) -> bool:
     """Run one write of `app_queries.<fn>` in its own short read-write connection.
 
@@ -276,11 +295,24 @@ def annotation_form(target_kind: str, target_id: str, episode_id: str | None, *,
         case_opts = [None] + list(cases["case_study_id"]) if len(cases) else [None]
         names = dict(zip(cases["case_study_id"], cases["name"])) if len(cases) else {}
         current = st.session_state.get("cs_pick")
-        case = st.selectbox("Add to case study", case_opts, format_func=lambda c: "—" if c is None else names.get(c, c),
-                            index=case_opts.index(current) if current in case_opts else 0, key=f"ann_case_{key}")
+        case = st.selectbox(
+            "Add to case study",
+            case_opts,
+            format_func=lambda c: "—" if c is None else names.get(c, c),
+            index=case_opts.index(current) if current in case_opts else 0,
+            key=f"ann_case_{key}",
+        )
         if st.form_submit_button("Save annotation"):
-            ann = new_annotation(target_kind, target_id, episode_id=episode_id, note=note, tags=parse_tags(tags),
-                                 labels=labels, author=os.environ.get("USER"), case_study_id=case)
+            ann = new_annotation(
+                target_kind,
+                target_id,
+                episode_id=episode_id,
+                note=note,
+                tags=parse_tags(tags),
+                labels=labels,
+                author=os.environ.get("USER"),
+                case_study_id=case,
+            )
             if write("upsert_annotation", ann.row()):
                 st.success(f"Saved annotation {ann.annotation_id}.")
 

@@ -16,8 +16,12 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
     if not len(steps):
         st.info("This episode has no completed agent steps.")
         return None
-    fig = TL.episode_timeline(steps.to_dict("records"), entries.to_dict("records"), dels.to_dict("records"),
-                              selected_step=sel("step") if step_key else None)
+    fig = TL.episode_timeline(
+        steps.to_dict("records"),
+        entries.to_dict("records"),
+        dels.to_dict("records"),
+        selected_step=sel("step") if step_key else None,
+    )
     ev = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode=("points", "box"))
     if not len(entries):
         st.caption(f"Credit windows: {NOT_BUILT}.")

@@ -27,22 +27,56 @@ def episode_id(run: str, task: str) -> str:
 
 def _episode(config: str, run: str, task: str, pos: int) -> list:
     xss = run == "rA1" and task == "t1"
-    b = EpisodeBuilder(episode_id(run, task), run_id=run, task_id=task, position=pos, repo="demo/repo",
-                       task=f"Fix parse_date in src/dates.py for task {task}." + (f" {XSS}" if xss else ""))
-    recall = [entry(f"{config}-tip-{task}", "parse dates with datetime.fromisoformat"),
-              entry("persona", "Always run the tests before submitting.")]
-    b.host_block("recall", "Memories:\n- parse dates with datetime.fromisoformat\n- Always run the tests before submitting.",
-                 entries=recall)
+    b = EpisodeBuilder(
+        episode_id(run, task),
+        run_id=run,
+        task_id=task,
+        position=pos,
+        repo="demo/repo",
+        task=f"Fix parse_date in src/dates.py for task {task}." + (f" {XSS}" if xss else ""),
+    )
+    recall = [
+        entry(f"{config}-tip-{task}", "parse dates with datetime.fromisoformat"),
+        entry("persona", "Always run the tests before submitting."),
+    ]
+    b.host_block(
+        "recall",
+        "Memories:\n- parse dates with datetime.fromisoformat\n- Always run the tests before submitting.",
+        entries=recall,
+    )
     u = Usage(input_tokens=1000, output_tokens=50)
-    b.step("Look for the parser.", "grep -rn parse_date src", "src/dates.py:3:def parse_date(s):", usage=u, cost_usd=0.002)
+    b.step(
+        "Look for the parser.",
+        "grep -rn parse_date src",
+        "src/dates.py:3:def parse_date(s):",
+        usage=u,
+        cost_usd=0.002,
+    )
     sid = b.search("date parsing", [("card-1", "Use fromisoformat; strptime is slow.")])
-    b.step("Search memory.", "memory_search 'date parsing'", "card-1: Use fromisoformat; strptime is slow.",
-           tool_memory=([entry("card-1", "Use fromisoformat; strptime is slow.")], "search_preview"),
-           search_id=sid, usage=u, cost_usd=0.002)
-    b.step("Edit with fromisoformat." + (f" {XSS}" if xss else ""),
-           "sed -i 's/strptime/fromisoformat/' src/dates.py", XSS if xss else "", usage=u, cost_usd=0.002)
-    b.step("Run tests.", "pytest -q", "1 failed" if task == "t3" else "3 passed", exit_code=1 if task == "t3" else 0,
-           usage=u, cost_usd=0.002)
+    b.step(
+        "Search memory.",
+        "memory_search 'date parsing'",
+        "card-1: Use fromisoformat; strptime is slow.",
+        tool_memory=([entry("card-1", "Use fromisoformat; strptime is slow.")], "search_preview"),
+        search_id=sid,
+        usage=u,
+        cost_usd=0.002,
+    )
+    b.step(
+        "Edit with fromisoformat." + (f" {XSS}" if xss else ""),
+        "sed -i 's/strptime/fromisoformat/' src/dates.py",
+        XSS if xss else "",
+        usage=u,
+        cost_usd=0.002,
+    )
+    b.step(
+        "Run tests.",
+        "pytest -q",
+        "1 failed" if task == "t3" else "3 passed",
+        exit_code=1 if task == "t3" else 0,
+        usage=u,
+        cost_usd=0.002,
+    )
     b.step("Run the tests again.", "pytest -q tests/test_dates.py", "3 passed", usage=u, cost_usd=0.002)
     b.final("Submitted.")
     resolved = not (config == "memB" and task == "t2") and task != "t3"

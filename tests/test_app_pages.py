@@ -26,9 +26,17 @@ from memuse_core.store import app_queries as Q
 from memuse_core.store import connect
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["pages/1_overview.py", "pages/2_episodes.py", "pages/3_timeline.py", "pages/4_span.py",
-         "pages/5_lineage.py", "pages/6_case_studies.py", "pages/7_compare.py", "pages/8_judge_runs.py",
-         "pages/9_memtrim.py"]
+PAGES = [
+    "pages/1_overview.py",
+    "pages/2_episodes.py",
+    "pages/3_timeline.py",
+    "pages/4_span.py",
+    "pages/5_lineage.py",
+    "pages/6_case_studies.py",
+    "pages/7_compare.py",
+    "pages/8_judge_runs.py",
+    "pages/9_memtrim.py",
+]
 XSS_EP = episode_id("rA1", "t1")
 
 
@@ -55,6 +63,7 @@ def app(db: Path, monkeypatch: pytest.MonkeyPatch):
             at.run()
         assert not at.exception, [e.value for e in at.exception]
         return at
+
     return make
 
 
@@ -154,8 +163,13 @@ def test_span_deep_link_citation_and_rejudge(app, db: Path) -> None:
     after = Q.span_judgments(con, sid)
     con.close()
     assert len(after) == before + 1 and after.iloc[0]["judge"] == "rules"
-    old_new = [d.value for d in at.dataframe if list(d.value.columns)[:2] == ["pos", "relevance"]
-               and "usage_label" in d.value.columns and "notes" not in d.value.columns]
+    old_new = [
+        d.value
+        for d in at.dataframe
+        if list(d.value.columns)[:2] == ["pos", "relevance"]
+        and "usage_label" in d.value.columns
+        and "notes" not in d.value.columns
+    ]
     assert len(old_new) == 2 and len(old_new[1]) == len(old_new[0]) > 0
 
 
@@ -185,7 +199,9 @@ def test_annotation_round_trip_and_agreement(app, db: Path) -> None:
     assert cases.value is not None
     at.radio(key="cs_target_kind").set_value("span").run()
     at.text_input(key="cs_target_span").input(f"{sid}#0").run()
-    at.text_area(key="ann_note_cs_span").input("Followed the tip <b>blindly</b> ![t](http://evil.example/p.png)")
+    at.text_area(key="ann_note_cs_span").input(
+        "Followed the tip <b>blindly</b> ![t](http://evil.example/p.png)"
+    )
     at.text_input(key="ann_tags_cs_span").input("detour, tip")
     at.selectbox(key="ann_relevance_cs_span").select("true")
     at.selectbox(key="ann_influence_cs_span").select("none")
@@ -209,7 +225,9 @@ def test_annotation_round_trip_and_agreement(app, db: Path) -> None:
     doc.case_study_id, doc.name = "imported01", "Imported copy"
     for a in doc.annotations:
         a.annotation_id = "imp-" + a.annotation_id
-    at.file_uploader(key="cs_upload").upload("copy.md", CS.export_markdown(doc).encode(), "text/markdown").run()
+    at.file_uploader(key="cs_upload").upload(
+        "copy.md", CS.export_markdown(doc).encode(), "text/markdown"
+    ).run()
     assert not at.exception, [e.value for e in at.exception]
     con = connect(db, read_only=True)
     try:
@@ -220,8 +238,11 @@ def test_annotation_round_trip_and_agreement(app, db: Path) -> None:
 
 def test_recorded_xss_payload_renders_inert(app, db: Path) -> None:
     sid = _span_of(db, XSS_EP)
-    views = [app("pages/3_timeline.py", episode=XSS_EP, step="3"), app("pages/4_span.py", span=sid),
-             app("pages/2_episodes.py")]
+    views = [
+        app("pages/3_timeline.py", episode=XSS_EP, step="3"),
+        app("pages/4_span.py", span=sid),
+        app("pages/2_episodes.py"),
+    ]
     views[2].text_input(key="ep_search").input("onerror").run()
     seen_in_code = False
     for at in views:
@@ -236,9 +257,18 @@ def test_recorded_xss_payload_renders_inert(app, db: Path) -> None:
 
 def test_lock_held_by_another_process_gives_a_message(app, db: Path, tmp_path: Path) -> None:
     flag = tmp_path / "locked"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import duckdb, pathlib, sys, time; con = duckdb.connect(sys.argv[1]); "
-        "pathlib.Path(sys.argv[2]).write_text('1'); time.sleep(30)"), str(db), str(flag)])
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import duckdb, pathlib, sys, time; con = duckdb.connect(sys.argv[1]); "
+                "pathlib.Path(sys.argv[2]).write_text('1'); time.sleep(30)"
+            ),
+            str(db),
+            str(flag),
+        ]
+    )
     try:
         for _ in range(200):
             if flag.exists():
@@ -272,7 +302,9 @@ def test_first_run_builds_the_demo_database(tmp_path: Path, monkeypatch: pytest.
     assert at.title[0].value == "Overview"
 
 
-def test_rejudge_with_llm_against_a_local_scripted_endpoint(app, db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rejudge_with_llm_against_a_local_scripted_endpoint(
+    app, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from memuse_core.judge.scripted_server import Script, ScriptedReply, ScriptedServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-stored")

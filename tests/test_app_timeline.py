@@ -15,22 +15,53 @@ from memuse_core import timeline as TL
 
 
 def _steps(n: int) -> list[dict]:
-    return [{"step": i, "action": f"bash: pytest -k t{i}" if i % 3 else "<script>alert(1)</script>",
-             "tools": "bash", "exit_code": 1 if i % 7 == 0 else 0} for i in range(1, n + 1)]
+    return [
+        {
+            "step": i,
+            "action": f"bash: pytest -k t{i}" if i % 3 else "<script>alert(1)</script>",
+            "tools": "bash",
+            "exit_code": 1 if i % 7 == 0 else 0,
+        }
+        for i in range(1, n + 1)
+    ]
 
 
 def test_timeline_windows_anchors_effects_and_arrows() -> None:
     entries = [
-        {"span_id": "e/e-d1", "pos": 0, "item_id": "tip", "window_start": 3, "window_end": 9, "anchors": [5],
-         "effect": "improved", "usage_label": "used"},
-        {"span_id": "e/e-d1", "pos": 1, "item_id": "persona", "window_start": 3, "window_end": 250, "anchors": [],
-         "effect": None},
-        {"span_id": "e/e-d4", "pos": 0, "item_id": "card", "window_start": None, "window_end": None,
-         "anchors": [12], "effect": "harmed"},
+        {
+            "span_id": "e/e-d1",
+            "pos": 0,
+            "item_id": "tip",
+            "window_start": 3,
+            "window_end": 9,
+            "anchors": [5],
+            "effect": "improved",
+            "usage_label": "used",
+        },
+        {
+            "span_id": "e/e-d1",
+            "pos": 1,
+            "item_id": "persona",
+            "window_start": 3,
+            "window_end": 250,
+            "anchors": [],
+            "effect": None,
+        },
+        {
+            "span_id": "e/e-d4",
+            "pos": 0,
+            "item_id": "card",
+            "window_start": None,
+            "window_end": None,
+            "anchors": [12],
+            "effect": "harmed",
+        },
     ]
-    dels = [{"delivery_id": "e-d1", "step": 3, "form": "task_recall"},
-            {"delivery_id": "e-d2", "step": 4, "form": "task_recall", "restatement": True},
-            {"delivery_id": "e-d9", "step": float("nan"), "form": "x"}]
+    dels = [
+        {"delivery_id": "e-d1", "step": 3, "form": "task_recall"},
+        {"delivery_id": "e-d2", "step": 4, "form": "task_recall", "restatement": True},
+        {"delivery_id": "e-d9", "step": float("nan"), "form": "x"},
+    ]
     fig = TL.episode_timeline(_steps(250), entries, dels, selected_step=5)
     steps = fig.data[0]
     assert len(steps.x) == 250 and list(steps.customdata[:3]) == [1, 2, 3]
@@ -44,7 +75,9 @@ def test_timeline_windows_anchors_effects_and_arrows() -> None:
     assert [a.x for a in fig.layout.annotations] == [3.0]
     restated = next(t for t in fig.data if t.name == "restated delivery")
     assert list(restated.x) == [4.0]
-    many = TL.episode_timeline(_steps(250), [], [{"delivery_id": f"d{i}", "step": i, "form": "f"} for i in range(1, 251)])
+    many = TL.episode_timeline(
+        _steps(250), [], [{"delivery_id": f"d{i}", "step": i, "form": "f"} for i in range(1, 251)]
+    )
     assert len(many.layout.annotations) == TL.MAX_ARROWS
     assert len(next(t for t in many.data if t.name == "restated delivery").x) == 250 - TL.MAX_ARROWS
     assert all("<script" not in (h or "") for h in steps.hovertext)
@@ -52,7 +85,9 @@ def test_timeline_windows_anchors_effects_and_arrows() -> None:
 
 
 def test_radar_log_scale_and_zero_at_centre() -> None:
-    fig = TL.profile_radar({"A": {"relevance": 0.15, "harm": 0.0036, "benefit": 0.0}, "B": {"relevance": 0.0142}})
+    fig = TL.profile_radar(
+        {"A": {"relevance": 0.15, "harm": 0.0036, "benefit": 0.0}, "B": {"relevance": 0.0142}}
+    )
     ax = fig.layout.polar.radialaxis
     assert ax.type == "log" and list(ax.range) == [-3, 2]
     a = fig.data[0]
@@ -63,16 +98,20 @@ def test_radar_log_scale_and_zero_at_centre() -> None:
 
 
 def test_form_chart_omits_tiny_forms_without_benefit() -> None:
-    rows = [{"group": "g", "form": "full_card", "token_share": 0.125, "beneficial_share": 0.964},
-            {"group": "g", "form": "preview", "token_share": 0.0005, "beneficial_share": 0.0},
-            {"group": "g", "form": "tiny_but_useful", "token_share": 0.0001, "beneficial_share": 0.01}]
+    rows = [
+        {"group": "g", "form": "full_card", "token_share": 0.125, "beneficial_share": 0.964},
+        {"group": "g", "form": "preview", "token_share": 0.0005, "beneficial_share": 0.0},
+        {"group": "g", "form": "tiny_but_useful", "token_share": 0.0001, "beneficial_share": 0.01},
+    ]
     fig = TL.form_share_chart(rows)
     assert list(fig.data[0].y) == ["full_card", "tiny_but_useful"]
     assert [round(x, 6) for x in fig.data[1].x] == [96.4, 1.0]
 
 
 def test_shared_lines_flags_prior_passages() -> None:
-    out = TL.shared_lines("Use fromisoformat for dates\nshort\nnew advice here", ["we already use fromisoformat for dates"])
+    out = TL.shared_lines(
+        "Use fromisoformat for dates\nshort\nnew advice here", ["we already use fromisoformat for dates"]
+    )
     assert out == [("Use fromisoformat for dates", False), ("short", False), ("new advice here", False)]
     out = TL.shared_lines("parse with fromisoformat\nnew advice here", ["x\nparse with fromisoformat\ny"])
     assert out == [("parse with fromisoformat", True), ("new advice here", False)]

@@ -24,9 +24,17 @@ import pytest
 pytestmark = pytest.mark.browser
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[1]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+]
 LOCAL = ("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "data:", "blob:", "file:", "about:")
 
 
@@ -53,9 +61,28 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     port = _free_port()
     env = dict(os.environ, MEMUSE_DB=str(db))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -93,8 +120,15 @@ def _pick(db: Path) -> dict:
     finally:
         con.close()
     first_line = next(line for line in (txt["response"] or "").splitlines() if line.strip())
-    return {"span": span_id, "episode": ep, "step": int(step), "ns": ns, "item": item,
-            "response": first_line.strip()[:40], "windows": windows}
+    return {
+        "span": span_id,
+        "episode": ep,
+        "step": int(step),
+        "ns": ns,
+        "item": item,
+        "response": first_line.strip()[:40],
+        "windows": windows,
+    }
 
 
 def _wait_text(page, text: str, timeout: float = 60_000) -> None:
@@ -136,14 +170,17 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, tmp_path: Pat
         first_load = time.monotonic() - t0
         expect(page.get_by_role("textbox", name="Span id")).to_have_value(pick["span"], timeout=30_000)
         page.locator("[data-testid='stButtonGroup'] button").filter(
-            has_text=re.compile(rf"^\s*S{pick['step']}\s*$")).first.click()
+            has_text=re.compile(rf"^\s*S{pick['step']}\s*$")
+        ).first.click()
         cited = page.locator(".st-key-sp_cited_step")
         cited.wait_for()
         cited.get_by_text(pick["response"], exact=False).first.wait_for()
         with ctx.expect_page() as new_tab:
             page.locator("[data-testid='stMarkdownContainer'] a", has_text=f"[S{pick['step']}]").first.click()
         tab = new_tab.value
-        tab.locator(".st-key-sp_cited_step").get_by_text(pick["response"], exact=False).first.wait_for(timeout=60_000)
+        tab.locator(".st-key-sp_cited_step").get_by_text(pick["response"], exact=False).first.wait_for(
+            timeout=60_000
+        )
         assert f"step={pick['step']}" in tab.url
         tab.close()
 
@@ -162,7 +199,12 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, tmp_path: Pat
         assert shapes.count() >= pick["windows"] > 0
         # Box-selecting a step marker opens that step in the reader and the URL.
         target = 2 if pick["step"] != 2 else 3
-        bb = page.locator(".js-plotly-plot .scatterlayer .trace").first.locator(".point").nth(target - 1).bounding_box()
+        bb = (
+            page.locator(".js-plotly-plot .scatterlayer .trace")
+            .first.locator(".point")
+            .nth(target - 1)
+            .bounding_box()
+        )
         assert bb is not None
         x, y = bb["x"] + bb["width"] / 2, bb["y"] + bb["height"] / 2
         page.mouse.move(x - 12, y - 12)
@@ -188,7 +230,9 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, tmp_path: Pat
         target = page.get_by_role("textbox", name="Target id")
         target.fill(pick["span"])
         target.press("Enter")
-        page.get_by_role("textbox", name="Note (markdown)").fill("Cited step checked <script>alert(1)</script>")
+        page.get_by_role("textbox", name="Note (markdown)").fill(
+            "Cited step checked <script>alert(1)</script>"
+        )
         page.get_by_role("button", name="Save annotation").click()
         _wait_text(page, "Saved annotation")
         page.get_by_text("1 annotations").wait_for()
@@ -205,4 +249,6 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, tmp_path: Pat
         assert page.locator("#fig-0 .shapelayer path").count() >= 1
         browser.close()
     assert leaked == [], sorted(set(leaked))
-    print(f"\nbrowser: span deep link to rationale {first_load:.2f} s, timeline to first chart {chart_time:.2f} s")
+    print(
+        f"\nbrowser: span deep link to rationale {first_load:.2f} s, timeline to first chart {chart_time:.2f} s"
+    )

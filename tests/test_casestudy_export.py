@@ -19,8 +19,14 @@ XSS = "<script>alert('x')</script><img src=x onerror=alert(1)>[link](http://evil
 
 
 def _doc() -> CS.CaseStudy:
-    a1 = CS.new_annotation("span", "ep1/ep1-d1#0", episode_id="ep1", note=f"Agent followed it. {XSS}",
-                           tags=["harm", XSS], labels={"relevance": "true", "influence": "acted_on", "effect": "harmed"})
+    a1 = CS.new_annotation(
+        "span",
+        "ep1/ep1-d1#0",
+        episode_id="ep1",
+        note=f"Agent followed it. {XSS}",
+        tags=["harm", XSS],
+        labels={"relevance": "true", "influence": "acted_on", "effect": "harmed"},
+    )
     a2 = CS.new_annotation("step", "ep1#S3", episode_id="ep1", note="step note")
     doc = CS.CaseStudy(name=f"Wrong component {XSS}", description="desc", annotations=[a1, a2])
     doc.excerpts[a1.annotation_id] = f"recorded output {XSS}"
@@ -34,7 +40,9 @@ def test_html_export_is_inert_and_offline() -> None:
     body = html.split("<body>", 1)[1]
     # No recorded markup survives as markup; the only <script> tags are ours.
     assert "<img" not in body
-    assert body.count("<script") == len(re.findall(r"<script(?: type='application/json' id='memuse-case-study')?>", body))
+    assert body.count("<script") == len(
+        re.findall(r"<script(?: type='application/json' id='memuse-case-study')?>", body)
+    )
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
     assert "<!--" not in body
     # Offline: no http(s) URL is referenced by any src/href attribute.
@@ -81,8 +89,13 @@ def test_cohen_kappa_hand_values() -> None:
 
 
 def test_agreement_table_per_signal() -> None:
-    rows = [("relevance", "true", "true"), ("relevance", "false", "true"), ("relevance", "false", "false"),
-            ("influence", "acted_on", "acted_on"), ("effect", "harmed", None)]
+    rows = [
+        ("relevance", "true", "true"),
+        ("relevance", "false", "true"),
+        ("relevance", "false", "false"),
+        ("influence", "acted_on", "acted_on"),
+        ("effect", "harmed", None),
+    ]
     t = {r["signal"]: r for r in CS.agreement_table(rows)}
     assert t["relevance"]["pairs"] == 3 and t["relevance"]["agreement"] == pytest.approx(2 / 3)
     # po = 2/3; human true1 false2; judge true2 false1 -> pe = (1*2 + 2*1)/9 = 4/9 -> kappa = 0.4

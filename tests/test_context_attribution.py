@@ -23,7 +23,10 @@ def test_attribution_completed_agent_call_gives_attributed_step() -> None:
     b.step("look", "ls", "a.py")
     b.step("build", "make", "ok")
     ctx = ctx_of(b)
-    assert [(d.consuming_step, d.attributed, d.problem) for d in ctx.deliveries] == [(1, True, None), (2, True, None)]
+    assert [(d.consuming_step, d.attributed, d.problem) for d in ctx.deliveries] == [
+        (1, True, None),
+        (2, True, None),
+    ]
 
 
 def test_attribution_failed_or_incomplete_call_gives_no_step() -> None:
@@ -49,8 +52,13 @@ def test_attribution_unbound_delivery_is_unassessable_even_with_provisional_step
     b = _base()
     b.step("look", "ls", "a.py")
     events = b.finish(resolved=True)
-    extra = MemoryDelivery(episode_id="att", delivery_id="att-loose", consuming_call_id=None,
-                           provisional_step=1, entries=[entry("m9", "an unbound memory value")])
+    extra = MemoryDelivery(
+        episode_id="att",
+        delivery_id="att-loose",
+        consuming_call_id=None,
+        provisional_step=1,
+        entries=[entry("m9", "an unbound memory value")],
+    )
     events.insert(-1, extra)
     ctx = ctx_of(events)
     d = [d for d in ctx.deliveries if d.delivery_id == "att-loose"][0]

@@ -37,10 +37,18 @@ def episode(**kw) -> EpisodeBuilder:
 def finish(b: EpisodeBuilder) -> list:
     events = b.finish(resolved=True)
     # an empty delivery and an unbound one: their statuses must survive a failed check
-    events.insert(-1, MemoryDelivery(episode_id="chk", delivery_id="chk-empty", consuming_call_id="chk-c1",
-                                     entries=[], placements=[]))
-    events.insert(-1, MemoryDelivery(episode_id="chk", delivery_id="chk-unbound",
-                                     entries=[entry("u1", "an unbound memory entry")]))
+    events.insert(
+        -1,
+        MemoryDelivery(
+            episode_id="chk", delivery_id="chk-empty", consuming_call_id="chk-c1", entries=[], placements=[]
+        ),
+    )
+    events.insert(
+        -1,
+        MemoryDelivery(
+            episode_id="chk", delivery_id="chk-unbound", entries=[entry("u1", "an unbound memory entry")]
+        ),
+    )
     return events
 
 
@@ -90,8 +98,10 @@ def test_checks_proof_duplicated_two_placements_in_one_slot() -> None:
     assert_error(ev, "proof_duplicated")
 
 
-@pytest.mark.parametrize("field,value", [("message_index", 42), ("message_digest", "0" * 16),
-                                          ("json_pointer", "/tools/0"), ("start", 3)])
+@pytest.mark.parametrize(
+    "field,value",
+    [("message_index", 42), ("message_digest", "0" * 16), ("json_pointer", "/tools/0"), ("start", 3)],
+)
 def test_checks_proof_invalid(field: str, value) -> None:
     ev = finish(episode())
     p = first(ev).placements[0]

@@ -22,15 +22,23 @@ def figure2():
     b = EpisodeBuilder("fig2", task="Fix the timestamp parser")
     b.step("search", "memory search dates", f"[A] {A}", tool_memory=([entry("A", A)], "search_result"))  # 1
     b.step("search", "memory search tests", f"[B] {B}", tool_memory=([entry("B", B)], "search_result"))  # 2
-    b.step("search again", "memory search dates", f"[A] {A}", tool_memory=([entry("A", A)], "search_result"))  # 3
+    b.step(
+        "search again", "memory search dates", f"[A] {A}", tool_memory=([entry("A", A)], "search_result")
+    )  # 3
     b.step("look", "cat src/dates.py", "def parse(s): ...")  # 4
-    b.step("preview", "memory preview dates", f"preview: {A_SHORT}",
-           tool_memory=([entry("A", A_SHORT, version="preview")], "search_preview"))  # 5
+    b.step(
+        "preview",
+        "memory preview dates",
+        f"preview: {A_SHORT}",
+        tool_memory=([entry("A", A_SHORT, version="preview")], "search_preview"),
+    )  # 5
     b.step("edit", "sed -i s/fromisoformat/isoparse/ src/dates.py", "")  # 6
     b.step("test", "pytest tests/test_dates.py", "1 failed")  # 7
     b.retract([2, 3, 6, 7])  # the harness drops both earlier copies of A (and their calls)
     b.step("inspect", "git diff", "diff --git ...")  # 8
-    b.step("search once more", "memory search dates", f"[A] {A}", tool_memory=([entry("A", A)], "search_result"))  # 9
+    b.step(
+        "search once more", "memory search dates", f"[A] {A}", tool_memory=([entry("A", A)], "search_result")
+    )  # 9
     b.step("edit", "sed -i s/x/y/ src/dates.py", "")  # 10
     b.step("test", "pytest tests/test_dates.py", "2 passed")  # 11
     b.final("Done.")  # 12
@@ -42,7 +50,12 @@ def test_figure2_spans_windows_and_routing() -> None:
     assert ctx.valid
     s1, s2, s3, s4 = ctx.spans
     # (a) A at steps 2 and 4 share S1; re-entry after removal starts S4
-    assert (s1.first_step, s1.last_step, s1.delivery_ids, s1.restatements) == (2, 4, ["fig2-d1", "fig2-d3"], 1)
+    assert (s1.first_step, s1.last_step, s1.delivery_ids, s1.restatements) == (
+        2,
+        4,
+        ["fig2-d1", "fig2-d3"],
+        1,
+    )
     assert (s2.first_step, [e.item_id for e in s2.entries]) == (3, ["B"])
     assert (s3.first_step, [e.item_id for e in s3.entries]) == (6, ["A"])
     assert (s4.first_step, s4.delivery_ids) == (10, ["fig2-d5"])
@@ -69,8 +82,13 @@ def test_figure2_reentry_has_a_fresh_prior_context() -> None:
     assert s4.removed_steps == [1, 3]
     # earlier copies of A for the judge
     vis = {(c.delivery_id, c.visibility, c.contains_target) for c in s4.earlier_copies}
-    assert vis == {("fig2-d1", "not_visible", True), ("fig2-d3", "not_visible", True),
-                   ("fig2-d4", "visible", False)}
+    assert vis == {
+        ("fig2-d1", "not_visible", True),
+        ("fig2-d3", "not_visible", True),
+        ("fig2-d4", "visible", False),
+    }
     s3 = ctx.spans[2]
-    assert {(c.delivery_id, c.visibility) for c in s3.earlier_copies} == {("fig2-d1", "visible"),
-                                                                         ("fig2-d3", "visible")}
+    assert {(c.delivery_id, c.visibility) for c in s3.earlier_copies} == {
+        ("fig2-d1", "visible"),
+        ("fig2-d3", "visible"),
+    }

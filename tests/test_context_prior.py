@@ -33,7 +33,12 @@ def test_prior_context_cuts_target_intervals_and_keeps_other_deliveries() -> Non
 
 def test_prior_context_memory_only_message_is_a_marker() -> None:
     b = EpisodeBuilder("p2")
-    b.step("search", "memory search", "[m] keep the cache warm", tool_memory=([entry("m", "keep the cache warm")], "search_result"))
+    b.step(
+        "search",
+        "memory search",
+        "[m] keep the cache warm",
+        tool_memory=([entry("m", "keep the cache warm")], "search_result"),
+    )
     b.step("go", "make", "ok")
     s = ctx_of(b).spans[0]
     tool_src = [p for p in s.prior_sources if p.role == "tool"]
@@ -69,11 +74,17 @@ def test_prior_context_excludes_removed_and_rewritten_steps_which_stay_readable(
 def test_earlier_copies_same_input_and_undetermined() -> None:
     b = EpisodeBuilder("p4")
     b.host_block("one", "One:\n- keep the cache warm", [entry("m", "keep the cache warm", version="1")])
-    b.host_block("two", "Two:\n- keep the cache warm and small", [entry("m", "keep the cache warm and small", version="2")])
+    b.host_block(
+        "two",
+        "Two:\n- keep the cache warm and small",
+        [entry("m", "keep the cache warm and small", version="2")],
+    )
     b.step("look", "ls", "x")
     ctx = ctx_of(b)
     s2 = span_of(ctx, "p4-d2")
-    assert [(c.delivery_id, c.visibility, c.contains_target) for c in s2.earlier_copies] == [("p4-d1", "same_input", False)]
+    assert [(c.delivery_id, c.visibility, c.contains_target) for c in s2.earlier_copies] == [
+        ("p4-d1", "same_input", False)
+    ]
     ev = b.finish(resolved=True)
     d1 = deliveries(ev)[0]
     d1.consuming_call_id = None  # an unbound earlier copy (recorded before the first call)
@@ -86,10 +97,16 @@ def test_earlier_copies_same_input_and_undetermined() -> None:
 
 def test_display_key_listed_only_when_exposed_as_standalone_identifier() -> None:
     b = EpisodeBuilder("p5")
-    b.host_block("one", "Memories:\n- keep the cache warm [mem0:1a2b3c4d]",
-                 [entry("m", "keep the cache warm", display_key="[mem0:1a2b3c4d]")])
-    b.host_block("two", "More:\n- prefer small diffs",
-                 [entry("n", "prefer small diffs", display_key="[mem0:99887766]")])
+    b.host_block(
+        "one",
+        "Memories:\n- keep the cache warm [mem0:1a2b3c4d]",
+        [entry("m", "keep the cache warm", display_key="[mem0:1a2b3c4d]")],
+    )
+    b.host_block(
+        "two",
+        "More:\n- prefer small diffs",
+        [entry("n", "prefer small diffs", display_key="[mem0:99887766]")],
+    )
     b.step("look", "ls", "x")
     ctx = ctx_of(b)
     assert [s.entries[0].display_key for s in ctx.spans] == ["[mem0:1a2b3c4d]", None]

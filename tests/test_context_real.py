@@ -60,7 +60,9 @@ def test_real_trajectories_build_without_exceptions(tmp_path: Path) -> None:
             for s in ctx.spans:
                 for e in s.entries:
                     if e.window is not None:
-                        assert s.first_step is not None and s.first_step <= e.window[0] <= e.window[1] <= rec.T
+                        assert (
+                            s.first_step is not None and s.first_step <= e.window[0] <= e.window[1] <= rec.T
+                        )
     finally:
         con.close()
 
@@ -80,8 +82,10 @@ def test_demo_corpus_builds_without_exceptions(tmp_path: Path) -> None:
         statuses = {r[0] for r in con.execute("SELECT DISTINCT status FROM spans").fetchall()}
         assert n_spans == stats["spans"] > 0
         assert "eligible" in statuses
-        undelivered = con.execute("SELECT count(*) FROM deliveries d LEFT JOIN delivery_context c "
-                                  "USING (delivery_id) WHERE c.span_id IS NULL").fetchone()[0]
+        undelivered = con.execute(
+            "SELECT count(*) FROM deliveries d LEFT JOIN delivery_context c "
+            "USING (delivery_id) WHERE c.span_id IS NULL"
+        ).fetchone()[0]
         assert undelivered == 0  # every delivery belongs to a span
     finally:
         con.close()

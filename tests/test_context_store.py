@@ -50,9 +50,14 @@ def dump_tables(db: Path) -> dict:
     try:
         out = {}
         for t in CONTEXT_TABLES:
-            cols = [r[0] for r in con.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
-                [t]).fetchall() if r[0] != "built_at"]
+            cols = [
+                r[0]
+                for r in con.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
+                    [t],
+                ).fetchall()
+                if r[0] != "built_at"
+            ]
             out[t] = sorted(map(repr, con.execute(f"SELECT {', '.join(cols)} FROM {t}").fetchall()))
         return out
     finally:
@@ -90,8 +95,12 @@ def test_store_incremental_build_and_rebuild_keeps_judgments(tmp_path: Path) -> 
     con = connect(db)
     try:
         ingest_path(con, write(tmp_path / "e3.jsonl", episode("e3")))
-        con.execute("INSERT INTO judgments (judgment_id, span_id, status) VALUES ('j1', 'e1/e1-d1', 'accepted')")
-        con.execute("INSERT INTO annotations (annotation_id, target_id, note) VALUES ('a1', 'e1/e1-d1', 'look')")
+        con.execute(
+            "INSERT INTO judgments (judgment_id, span_id, status) VALUES ('j1', 'e1/e1-d1', 'accepted')"
+        )
+        con.execute(
+            "INSERT INTO annotations (annotation_id, target_id, note) VALUES ('a1', 'e1/e1-d1', 'look')"
+        )
         con.execute("INSERT INTO verdicts (span_id, triage) VALUES ('e1/e1-d1', 'positive')")
         con.execute("INSERT INTO planted_truth (episode_id, item_id) VALUES ('e1', 'A')")
     finally:
@@ -136,13 +145,31 @@ def test_cli_build_and_spans_json(tmp_path: Path) -> None:
     r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "e1", "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
-    assert data == {"episode_id": "e1", "spans": [
-        {"span_id": "e1/e1-d1", "status": "eligible", "first_step": 1, "last_step": 4,
-         "deliveries": ["e1-d1", "e1-d2", "e1-d4", "e1-d5"], "restatements": 3,
-         "chars": 4 * len("Memories:\n- " + A),
-         "entries": [{"item_id": "A", "exposure": "full", "window": [1, 4]}]},
-        {"span_id": "e1/e1-d3", "status": "empty", "first_step": 2, "last_step": 2,
-         "deliveries": ["e1-d3"], "restatements": 0, "chars": len("No results."), "entries": []}]}
+    assert data == {
+        "episode_id": "e1",
+        "spans": [
+            {
+                "span_id": "e1/e1-d1",
+                "status": "eligible",
+                "first_step": 1,
+                "last_step": 4,
+                "deliveries": ["e1-d1", "e1-d2", "e1-d4", "e1-d5"],
+                "restatements": 3,
+                "chars": 4 * len("Memories:\n- " + A),
+                "entries": [{"item_id": "A", "exposure": "full", "window": [1, 4]}],
+            },
+            {
+                "span_id": "e1/e1-d3",
+                "status": "empty",
+                "first_step": 2,
+                "last_step": 2,
+                "deliveries": ["e1-d3"],
+                "restatements": 0,
+                "chars": len("No results."),
+                "entries": [],
+            },
+        ],
+    }
     r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "e1"])
     assert r.exit_code == 0 and "e1/e1-d1" in r.output and "eligible" in r.output and "1-4" in r.output
     r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "missing"])

@@ -18,8 +18,11 @@ PLAN = DemoPlan(episodes=120, seed=7, runs=2, mean_steps=20)
 
 
 def _hashes(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -56,24 +59,50 @@ def test_demo_ingests_cleanly(con) -> None:
     orders = con.execute("SELECT run_id, list(task_id ORDER BY position) FROM episodes GROUP BY 1").fetchall()
     assert len({tuple(o) for _, o in orders}) == 1
     # Usage and cost on every agent call; memory-system calls carry an op_ref.
-    agent = con.execute("SELECT count(*), count(cost_usd), count(input_tokens) FROM calls WHERE role = 'agent'").fetchone()
+    agent = con.execute(
+        "SELECT count(*), count(cost_usd), count(input_tokens) FROM calls WHERE role = 'agent'"
+    ).fetchone()
     assert agent[0] > 0 and agent[0] == agent[1] == agent[2]
-    assert con.execute("SELECT count(*) FROM calls WHERE role = 'memory' AND op_ref IS NULL").fetchone()[0] == 0
+    assert (
+        con.execute("SELECT count(*) FROM calls WHERE role = 'memory' AND op_ref IS NULL").fetchone()[0] == 0
+    )
     assert con.execute("SELECT count(*) FROM calls WHERE role = 'memory'").fetchone()[0] > 0
-    assert con.execute("SELECT count(*) FROM calls WHERE role = 'embedding' AND op_ref IS NOT NULL").fetchone()[0] > 0
+    assert (
+        con.execute("SELECT count(*) FROM calls WHERE role = 'embedding' AND op_ref IS NOT NULL").fetchone()[
+            0
+        ]
+        > 0
+    )
     # Memories the agent saved during an episode carry that episode as origin.
-    assert con.execute("SELECT count(*) FROM item_events i JOIN tool_results t ON t.episode_id = i.episode_id "
-                       "WHERE t.name = 'mem0_memory' AND i.op_ref LIKE '%:a1'").fetchone()[0] > 0
+    assert (
+        con.execute(
+            "SELECT count(*) FROM item_events i JOIN tool_results t ON t.episode_id = i.episode_id "
+            "WHERE t.name = 'mem0_memory' AND i.op_ref LIKE '%:a1'"
+        ).fetchone()[0]
+        > 0
+    )
     # The card corpus is shared by all runs; per-run stores keep their run and origin episode.
-    assert con.execute("SELECT count(*) FROM item_events WHERE namespace = 'memgovern:cards' "
-                       "AND (run_id IS NOT NULL OR episode_id IS NOT NULL)").fetchone()[0] == 0
-    assert con.execute("SELECT count(*) FROM item_events WHERE namespace LIKE 'mem0:%' "
-                       "AND (run_id IS NULL OR episode_id IS NULL)").fetchone()[0] == 0
+    assert (
+        con.execute(
+            "SELECT count(*) FROM item_events WHERE namespace = 'memgovern:cards' "
+            "AND (run_id IS NOT NULL OR episode_id IS NOT NULL)"
+        ).fetchone()[0]
+        == 0
+    )
+    assert (
+        con.execute(
+            "SELECT count(*) FROM item_events WHERE namespace LIKE 'mem0:%' "
+            "AND (run_id IS NULL OR episode_id IS NULL)"
+        ).fetchone()[0]
+        == 0
+    )
     assert con.execute("SELECT count(*) FROM item_events WHERE op = 'update'").fetchone()[0] > 0
     # Empty searches, retractions and rewrites are present.
     assert con.execute("SELECT count(*) FROM deliveries WHERE n_entries = 0").fetchone()[0] > 0
     assert {r[0] for r in con.execute("SELECT DISTINCT type FROM context_events").fetchall()} == {
-        "retraction", "history_rewrite"}
+        "retraction",
+        "history_rewrite",
+    }
     # Requests are delta encoded against the previous call.
     assert con.execute("SELECT count(*) FROM calls WHERE base_call_id IS NOT NULL").fetchone()[0] > 0
 
@@ -84,7 +113,8 @@ def test_acted_on_entries_show_their_hint_only_from_the_anchor_on(con) -> None:
                   (SELECT min(step) FROM steps s WHERE s.call_id = d.consuming_call_id) AS consuming_step,
                   (SELECT text FROM blobs WHERE hash = e.task_hash) AS task
            FROM planted_truth t JOIN deliveries d USING (delivery_id) JOIN episodes e ON e.episode_id = t.episode_id
-           WHERE t.influence = 'acted_on'""").fetchall()
+           WHERE t.influence = 'acted_on'"""
+    ).fetchall()
     assert len(rows) > 10
     for ep, anchor, hint, _, consuming, task in rows:
         assert hint and hint not in task
@@ -97,7 +127,9 @@ def test_acted_on_entries_show_their_hint_only_from_the_anchor_on(con) -> None:
             """SELECT s.step, b.text FROM tool_results tr JOIN steps s ON s.call_id = tr.call_id
                JOIN blobs b ON b.hash = tr.output_hash WHERE tr.episode_id = ? AND s.step + 1 NOT IN (
                  SELECT s2.step FROM deliveries d2 JOIN steps s2 ON s2.call_id = d2.consuming_call_id
-                 WHERE d2.episode_id = ? AND d2.route = 'agent')""", [ep, ep]).fetchall()
+                 WHERE d2.episode_id = ? AND d2.route = 'agent')""",
+            [ep, ep],
+        ).fetchall()
         assert not [t for t, o in outs if t < consuming and hint in o], (ep, hint)
 
 
@@ -106,23 +138,29 @@ def test_unused_entries_leave_no_trace(con) -> None:
         """SELECT t.episode_id, t.hint FROM planted_truth t
            WHERE t.influence IN ('none', 'referenced') AND t.hint IS NOT NULL AND NOT t.copy
              AND t.hint NOT IN (SELECT a.hint FROM planted_truth a
-                                WHERE a.episode_id = t.episode_id AND a.influence = 'acted_on')""").fetchall()
+                                WHERE a.episode_id = t.episode_id AND a.influence = 'acted_on')"""
+    ).fetchall()
     assert len(rows) > 50
     for ep, hint in rows:
-        hits = con.execute("SELECT count(*) FROM steps WHERE episode_id = ? AND contains(action, ?)", [ep, hint]).fetchone()[0]
+        hits = con.execute(
+            "SELECT count(*) FROM steps WHERE episode_id = ? AND contains(action, ?)", [ep, hint]
+        ).fetchone()[0]
         assert hits == 0, (ep, hint)
 
 
 def test_selected_previews_lead_to_full_reads_of_the_same_item(con) -> None:
     rows = con.execute(
-        """SELECT t.episode_id, t.item_id, t.anchor_step FROM planted_truth t WHERE t.influence = 'selected'""").fetchall()
+        """SELECT t.episode_id, t.item_id, t.anchor_step FROM planted_truth t WHERE t.influence = 'selected'"""
+    ).fetchall()
     assert rows
     for ep, item, step in rows:
         full = con.execute(
             """SELECT count(*) FROM deliveries d JOIN delivery_entries de USING (delivery_id)
                JOIN steps s ON s.call_id = d.consuming_call_id
                WHERE d.episode_id = ? AND de.item_id = ? AND d.form IN ('full_card', 'full_skill', 'scene_content')
-                 AND s.step = ?""", [ep, item, step + 1]).fetchone()[0]
+                 AND s.step = ?""",
+            [ep, item, step + 1],
+        ).fetchone()[0]
         assert full == 1, (ep, item, step)
 
 
@@ -149,11 +187,19 @@ def test_planted_truth_matches_the_evaluation_context(demo_db: Path, tmp_path: P
     build.build_store(db)
     c = connect(db, read_only=True)
     try:
-        assert c.execute("SELECT count(*) FROM planted_truth t LEFT JOIN spans s ON s.first_delivery_id = t.delivery_id "
-                         "WHERE s.span_id IS NULL").fetchone()[0] == 0
-        status = dict(c.execute(
-            """SELECT CASE WHEN t.broken THEN 'broken' WHEN t.copy THEN 'copy' ELSE 'plain' END, list(DISTINCT s.status)
-               FROM planted_truth t JOIN spans s ON s.first_delivery_id = t.delivery_id GROUP BY 1""").fetchall())
+        assert (
+            c.execute(
+                "SELECT count(*) FROM planted_truth t LEFT JOIN spans s ON s.first_delivery_id = t.delivery_id "
+                "WHERE s.span_id IS NULL"
+            ).fetchone()[0]
+            == 0
+        )
+        status = dict(
+            c.execute(
+                """SELECT CASE WHEN t.broken THEN 'broken' WHEN t.copy THEN 'copy' ELSE 'plain' END, list(DISTINCT s.status)
+               FROM planted_truth t JOIN spans s ON s.first_delivery_id = t.delivery_id GROUP BY 1"""
+            ).fetchall()
+        )
         assert status["plain"] == ["eligible"]
         assert status["copy"] == ["auto_neutral"]
         assert status["broken"] == ["error"]
@@ -161,12 +207,20 @@ def test_planted_truth_matches_the_evaluation_context(demo_db: Path, tmp_path: P
             """SELECT count(*) FROM planted_truth t JOIN spans s ON s.first_delivery_id = t.delivery_id
                JOIN span_entries se ON se.span_id = s.span_id AND se.pos = t.pos
                WHERE t.anchor_step IS NOT NULL AND NOT t.broken
-                 AND (se.window_start IS NULL OR t.anchor_step NOT BETWEEN se.window_start AND se.window_end)""").fetchone()[0]
+                 AND (se.window_start IS NULL OR t.anchor_step NOT BETWEEN se.window_start AND se.window_end)"""
+        ).fetchone()[0]
         assert outside == 0
-        rules = {r[0] for r in c.execute("SELECT DISTINCT rule FROM recording_checks WHERE NOT ok").fetchall()}
+        rules = {
+            r[0] for r in c.execute("SELECT DISTINCT rule FROM recording_checks WHERE NOT ok").fetchall()
+        }
         assert {"proof_missing", "text_not_unique"} <= rules, rules
-        failed = {r[0] for r in c.execute("SELECT DISTINCT episode_id FROM recording_checks WHERE NOT ok").fetchall()}
-        broken = {r[0] for r in c.execute("SELECT DISTINCT episode_id FROM planted_truth WHERE broken").fetchall()}
+        failed = {
+            r[0]
+            for r in c.execute("SELECT DISTINCT episode_id FROM recording_checks WHERE NOT ok").fetchall()
+        }
+        broken = {
+            r[0] for r in c.execute("SELECT DISTINCT episode_id FROM planted_truth WHERE broken").fetchall()
+        }
         assert failed == broken and broken
     finally:
         c.close()
@@ -178,8 +232,21 @@ def test_cli_demo_and_bad_arguments(tmp_path: Path) -> None:
     _load_commands()
     runner = CliRunner()
     db = tmp_path / "cli.duckdb"
-    res = runner.invoke(app, ["demo", "--episodes", "16", "--steps", "12", "--db", str(db), "--no-build",
-                              "--out", str(tmp_path / "out")])
+    res = runner.invoke(
+        app,
+        [
+            "demo",
+            "--episodes",
+            "16",
+            "--steps",
+            "12",
+            "--db",
+            str(db),
+            "--no-build",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "out" / "planted_truth.jsonl").exists()
     c = connect(db, read_only=True)
@@ -192,7 +259,10 @@ def test_cli_demo_and_bad_arguments(tmp_path: Path) -> None:
     assert bad.exit_code != 0
     assert "--episodes" in bad.output
     (tmp_path / "afile").write_text("x")
-    bad = runner.invoke(app, ["demo", "--episodes", "8", "--db", str(tmp_path / "bad.duckdb"), "--out", str(tmp_path / "afile")])
+    bad = runner.invoke(
+        app,
+        ["demo", "--episodes", "8", "--db", str(tmp_path / "bad.duckdb"), "--out", str(tmp_path / "afile")],
+    )
     assert bad.exit_code != 0 and "not a folder" in bad.output
     assert not (tmp_path / "bad.duckdb").exists()
 
@@ -211,6 +281,10 @@ def test_building_twice_changes_nothing(tmp_path: Path) -> None:
     c = connect(db, read_only=True)
     try:
         assert c.execute("SELECT count(*) FROM episodes").fetchone()[0] == 16
-        assert c.execute("SELECT count(*) FROM planted_truth").fetchone()[0] == first.truth_rows == second.truth_rows
+        assert (
+            c.execute("SELECT count(*) FROM planted_truth").fetchone()[0]
+            == first.truth_rows
+            == second.truth_rows
+        )
     finally:
         c.close()

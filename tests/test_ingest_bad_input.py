@@ -40,15 +40,25 @@ def counts(db: Path) -> dict:
 
 def mini_traj(n_steps: int = 2, **overrides) -> dict:
     """A small valid mini-swe-agent-1 trajectory."""
-    msgs = [{"role": "system", "content": "You are a shell agent."},
-            {"role": "user", "content": "Fix the bug in calc.py"}]
+    msgs = [
+        {"role": "system", "content": "You are a shell agent."},
+        {"role": "user", "content": "Fix the bug in calc.py"},
+    ]
     for k in range(n_steps):
         msgs.append({"role": "assistant", "content": f"THOUGHT: look\n\n```bash\nls {k}\n```"})
         msgs.append({"role": "user", "content": f"<returncode>0</returncode>\n<output>\nfile{k}\n</output>"})
-    doc = {"info": {"exit_status": "Submitted", "submission": "diff --git a b",
-                    "model_stats": {"instance_cost": 0.5, "api_calls": n_steps},
-                    "mini_version": "1.17.3", "config": {"model": {"model_name": "m"}}},
-           "messages": msgs, "trajectory_format": "mini-swe-agent-1", "instance_id": "acme__calc-1"}
+    doc = {
+        "info": {
+            "exit_status": "Submitted",
+            "submission": "diff --git a b",
+            "model_stats": {"instance_cost": 0.5, "api_calls": n_steps},
+            "mini_version": "1.17.3",
+            "config": {"model": {"model_name": "m"}},
+        },
+        "messages": msgs,
+        "trajectory_format": "mini-swe-agent-1",
+        "instance_id": "acme__calc-1",
+    }
     doc.update(overrides)
     return doc
 
@@ -124,8 +134,13 @@ def test_unknown_format(seeded: Path, tmp_path: Path) -> None:
 
 
 def test_bad_openhands_line_rolls_back_the_whole_file(seeded: Path, tmp_path: Path) -> None:
-    good = {"instance_id": "a__b-1", "metrics": {}, "test_result": {}, "error": None, "history": [
-        {"id": 0, "source": "user", "action": "message", "args": {"content": "Do it"}}]}
+    good = {
+        "instance_id": "a__b-1",
+        "metrics": {},
+        "test_result": {},
+        "error": None,
+        "history": [{"id": 0, "source": "user", "action": "message", "args": {"content": "Do it"}}],
+    }
     bad = json.dumps({**good, "instance_id": "a__b-2"})[:-20]
     p = write(tmp_path, "output.jsonl", json.dumps(good) + "\n" + bad + "\n")
     fails_cleanly(seeded, p, f"{p}:2", "invalid JSON")
@@ -135,8 +150,10 @@ def test_bad_openhands_line_rolls_back_the_whole_file(seeded: Path, tmp_path: Pa
 
 
 def test_bad_letta_block(seeded: Path, tmp_path: Path) -> None:
-    doc = {"agents": [{"name": "a", "messages": [], "block_ids": ["b0"], "agent_type": "x"}],
-           "blocks": [{"id": "b0", "label": ["not", "a", "string"], "value": "v"}]}
+    doc = {
+        "agents": [{"name": "a", "messages": [], "block_ids": ["b0"], "agent_type": "x"}],
+        "blocks": [{"id": "b0", "label": ["not", "a", "string"], "value": "v"}],
+    }
     p = write(tmp_path, "agent.af", json.dumps(doc))
     fails_cleanly(seeded, p, "field `blocks[0].label`", "expected a string")
 
@@ -168,7 +185,9 @@ def test_folder_with_good_and_bad_files(seeded: Path, tmp_path: Path) -> None:
     code, err, out = memuse("ingest", str(d), "--db", str(seeded), "--no-build")
     assert code != 0
     assert len(err) == 2 and all(x.startswith(f"error: {d}") for x in err)
-    assert "calc-12.traj.json:1: invalid JSON" in "".join(err) and "notes.json:1: unknown format" in "".join(err)
+    assert "calc-12.traj.json:1: invalid JSON" in "".join(err) and "notes.json:1: unknown format" in "".join(
+        err
+    )
     after = counts(seeded)
     assert after["episodes"] == before["episodes"] + 2
     assert after["files"] == before["files"] + 2
@@ -178,16 +197,24 @@ def test_folder_with_good_and_bad_files(seeded: Path, tmp_path: Path) -> None:
 def test_user_observer_through_the_cli(tmp_path: Path) -> None:
     db = tmp_path / "o.duckdb"
     doc = mini_traj()
-    doc["messages"][0]["content"] += "\n<team-notes>\n- tests live in t/\n- never edit vendored code\n</team-notes>"
+    doc["messages"][0]["content"] += (
+        "\n<team-notes>\n- tests live in t/\n- never edit vendored code\n</team-notes>"
+    )
     p = write(tmp_path, "z__acme__calc-1.traj.json", json.dumps(doc))
-    cfg = write(tmp_path, "obs.toml", '[[observer]]\nname = "team"\nstart = "<team-notes>"\n'
-                                      'end = "</team-notes>"\nform = "task_recall"\nnamespace = "team"\n')
+    cfg = write(
+        tmp_path,
+        "obs.toml",
+        '[[observer]]\nname = "team"\nstart = "<team-notes>"\n'
+        'end = "</team-notes>"\nform = "task_recall"\nnamespace = "team"\n',
+    )
     code, err, _ = memuse("ingest", str(p), "--db", str(db), "--no-build", "--observers", str(cfg))
     assert code == 0, err
     con = connect(db, read_only=True)
     try:
-        rows = con.execute("SELECT d.consuming_call_id, count(*) FROM deliveries d JOIN delivery_entries e "
-                           "USING (delivery_id) GROUP BY 1 ORDER BY 1").fetchall()
+        rows = con.execute(
+            "SELECT d.consuming_call_id, count(*) FROM deliveries d JOIN delivery_entries e "
+            "USING (delivery_id) GROUP BY 1 ORDER BY 1"
+        ).fetchall()
         ns = {r[0] for r in con.execute("SELECT namespace FROM delivery_entries").fetchall()}
     finally:
         con.close()
@@ -202,7 +229,8 @@ def test_config_override_labels_the_runs(tmp_path: Path) -> None:
     con = connect(db, read_only=True)
     try:
         assert con.execute("SELECT run_id, config, label FROM runs").fetchall() == [
-            ("run1:acme__calc-1", "mem0-recall", "run1")]
+            ("run1:acme__calc-1", "mem0-recall", "run1")
+        ]
     finally:
         con.close()
 

@@ -14,10 +14,13 @@ from memuse_core.store.writer import _SHELL_JSON, BLOB_REF, _shell_of, blob_hash
 
 MESSAGES = [
     {"role": "user", "content": "plain"},
-    {"role": "system", "content": "ünïcode \"quotes\"\n\ttabs \u2028 and \x01 control"},
+    {"role": "system", "content": 'ünïcode "quotes"\n\ttabs \u2028 and \x01 control'},
     {"role": "assistant", "content": "", "tool_calls": []},
-    {"role": "assistant", "content": "calling", "tool_calls": [
-        {"id": "c1", "name": "bash", "arguments": "{\"command\": \"ls é\"}"}, {"name": "noid"}]},
+    {
+        "role": "assistant",
+        "content": "calling",
+        "tool_calls": [{"id": "c1", "name": "bash", "arguments": '{"command": "ls é"}'}, {"name": "noid"}],
+    },
     {"role": "tool", "content": "out", "tool_call_id": "c1", "name": "bash"},
     {"role": "r\u00f4le", "content": "x", "name": "n"},
 ]
@@ -67,13 +70,28 @@ def test_bad_utf8_line_is_named(tmp_path: Path) -> None:
 
 
 def _delivery(i: int, **over: object) -> dict:
-    d = {"type": "memory_delivery", "v": 1, "episode_id": "e", "delivery_id": f"d{i}", "route": "host",
-         "form": "task_recall", "consuming_call_id": f"c{i}",
-         "entries": [{"namespace": "n", "item_id": "m1", "value": "Use `_clamp_day` in src/util.py."},
-                     {"namespace": "n", "item_id": "m2", "value": "Run pytest -x first.", "labels": {"s": 0.5}}],
-         "placements": [{"slot": "system_suffix", "kind": "block", "text": "Memories:\n- ...",
-                         "proof": {"message_index": 0, "start": 10}}],
-         "search_id": "s1"}
+    d = {
+        "type": "memory_delivery",
+        "v": 1,
+        "episode_id": "e",
+        "delivery_id": f"d{i}",
+        "route": "host",
+        "form": "task_recall",
+        "consuming_call_id": f"c{i}",
+        "entries": [
+            {"namespace": "n", "item_id": "m1", "value": "Use `_clamp_day` in src/util.py."},
+            {"namespace": "n", "item_id": "m2", "value": "Run pytest -x first.", "labels": {"s": 0.5}},
+        ],
+        "placements": [
+            {
+                "slot": "system_suffix",
+                "kind": "block",
+                "text": "Memories:\n- ...",
+                "proof": {"message_index": 0, "start": 10},
+            }
+        ],
+        "search_id": "s1",
+    }
     d.update(over)
     return d
 
@@ -84,11 +102,14 @@ def _compact(d: dict) -> bytes:
     return json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-@pytest.mark.parametrize("variant", [
-    {},                                               # the common case: ids differ, the tail repeats
-    {"provisional_step": 3},                          # an extra head field
-    {"form": "persona", "route": "agent"},            # other head values
-])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {},  # the common case: ids differ, the tail repeats
+        {"provisional_step": 3},  # an extra head field
+        {"form": "persona", "route": "agent"},  # other head values
+    ],
+)
 def test_restated_delivery_cache_gives_what_full_validation_gives(tmp_path: Path, variant: dict) -> None:
     from memuse_core.events import EVENT_ADAPTER
 
@@ -113,9 +134,13 @@ def test_restated_delivery_cache_keeps_errors_and_duplicate_keys(tmp_path: Path)
     with pytest.raises(IngestError, match=r"bad.jsonl:4: field `episode_id`"):
         list(NATIVE.events(p))
     # a key repeated in the tail wins over the head, as in plain JSON parsing
-    tail = ok[ok.index(b',"entries":['):-1] + b',"form":"late"}'
-    lines = [RUN, START, ok[:ok.index(b',"entries":[')] + tail,
-             _compact(_delivery(3))[:_compact(_delivery(3)).index(b',"entries":[')] + tail]
+    tail = ok[ok.index(b',"entries":[') : -1] + b',"form":"late"}'
+    lines = [
+        RUN,
+        START,
+        ok[: ok.index(b',"entries":[')] + tail,
+        _compact(_delivery(3))[: _compact(_delivery(3)).index(b',"entries":[')] + tail,
+    ]
     q = tmp_path / "dup.jsonl"
     q.write_bytes(b"\n".join(lines) + b"\n")
     got = [ev for _, ev in NATIVE.events(q)]

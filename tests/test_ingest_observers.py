@@ -31,55 +31,73 @@ from memuse_core.ingest.observers import BUILTIN, load_observers, observe, scan_
 CASES = {
     "mem0-user-memories": (
         "You are a coding agent.\n\nUser Memories:\n- prefers tabs\n- runs pytest with -x\n\nSolve it.",
-        [("prefers tabs", None), ("runs pytest with -x", None)]),
+        [("prefers tabs", None), ("runs pytest with -x", None)],
+    ),
     "mem0-relevant-memories": (
         "Task below.\n### Relevant memories\n- [fact] repo uses poetry [mem0:1a2b3c4d]\n"
         "- [preference] keep diffs small [mem0:99aa88bb]\n\nFix the bug.",
-        [("repo uses poetry", "1a2b3c4d"), ("keep diffs small", "99aa88bb")]),
+        [("repo uses poetry", "1a2b3c4d"), ("keep diffs small", "99aa88bb")],
+    ),
     "relevant-memories": (
         "<relevant-memories>\nMemories that may help:\n- [fact|build] run make before tests\n"
         "- the CI uses py3.11\n</relevant-memories>\nPlease fix the failing test.",
-        [("run make before tests", None), ("the CI uses py3.11", None)]),
+        [("run make before tests", None), ("the CI uses py3.11", None)],
+    ),
     "tdai-user-persona": (
         "System.\n<user-persona>\nWorks in small verified steps.\n</user-persona>\n",
-        [("Works in small verified steps.", None)]),
+        [("Works in small verified steps.", None)],
+    ),
     "tdai-scene-navigation": (
         "<scene-navigation>\n- scenes/migrations.md (heat 4): fixing migration order\n"
         "- scenes/flaky.md (heat 1): flaky tests\n</scene-navigation>",
-        [("scenes/migrations.md (heat 4): fixing migration order", None),
-         ("scenes/flaky.md (heat 1): flaky tests", None)]),
+        [
+            ("scenes/migrations.md (heat 4): fixing migration order", None),
+            ("scenes/flaky.md (heat 1): flaky tests", None),
+        ],
+    ),
     "tdai-available-skills": (
         "<available_skills>\n- fix-imports: repair broken relative imports\n- run-tests: run the suite\n"
         "</available_skills>",
-        [("fix-imports: repair broken relative imports", "fix-imports"),
-         ("run-tests: run the suite", "run-tests")]),
+        [
+            ("fix-imports: repair broken relative imports", "fix-imports"),
+            ("run-tests: run the suite", "run-tests"),
+        ],
+    ),
     "tdai-profile-memory": (
         "<tdai_profile_memory>\n## core memory\n- likes Go\n## scene index\n- db.md\n</tdai_profile_memory>",
-        [("likes Go", None), ("db.md", None)]),
+        [("likes Go", None), ("db.md", None)],
+    ),
     "letta-memory-blocks": (
         "Base.\n<memory_blocks>\nThe following memory blocks are currently engaged:\n\n<human>\n"
         "<description>\nthe user\n</description>\n<metadata>\n- chars_current=4\n</metadata>\n<value>\n"
         "Chad\n</value>\n</human>\n\n<persona>\n<description>\nme\n</description>\n<value>\nI am Sam.\n"
         "</value>\n</persona>\n\n</memory_blocks>\nRest.",
-        [("Chad", "human"), ("I am Sam.", "persona")]),
+        [("Chad", "human"), ("I am Sam.", "persona")],
+    ),
     "openhands-extra-info": (
-        "<EXTRA_INFO>\nThe following information has been included based on a keyword match for \"git\".\n"
+        '<EXTRA_INFO>\nThe following information has been included based on a keyword match for "git".\n'
         "It may or may not be relevant to the user's request.\n\nUse the GitLab API.\n</EXTRA_INFO>",
-        [("Use the GitLab API.", None)]),
+        [("Use the GitLab API.", None)],
+    ),
     "reflexion-memory": (
         "Your memory for the task below:\nTrial 0:\nI searched the wrong cabinet.\nTrial 1:\n"
         "I should open drawer 2 first.\n\nHere is the task:\nput a clean mug on the desk.",
-        [("I searched the wrong cabinet.", None), ("I should open drawer 2 first.", None)]),
+        [("I searched the wrong cabinet.", None), ("I should open drawer 2 first.", None)],
+    ),
     "swe-exp-experiences": (
         "Fix issue 12.\nHere are some experiences you can refer to:\n***Experience 1***:\n"
         "Check the migration order first.\n\n***Experience 2***:\nRun the tests with -k.\n\nGood luck.",
-        [("Check the migration order first.", None), ("Run the tests with -k.", None)]),
+        [("Check the migration order first.", None), ("Run the tests with -k.", None)],
+    ),
     "swe-bench-cl-experiences": (
         "--- Relevant Past Experiences (top 2) ---\nTask ID: django__django-1\nRelevance: 0.81\n"
         "Fixed by reordering imports.\n\nTask ID: django__django-2\nRelevance: 0.44\nAdded a guard.\n"
         "--- End of Past Experiences ---\nNow solve:",
-        [("Task ID: django__django-1\nRelevance: 0.81\nFixed by reordering imports.", "django__django-1"),
-         ("Task ID: django__django-2\nRelevance: 0.44\nAdded a guard.", "django__django-2")]),
+        [
+            ("Task ID: django__django-1\nRelevance: 0.81\nFixed by reordering imports.", "django__django-1"),
+            ("Task ID: django__django-2\nRelevance: 0.44\nAdded a guard.", "django__django-2"),
+        ],
+    ),
 }
 
 
@@ -89,7 +107,7 @@ def test_builtin_observer_finds_each_entry(name: str) -> None:
     found = scan_message(Message(role="system", content=text), BUILTIN)
     assert [f.observer.name for f in found] == [name]
     (f,) = found
-    assert text.count(f.text) == 1 and text[f.start:f.start + len(f.text)] == f.text
+    assert text.count(f.text) == 1 and text[f.start : f.start + len(f.text)] == f.text
     assert [e.value for e in f.entries] == [v for v, _ in want]
     for e, (value, exposed) in zip(f.entries, want):
         assert e.digest == text_digest(value)
@@ -143,7 +161,7 @@ def test_restated_block_gives_one_delivery_per_call_with_resolving_proofs() -> N
         host = rec.call(d.consuming_call_id).messages[pl.proof.message_index].text()
         assert pl.proof.message_index == 0 and pl.slot == "system" and d.route == "host"
         assert text_digest(host) == pl.proof.message_digest
-        assert host[pl.proof.start:].startswith(pl.text) and host.count(pl.text) == 1
+        assert host[pl.proof.start :].startswith(pl.text) and host.count(pl.text) == 1
 
 
 def test_memory_in_a_tool_result_is_an_agent_route_delivery_from_the_next_call() -> None:
@@ -172,12 +190,15 @@ def test_user_observer_from_toml_and_json(tmp_path: Path) -> None:
     toml.write_text(
         '[[observer]]\nname = "team-notes"\nstart = "<team-notes>"\nend = "</team-notes>"\n'
         'entries = "lines"\nform = "task_recall"\nnamespace = "notes"\n'
-        'entry_pattern = "(?P<value>.*?) \\\\(#(?P<id>\\\\d+)\\\\)"\nid_scheme = "note-no"\n')
+        'entry_pattern = "(?P<value>.*?) \\\\(#(?P<id>\\\\d+)\\\\)"\nid_scheme = "note-no"\n'
+    )
     obs = load_observers(toml)
     text = "Hi\n<team-notes>\n- deploy on Fridays is banned (#12)\n- ask Ana about auth (#7)\n</team-notes>"
     (f,) = scan_message(Message(role="user", content=text), obs)
     assert [(e.item_id, e.value, e.namespace) for e in f.entries] == [
-        ("12", "deploy on Fridays is banned", "notes"), ("7", "ask Ana about auth", "notes")]
+        ("12", "deploy on Fridays is banned", "notes"),
+        ("7", "ask Ana about auth", "notes"),
+    ]
     js = tmp_path / "obs.json"
     js.write_text('[{"name": "facts", "start_regex": "^FACTS:", "entries": "lines", "form": "facts"}]')
     (o,) = load_observers(js)
@@ -187,26 +208,45 @@ def test_user_observer_from_toml_and_json(tmp_path: Path) -> None:
 
 def test_user_observer_with_block_regex_and_separator(tmp_path: Path) -> None:
     js = tmp_path / "obs.json"
-    js.write_text(json.dumps({"observer": [{
-        "name": "kb", "regex": r"\[KB (?P<n>\d+) hits\]\n(?P<body>.*?)\n\[/KB\]", "entries": "separator",
-        "separator": "\n---\n", "form": "knowledge", "namespace": "kb"}]}))
+    js.write_text(
+        json.dumps(
+            {
+                "observer": [
+                    {
+                        "name": "kb",
+                        "regex": r"\[KB (?P<n>\d+) hits\]\n(?P<body>.*?)\n\[/KB\]",
+                        "entries": "separator",
+                        "separator": "\n---\n",
+                        "form": "knowledge",
+                        "namespace": "kb",
+                    }
+                ]
+            }
+        )
+    )
     (o,) = load_observers(js)
     text = "Task.\n[KB 2 hits]\nUse uv, not pip.\n---\nTests need DOCKER=1.\n[/KB]\nGo."
     (f,) = scan_message(Message(role="user", content=text), [o])
     assert [e.value for e in f.entries] == ["Use uv, not pip.", "Tests need DOCKER=1."]
     assert f.text == "[KB 2 hits]\nUse uv, not pip.\n---\nTests need DOCKER=1.\n[/KB]"
-    assert text[f.start:f.end] == f.text
+    assert text[f.start : f.end] == f.text
 
 
-@pytest.mark.parametrize("body, field", [
-    ('[[observer]]\nname = "x"\n', "observer[0]"),
-    ('[[observer]]\nname = "x"\nstart = "<a>"\nentries = "whole"\n', "observer[0]"),
-    ('[[observer]]\nname = "x"\nstart = "<a>"\nentry_pattern = "(unclosed"\n', "observer[0].entry_pattern"),
-    ('[[observer]]\nname = "x"\nstart = "<a>"\ncolour = "red"\n', "observer[0].colour"),
-    ('[[observer]]\nname = "x"\nstart = "<a>"\nregex = "a"\n', "observer[0]"),
-    ('[[observer]]\nname = "x"\nstart = "<a>"\nentries = "separator"\nend = "</a>"\n', "observer[0]"),
-    ('[[observer]\nname = "x"\n', None),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ('[[observer]]\nname = "x"\n', "observer[0]"),
+        ('[[observer]]\nname = "x"\nstart = "<a>"\nentries = "whole"\n', "observer[0]"),
+        (
+            '[[observer]]\nname = "x"\nstart = "<a>"\nentry_pattern = "(unclosed"\n',
+            "observer[0].entry_pattern",
+        ),
+        ('[[observer]]\nname = "x"\nstart = "<a>"\ncolour = "red"\n', "observer[0].colour"),
+        ('[[observer]]\nname = "x"\nstart = "<a>"\nregex = "a"\n', "observer[0]"),
+        ('[[observer]]\nname = "x"\nstart = "<a>"\nentries = "separator"\nend = "</a>"\n', "observer[0]"),
+        ('[[observer]\nname = "x"\n', None),
+    ],
+)
 def test_bad_observer_config_is_one_clear_error(tmp_path: Path, body: str, field: str | None) -> None:
     p = tmp_path / "bad.toml"
     p.write_text(body)

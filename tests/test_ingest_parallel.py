@@ -24,12 +24,19 @@ REAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "real"
 
 def _episode(run: str, eid: str, n: int = 6):
     b = EpisodeBuilder(eid, run_id=run, task="Fix `parse_date` for ISO weeks", repo="acme/dates")
-    b.host_block("recall", "User Memories:\n- parse_date lives in src/dates.py",
-                 [entry("m1", "parse_date lives in src/dates.py")])
+    b.host_block(
+        "recall",
+        "User Memories:\n- parse_date lives in src/dates.py",
+        [entry("m1", "parse_date lives in src/dates.py")],
+    )
     for i in range(n):
         b.step(f"step {i}", f"grep -n parse_date src/dates.py # {i}", f"src/dates.py:{i}:def parse_date(s):")
-    b.step("search", "mem0 search iso week", "1. [m2] ISO weeks start on Monday",
-           tool_memory=([entry("m2", "ISO weeks start on Monday")], "search_result"))
+    b.step(
+        "search",
+        "mem0 search iso week",
+        "1. [m2] ISO weeks start on Monday",
+        tool_memory=([entry("m2", "ISO weeks start on Monday")], "search_result"),
+    )
     b.final("Submitted.")
     return b.finish(resolved=True, exit_status="Submitted")
 
@@ -46,8 +53,13 @@ def _corpus(folder: Path) -> list[Path]:
     files = [_run_file(folder, f"{k}-run.jsonl", f"r{k}", [f"r{k}-e{i}" for i in range(4)]) for k in range(4)]
     bad = folder / "4-bad.jsonl"
     lines = files[0].read_text().splitlines()
-    bad.write_text("\n".join([lines[0].replace('"r0"', '"rbad"')] + [x.replace("r0-e0", "bad-e0")
-                                                                    for x in lines[1:12]] + ['{"type": "model_call"']))
+    bad.write_text(
+        "\n".join(
+            [lines[0].replace('"r0"', '"rbad"')]
+            + [x.replace("r0-e0", "bad-e0") for x in lines[1:12]]
+            + ['{"type": "model_call"']
+        )
+    )
     again = folder / "5-again.jsonl"
     shutil.copy(files[1], again)  # same content as an earlier file of the same call
     dup = _run_file(folder, "6-dup.jsonl", "r6", ["r6-e0", "r2-e1"])  # r2-e1 is stored by file 2
@@ -61,12 +73,24 @@ def _corpus(folder: Path) -> list[Path]:
 def _dump(db: Path) -> dict[str, list[tuple]]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE "
-                                            "table_schema = 'main' AND table_type = 'BASE TABLE'").fetchall()]
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE "
+                "table_schema = 'main' AND table_type = 'BASE TABLE'"
+            ).fetchall()
+        ]
         out = {}
         for t in [*tables, "delivery_entries"]:
-            cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-                                              "ORDER BY ordinal_position", [t]).fetchall() if r[0] != "imported_at"]
+            cols = [
+                r[0]
+                for r in con.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+                    "ORDER BY ordinal_position",
+                    [t],
+                ).fetchall()
+                if r[0] != "imported_at"
+            ]
             out[t] = sorted(map(repr, con.execute(f"SELECT {', '.join(cols)} FROM {t}").fetchall()))
         return out
     finally:
@@ -76,8 +100,13 @@ def _dump(db: Path) -> dict[str, list[tuple]]:
 def _ingest(db: Path, files: list[Path], workers: int) -> list[tuple[str, str]]:
     con = connect(db)
     try:
-        return [(p.name, str(r) if isinstance(r, IngestError) else f"{r.status} {r.episodes} {r.events} {r.error}")
-                for p, r in ingest_files(con, files, workers=workers, min_bytes=0)]
+        return [
+            (
+                p.name,
+                str(r) if isinstance(r, IngestError) else f"{r.status} {r.episodes} {r.events} {r.error}",
+            )
+            for p, r in ingest_files(con, files, workers=workers, min_bytes=0)
+        ]
     finally:
         con.close()
 
@@ -90,7 +119,10 @@ def test_parallel_ingest_stores_exactly_what_the_sequential_loop_stores(tmp_path
     outcome = dict(seq)
     assert "4-bad.jsonl:13: invalid JSON" in outcome["4-bad.jsonl"]
     assert outcome["5-again.jsonl"].startswith("skipped") and "1-run.jsonl" in outcome["5-again.jsonl"]
-    assert "6-dup.jsonl:" in outcome["6-dup.jsonl"] and "episode_id 'r2-e1' is already stored" in outcome["6-dup.jsonl"]
+    assert (
+        "6-dup.jsonl:" in outcome["6-dup.jsonl"]
+        and "episode_id 'r2-e1' is already stored" in outcome["6-dup.jsonl"]
+    )
     assert sum(o.startswith("imported") for o in outcome.values()) >= 4
     a, b = _dump(tmp_path / "seq.duckdb"), _dump(tmp_path / "par.duckdb")
     assert a.keys() == b.keys()
@@ -122,10 +154,19 @@ def test_a_dead_worker_stops_the_import_without_hanging_or_half_a_file(tmp_path)
             for _ in ingest_files(con, files, workers=2, min_bytes=0, on_event=kill_workers):
                 pass
         # every stored episode belongs to a committed file: nothing half-written
-        assert con.execute("SELECT count(*) FROM episodes WHERE file_id NOT IN (SELECT file_id FROM files)"
-                           ).fetchone()[0] == 0
-        assert con.execute("SELECT count(*) FROM calls c LEFT JOIN episodes e USING (episode_id) "
-                           "WHERE e.episode_id IS NULL").fetchone()[0] == 0
+        assert (
+            con.execute(
+                "SELECT count(*) FROM episodes WHERE file_id NOT IN (SELECT file_id FROM files)"
+            ).fetchone()[0]
+            == 0
+        )
+        assert (
+            con.execute(
+                "SELECT count(*) FROM calls c LEFT JOIN episodes e USING (episode_id) "
+                "WHERE e.episode_id IS NULL"
+            ).fetchone()[0]
+            == 0
+        )
     finally:
         con.close()
     assert killed

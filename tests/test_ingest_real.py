@@ -56,7 +56,7 @@ def check_proofs(rec: EpisodeRecord) -> int:
             host = cv.messages[pl.proof.message_index].text()
             assert text_digest(host) == pl.proof.message_digest
             assert host.count(pl.text) == 1
-            assert host[pl.proof.start: pl.proof.start + len(pl.text)] == pl.text
+            assert host[pl.proof.start : pl.proof.start + len(pl.text)] == pl.text
             n += 1
     return n
 
@@ -135,7 +135,7 @@ def test_mini_swe_agent_matches_source(path: Path | None, tmp_path: Path) -> Non
             assert s.observations and s.observations[0] == obs[s.t - 1]
         # what follows the last assistant turn is the last step's observation (none after a crash)
         last = max(i for i, m in enumerate(src["messages"]) if m["role"] == "assistant")
-        trailing = [m["content"] for m in src["messages"][last + 1:] if m["content"]]
+        trailing = [m["content"] for m in src["messages"][last + 1 :] if m["content"]]
         assert rec.steps[-1].observations == trailing
     # each call's input is exactly the messages before its assistant turn
     msgs = [m for m in src["messages"] if m["role"] != "exit"]
@@ -194,8 +194,11 @@ def test_openhands_output_lines_match_source(path: Path | None, tmp_path: Path) 
     assert len(recs) == len(lines)
     for rec, src in zip(recs.values(), lines):
         hist = src["history"]
-        responses = {e["tool_call_metadata"]["model_response"]["id"] for e in hist
-                     if e.get("source") == "agent" and "tool_call_metadata" in e and "action" in e}
+        responses = {
+            e["tool_call_metadata"]["model_response"]["id"]
+            for e in hist
+            if e.get("source") == "agent" and "tool_call_metadata" in e and "action" in e
+        }
         assert rec.T == len(responses) == len(src["metrics"]["token_usages"])
         n_obs = sum(1 for e in hist if "observation" in e and "tool_call_metadata" in e)
         assert sum(len(s.tool_results) for s in rec.steps) == n_obs

@@ -34,7 +34,11 @@ def _counts(db):
     con = connect(db, read_only=True)
     try:
         elig = [r[0] for r in con.execute("SELECT span_id FROM spans WHERE status = 'eligible'").fetchall()]
-        acc = dict(con.execute("SELECT span_id, count(*) FROM judgments WHERE status = 'accepted' GROUP BY 1").fetchall())
+        acc = dict(
+            con.execute(
+                "SELECT span_id, count(*) FROM judgments WHERE status = 'accepted' GROUP BY 1"
+            ).fetchall()
+        )
         ver = dict(con.execute("SELECT span_id, triage FROM verdicts").fetchall())
         status = dict(con.execute("SELECT span_id, status FROM spans").fetchall())
     finally:
@@ -43,8 +47,15 @@ def _counts(db):
 
 
 def test_rules_batch_resume_and_auto_neutral(tmp_path):
-    db = write_store(tmp_path, [acted_on_episode("a1"), ignored_episode("i1"), referenced_episode("r1"),
-                                resident_copy_episode("n1")])
+    db = write_store(
+        tmp_path,
+        [
+            acted_on_episode("a1"),
+            ignored_episode("i1"),
+            referenced_episode("r1"),
+            resident_copy_episode("n1"),
+        ],
+    )
     s1 = run_batch(db, JudgeSettings(judge="rules"), limit=2)
     assert s1.judged == 2 and s1.accepted == 2
     s2 = run_batch(db, JudgeSettings(judge="rules"))
@@ -55,8 +66,11 @@ def test_rules_batch_resume_and_auto_neutral(tmp_path):
     assert auto and all(ver[s] == "neutral" for s in auto)
     con = connect(db, read_only=True)
     try:
-        row = con.execute("SELECT profiled, relevance, judgment_id, judge, usage_labels, counts, n_entries FROM verdicts "
-                          "WHERE span_id = ?", [auto[0]]).fetchone()
+        row = con.execute(
+            "SELECT profiled, relevance, judgment_id, judge, usage_labels, counts, n_entries FROM verdicts "
+            "WHERE span_id = ?",
+            [auto[0]],
+        ).fetchone()
         n = con.execute("SELECT n_entries FROM spans WHERE span_id = ?", [auto[0]]).fetchone()[0]
         assert row == (False, None, None, "rule", "[]", "{}", n) and n > 0
         assert con.execute("SELECT count(*) FROM assessments").fetchone()[0] == len(elig)
@@ -105,7 +119,12 @@ def test_journal_keeps_records_missing_from_the_database(tmp_path):
     con = connect(db)
     try:
         assert replay_journal(con, db) == 1
-        assert con.execute("SELECT count(*) FROM judgments WHERE judgment_id = 'not-committed-yet'").fetchone()[0] == 1
+        assert (
+            con.execute("SELECT count(*) FROM judgments WHERE judgment_id = 'not-committed-yet'").fetchone()[
+                0
+            ]
+            == 1
+        )
     finally:
         con.close()
 
@@ -119,7 +138,10 @@ def test_rejudge_keeps_history(tmp_path):
     con = connect(db, read_only=True)
     try:
         assert con.execute("SELECT count(*) FROM judgments WHERE span_id = ?", elig[:1]).fetchone()[0] == 2
-        assert con.execute("SELECT judgment_id FROM verdicts WHERE span_id = ?", elig[:1]).fetchone()[0] == r2.judgment_id
+        assert (
+            con.execute("SELECT judgment_id FROM verdicts WHERE span_id = ?", elig[:1]).fetchone()[0]
+            == r2.judgment_id
+        )
     finally:
         con.close()
 
@@ -130,15 +152,19 @@ def test_api_key_is_never_stored(tmp_path, monkeypatch):
     secret = "sk-test-DO-NOT-STORE-4f9a1c"
     monkeypatch.setenv("MEMUSE_TEST_KEY", secret)
     with ScriptedServer(Script()) as srv:
-        res = judge_span(db, elig[0], judge="llm", model="scripted", base_url=srv.base_url,
-                         api_key_env="MEMUSE_TEST_KEY")
+        res = judge_span(
+            db, elig[0], judge="llm", model="scripted", base_url=srv.base_url, api_key_env="MEMUSE_TEST_KEY"
+        )
     assert res.status == "accepted" and res.settings["api_key_env"] == "MEMUSE_TEST_KEY"
     for p in (db, journal_path(db)):
         assert secret.encode() not in p.read_bytes()
     con = connect(db, read_only=True)
     try:
-        rows = con.execute("SELECT count(*) FROM judgments WHERE settings::VARCHAR LIKE ? OR transcript::VARCHAR "
-                           "LIKE ? OR attempts::VARCHAR LIKE ?", [f"%{secret}%"] * 3).fetchone()
+        rows = con.execute(
+            "SELECT count(*) FROM judgments WHERE settings::VARCHAR LIKE ? OR transcript::VARCHAR "
+            "LIKE ? OR attempts::VARCHAR LIKE ?",
+            [f"%{secret}%"] * 3,
+        ).fetchone()
         assert rows[0] == 0
     finally:
         con.close()
@@ -151,14 +177,33 @@ def _journal_lines(db):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigkill_mid_batch_then_resume_judges_every_span_once(tmp_path, workers):
-    eps = [f(f"{f.__name__[:3]}{i}") for i in range(4) for f in (acted_on_episode, ignored_episode,
-                                                                 referenced_episode)]
+    eps = [
+        f(f"{f.__name__[:3]}{i}")
+        for i in range(4)
+        for f in (acted_on_episode, ignored_episode, referenced_episode)
+    ]
     db = write_store(tmp_path, eps)
     elig, *_ = _counts(db)
     # orphaned workers may finish a span or two before they notice: leave them plenty to do
     with ScriptedServer(Script(), latency=0.3) as srv:
-        cmd = [sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--judge", "llm", "--model", "scripted",
-               "--base-url", srv.base_url, "--concurrency", "2", "--workers", str(workers)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "memuse_core",
+            "judge",
+            "--db",
+            str(db),
+            "--judge",
+            "llm",
+            "--model",
+            "scripted",
+            "--base-url",
+            srv.base_url,
+            "--concurrency",
+            "2",
+            "--workers",
+            str(workers),
+        ]
         env = dict(os.environ, OPENAI_API_KEY="")
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
@@ -189,14 +234,32 @@ def test_cli_errors_are_one_line(tmp_path):
     db = write_store(tmp_path, [acted_on_episode("a1")])
     env = dict(os.environ)
     env.pop("OPENAI_API_KEY", None)
-    out = subprocess.run([sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--judge", "llm",
-                          "--model", "x"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--judge", "llm", "--model", "x"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode != 0 and "OPENAI_API_KEY" in out.stderr and "Traceback" not in out.stderr
-    out = subprocess.run([sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--spans", "nope"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--spans", "nope"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode != 0 and "not an eligible span" in out.stderr and "Traceback" not in out.stderr
-    out = subprocess.run([sys.executable, "-m", "memuse_core", "judge", "--db", str(db)], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "memuse_core", "judge", "--db", str(db)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0 and "accepted 1" in out.stdout
 
 
@@ -210,12 +273,29 @@ def test_judge_span_rejects_non_eligible(tmp_path, judge):
 
 
 def test_ctrl_c_records_interrupted_spans_and_resume_finishes(tmp_path):
-    eps = [f(f"{f.__name__[:3]}{i}") for i in range(2) for f in (acted_on_episode, ignored_episode,
-                                                                 referenced_episode)]
+    eps = [
+        f(f"{f.__name__[:3]}{i}")
+        for i in range(2)
+        for f in (acted_on_episode, ignored_episode, referenced_episode)
+    ]
     db = write_store(tmp_path, eps)
     with ScriptedServer(Script(), latency=0.4) as srv:
-        cmd = [sys.executable, "-m", "memuse_core", "judge", "--db", str(db), "--judge", "llm", "--model", "scripted",
-               "--base-url", srv.base_url, "--concurrency", "2"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "memuse_core",
+            "judge",
+            "--db",
+            str(db),
+            "--judge",
+            "llm",
+            "--model",
+            "scripted",
+            "--base-url",
+            srv.base_url,
+            "--concurrency",
+            "2",
+        ]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while _journal_lines(db) < 2 and time.monotonic() < deadline:
@@ -242,13 +322,28 @@ def test_scripted_server_command_line(tmp_path):
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"replies": [{"content": "hello"}]}))
     port = 18000 + os.getpid() % 1000
-    proc = subprocess.Popen([sys.executable, "-m", "memuse_core.judge.scripted_server", "--script", str(script),
-                             "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memuse_core.judge.scripted_server",
+            "--script",
+            str(script),
+            "--port",
+            str(port),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert "scripted chat-completions server" in proc.stdout.readline()
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", method="POST",
-                                     data=json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode(),
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/chat/completions",
+            method="POST",
+            data=json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
         body = json.loads(urllib.request.urlopen(req, timeout=10).read())
         assert body["choices"][0]["message"]["content"] == "hello"
         assert "cached_tokens" in body["usage"]["prompt_tokens_details"]
@@ -257,14 +352,21 @@ def test_scripted_server_command_line(tmp_path):
         proc.wait()
     bad = tmp_path / "bad.json"
     bad.write_text('{"replies": [{"nope": 1}]}')
-    out = subprocess.run([sys.executable, "-m", "memuse_core.judge.scripted_server", "--script", str(bad)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "memuse_core.judge.scripted_server", "--script", str(bad)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 1 and "bad.json: invalid script" in out.stdout
 
 
 def test_max_cost_stops_starting_spans_and_resume_continues(tmp_path):
-    db = write_store(tmp_path, [acted_on_episode("a1"), ignored_episode("i1"), referenced_episode("r1"),
-                                acted_on_episode("a2")])
+    db = write_store(
+        tmp_path,
+        [acted_on_episode("a1"), ignored_episode("i1"), referenced_episode("r1"), acted_on_episode("a2")],
+    )
     with ScriptedServer(Script()) as srv:
         s = JudgeSettings(judge="llm", model="scripted", base_url=srv.base_url, price_input=1000.0)
         first = run_batch(db, s, concurrency=1, max_cost=0.5)
@@ -292,8 +394,11 @@ def test_rules_verdicts_rank_spans_for_the_llm_judge(tmp_path):
 
 
 def test_llm_batch_over_worker_processes_judges_every_span_once(tmp_path):
-    eps = [f(f"{f.__name__[:3]}{i}") for i in range(2) for f in (acted_on_episode, ignored_episode,
-                                                                 referenced_episode)]
+    eps = [
+        f(f"{f.__name__[:3]}{i}")
+        for i in range(2)
+        for f in (acted_on_episode, ignored_episode, referenced_episode)
+    ]
     db = write_store(tmp_path, eps)
     seen = []
     with ScriptedServer(Script(), latency=0.05) as srv:
@@ -318,11 +423,17 @@ def test_chunks_ramp_up_and_keep_episodes_whole():
 def test_llm_chunk_puts_the_largest_packages_first(tmp_path):
     from memuse_core.judge.runner import _llm_chunk
 
-    db = write_store(tmp_path, [ignored_episode("i1"), acted_on_episode("big", padding=30), referenced_episode("r1")])
+    db = write_store(
+        tmp_path, [ignored_episode("i1"), acted_on_episode("big", padding=30), referenced_episode("r1")]
+    )
     con = connect(db, read_only=True)
     try:
-        pairs = [tuple(r) for r in con.execute("SELECT span_id, episode_id FROM spans WHERE status = 'eligible' "
-                                                "ORDER BY episode_id").fetchall()]
+        pairs = [
+            tuple(r)
+            for r in con.execute(
+                "SELECT span_id, episode_id FROM spans WHERE status = 'eligible' ORDER BY episode_id"
+            ).fetchall()
+        ]
     finally:
         con.close()
     work = _llm_chunk(db, pairs, JudgeSettings(judge="llm", model="scripted", base_url="http://127.0.0.1:9"))

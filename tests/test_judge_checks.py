@@ -21,8 +21,18 @@ def _setup(**kw):
 
 
 def _ans(**kw):
-    a = {"entry": 0, "item_id": "m-clamp", "relevance": True, "accuracy": "uncontradicted", "novelty": None,
-         "influence": None, "effect": None, "anchors": [], "evidence": [], "notes": ""}
+    a = {
+        "entry": 0,
+        "item_id": "m-clamp",
+        "relevance": True,
+        "accuracy": "uncontradicted",
+        "novelty": None,
+        "influence": None,
+        "effect": None,
+        "anchors": [],
+        "evidence": [],
+        "notes": "",
+    }
     a.update(kw)
     return json.dumps({"assessments": [a], "summary": "s", "confidence": 0.7})
 

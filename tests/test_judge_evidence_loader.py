@@ -66,23 +66,50 @@ def _text_action_episode(eid: str = "textual") -> list:
     input's user messages (one empty, one a list of text parts), memory arriving inside one."""
     card = "[card-7] use `calendar.monthrange` before building the date"
     obs = ["<returncode>0</returncode>\nsrc/dates.py", "", card]
-    msgs = [Message(role="system", content="You are a shell agent."), Message(role="user", content="Fix parse_date.")]
+    msgs = [
+        Message(role="system", content="You are a shell agent."),
+        Message(role="user", content="Fix parse_date."),
+    ]
     events: list = [EpisodeStart(episode_id=eid, run_id="run-1", task_id=eid, task="Fix parse_date.")]
     for i in range(4):
         cid = f"{eid}-c{i + 1}"
         reply = f"Step {i + 1}.\n```bash\nls src{i}\n```"
-        events.append(ModelCall(episode_id=eid, call_id=cid, request=Request(messages=list(msgs)),
-                                response=Response(content=reply)))
+        events.append(
+            ModelCall(
+                episode_id=eid,
+                call_id=cid,
+                request=Request(messages=list(msgs)),
+                response=Response(content=reply),
+            )
+        )
         if i == 3:
             break
         if i == 2:  # the card arrives in the observation of step 3, consumed by step 4
-            events.append(MemoryDelivery(
-                episode_id=eid, delivery_id=f"{eid}-d1", route="agent", form="full_card",
-                consuming_call_id=f"{eid}-c4", entries=[entry("card-7", card, namespace="cards")],
-                placements=[Placement(slot="observation", kind="tool_output", text=card, proof=Proof(
-                    message_index=len(msgs) + 1, message_digest=text_digest(card), start=0))]))
-        msgs = [*msgs, Message(role="assistant", content=reply),
-                Message(role="user", content=[{"type": "text", "text": obs[i]}] if i == 1 else obs[i])]
+            events.append(
+                MemoryDelivery(
+                    episode_id=eid,
+                    delivery_id=f"{eid}-d1",
+                    route="agent",
+                    form="full_card",
+                    consuming_call_id=f"{eid}-c4",
+                    entries=[entry("card-7", card, namespace="cards")],
+                    placements=[
+                        Placement(
+                            slot="observation",
+                            kind="tool_output",
+                            text=card,
+                            proof=Proof(
+                                message_index=len(msgs) + 1, message_digest=text_digest(card), start=0
+                            ),
+                        )
+                    ],
+                )
+            )
+        msgs = [
+            *msgs,
+            Message(role="assistant", content=reply),
+            Message(role="user", content=[{"type": "text", "text": obs[i]}] if i == 1 else obs[i]),
+        ]
     events.append(EpisodeEnd(episode_id=eid, resolved=True))
     return events
 

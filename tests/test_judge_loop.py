@@ -17,15 +17,18 @@ from memuse_core.judge.scripted_server import Script, ScriptedReply, ScriptedSer
 
 
 def _read(*paths):
-    return ScriptedReply(tool_calls=[ScriptedToolCall(name="read_evidence", arguments={"path": p}) for p in paths])
+    return ScriptedReply(
+        tool_calls=[ScriptedToolCall(name="read_evidence", arguments={"path": p}) for p in paths]
+    )
 
 
 def _run(script, events=None, **kw):
     rec, span = span_context(events or acted_on_episode())
     pkg = build_package(episode_evidence(rec), span)
     with ScriptedServer(script) as srv:
-        s = JudgeSettings(judge="llm", model="scripted", base_url=srv.base_url, inline_chars=0, backoff=0.01,
-                          **kw)
+        s = JudgeSettings(
+            judge="llm", model="scripted", base_url=srv.base_url, inline_chars=0, backoff=0.01, **kw
+        )
 
         async def go():
             client = make_client(s)
@@ -33,6 +36,7 @@ def _run(script, events=None, **kw):
                 return await judge_llm(pkg, client, s, Prompts.load())
             finally:
                 await client.close()
+
         res = asyncio.run(go())
         return res, list(srv.requests)
 
@@ -42,12 +46,15 @@ def _tool_results(req):
 
 
 def test_accepted_in_one_call_with_usage_and_cost():
-    res, reqs = _run(Script(replies=[ScriptedReply(answer="auto")]), price_input=1.0, price_cached=0.1,
-                     price_output=2.0)
+    res, reqs = _run(
+        Script(replies=[ScriptedReply(answer="auto")]), price_input=1.0, price_cached=0.1, price_output=2.0
+    )
     assert res.status == "accepted" and res.calls == 1 and res.followups == 0
     assert res.verdict is not None and res.verdict.usage_labels == ["unclear"]
     assert res.input_tokens > 0 and 0 < res.cached_tokens <= res.input_tokens
-    expect = ((res.input_tokens - res.cached_tokens) * 1.0 + res.cached_tokens * 0.1 + res.output_tokens * 2.0) / 1e6
+    expect = (
+        (res.input_tokens - res.cached_tokens) * 1.0 + res.cached_tokens * 0.1 + res.output_tokens * 2.0
+    ) / 1e6
     assert abs(res.cost_usd - expect) < 1e-12
     body = reqs[0]
     assert body["temperature"] == 0 and body["messages"][0]["role"] == "system"
@@ -56,11 +63,13 @@ def test_accepted_in_one_call_with_usage_and_cost():
 
 
 def test_followup_with_violations_then_acceptance():
-    script = Script(replies=[
-        ScriptedReply(answer="auto", answer_overrides={"influence": "none"}),
-        _read("steps/S3.md", "steps/S4.md", "steps/S5.md"),
-        ScriptedReply(answer="auto", answer_overrides={"influence": "none"}),
-    ])
+    script = Script(
+        replies=[
+            ScriptedReply(answer="auto", answer_overrides={"influence": "none"}),
+            _read("steps/S3.md", "steps/S4.md", "steps/S5.md"),
+            ScriptedReply(answer="auto", answer_overrides={"influence": "none"}),
+        ]
+    )
     res, reqs = _run(script)
     assert res.status == "accepted" and res.calls == 3 and res.followups == 1
     assert "[incomplete_read]" in _tool_results(reqs[1])[0] and "S3-S5" in _tool_results(reqs[1])[0]
@@ -70,11 +79,13 @@ def test_followup_with_violations_then_acceptance():
 
 
 def test_invalid_json_and_unread_anchor_go_back_as_tool_results():
-    script = Script(replies=[
-        ScriptedReply(tool_calls=[ScriptedToolCall(name="answer", arguments='{"assessments": [')]),
-        ScriptedReply(answer="auto", answer_overrides={"evidence": [4]}),
-        ScriptedReply(answer="auto"),
-    ])
+    script = Script(
+        replies=[
+            ScriptedReply(tool_calls=[ScriptedToolCall(name="answer", arguments='{"assessments": [')]),
+            ScriptedReply(answer="auto", answer_overrides={"evidence": [4]}),
+            ScriptedReply(answer="auto"),
+        ]
+    )
     res, reqs = _run(script)
     assert res.status == "accepted" and res.followups == 2
     assert "[invalid_json]" in _tool_results(reqs[1])[0]
@@ -82,10 +93,14 @@ def test_invalid_json_and_unread_anchor_go_back_as_tool_results():
 
 
 def test_path_traversal_is_refused():
-    script = Script(replies=[
-        ScriptedReply(tool_calls=[ScriptedToolCall(name="read_evidence", arguments={"path": "../../etc/passwd"})]),
-        ScriptedReply(answer="auto"),
-    ])
+    script = Script(
+        replies=[
+            ScriptedReply(
+                tool_calls=[ScriptedToolCall(name="read_evidence", arguments={"path": "../../etc/passwd"})]
+            ),
+            ScriptedReply(answer="auto"),
+        ]
+    )
     res, reqs = _run(script)
     out = _tool_results(reqs[1])[0]
     assert out.startswith("error:") and "outside the evidence package" in out and "root:" not in out
@@ -95,8 +110,9 @@ def test_path_traversal_is_refused():
 def test_429_then_success_and_timeout_are_retried():
     res, _ = _run(Script(replies=[ScriptedReply(status=429, retry_after=0), ScriptedReply(answer="auto")]))
     assert res.status == "accepted" and res.retries == 1 and res.calls == 1
-    res, _ = _run(Script(replies=[ScriptedReply(delay=1.5, answer="auto"), ScriptedReply(answer="auto")]),
-                  timeout=0.4)
+    res, _ = _run(
+        Script(replies=[ScriptedReply(delay=1.5, answer="auto"), ScriptedReply(answer="auto")]), timeout=0.4
+    )
     assert res.status == "accepted" and res.retries == 1
     assert any(e.get("error") == "APITimeoutError" for e in res.transcript["log"])
 
@@ -108,8 +124,13 @@ def test_persistent_server_error_is_an_error_span():
 
 
 def test_forced_final_answer_at_the_call_limit():
-    script = Script(replies=[_read("steps/S3.md"), _read("steps/S4.md"),
-                             ScriptedReply(answer="auto", answer_overrides={"influence": "none"})])
+    script = Script(
+        replies=[
+            _read("steps/S3.md"),
+            _read("steps/S4.md"),
+            ScriptedReply(answer="auto", answer_overrides={"influence": "none"}),
+        ]
+    )
     res, reqs = _run(script, max_calls=3)
     assert res.forced and res.calls == 3
     assert reqs[2]["tool_choice"] == {"type": "function", "function": {"name": "answer"}}
@@ -123,16 +144,20 @@ def test_error_span_when_no_valid_answer_within_budget():
     script = Script(replies=[_read("steps/S3.md"), ScriptedReply(content="I think it is fine.")])
     res, _ = _run(script, max_calls=2)
     assert res.status == "error" and "forced final answer not given" in res.reason
-    script = Script(replies=[_read("steps/S3.md"),
-                             ScriptedReply(answer="auto", answer_overrides={"evidence": [5]})])
+    script = Script(
+        replies=[_read("steps/S3.md"), ScriptedReply(answer="auto", answer_overrides={"evidence": [5]})]
+    )
     res, _ = _run(script, max_calls=2)
     assert res.status == "error" and res.reason.startswith("forced final answer rejected")
 
 
 def test_over_budget_round_is_rolled_back_and_loses_its_coverage():
     b = EpisodeBuilder("big", task=TASK)
-    b.host_block("recall", "Memories:\n- check `_clamp_day` in src/util.py",
-                 entries=[entry("m1", "check `_clamp_day` in src/util.py")])
+    b.host_block(
+        "recall",
+        "Memories:\n- check `_clamp_day` in src/util.py",
+        entries=[entry("m1", "check `_clamp_day` in src/util.py")],
+    )
     b.step("look", "grep -n parse_date src/dates.py", "3:def parse_date(s):")
     b.step("dump", "cat build.log", "log line\n" * 3000)
     b.final()
@@ -140,8 +165,11 @@ def test_over_budget_round_is_rolled_back_and_loses_its_coverage():
     rec, span = span_context(events)
     pkg = build_package(episode_evidence(rec), span)
     from memuse_core.judge.package import brief, choose_inline
+
     pre = (len(Prompts.load().system) + len(brief(pkg, choose_inline(pkg, 0))) + 6000) // 4
-    script = Script(replies=[_read("steps/S2.md"), ScriptedReply(answer="auto", answer_overrides={"influence": "none"})])
+    script = Script(
+        replies=[_read("steps/S2.md"), ScriptedReply(answer="auto", answer_overrides={"influence": "none"})]
+    )
     res, reqs = _run(script, events, context_tokens=pre + 1500, reserve_tokens=0)
     assert res.rollbacks == 1 and res.forced
     # the rolled-back read is not in the next request and gives no coverage: none -> undetermined

@@ -23,8 +23,14 @@ def _pkg(events, which=0, **kw):
 def test_package_files_and_mandatory():
     pkg, span = _pkg(acted_on_episode())
     assert pkg.first_step == 2
-    assert pkg.mandatory == ["task.md", "prior/index.md", "target/placements.md", "target/entries.md",
-                             "steps/S1.md", "steps/S2.md"]
+    assert pkg.mandatory == [
+        "task.md",
+        "prior/index.md",
+        "target/placements.md",
+        "target/entries.md",
+        "steps/S1.md",
+        "steps/S2.md",
+    ]
     assert "reference.md" not in pkg.files
     assert "_clamp_day" in pkg.files["target/placements.md"]
     # the target block is cut out of the prior sources
@@ -34,9 +40,14 @@ def test_package_files_and_mandatory():
 
 def test_annotation_labels_never_rendered_and_unknown_exposure_withheld():
     b = EpisodeBuilder("lab", task="Fix it.")
-    b.host_block("recall", "Memories:\n- shown entry text here",
-                 entries=[entry("a", "shown entry text here", confidence_score=0.987, memory_type="SECRETTYPE"),
-                          entry("b", "a value the agent never saw verbatim")])
+    b.host_block(
+        "recall",
+        "Memories:\n- shown entry text here",
+        entries=[
+            entry("a", "shown entry text here", confidence_score=0.987, memory_type="SECRETTYPE"),
+            entry("b", "a value the agent never saw verbatim"),
+        ],
+    )
     b.step("x", "ls", "out")
     b.final()
     pkg, _ = _pkg(b.finish())
@@ -93,7 +104,9 @@ def test_read_whole_records_what_successive_page_reads_record(size):
     assert not whole.file_complete("steps/S1.md")
 
 
-@pytest.mark.parametrize("bad", ["../../etc/passwd", "/etc/passwd", "steps/../../x", "..", "steps/S999.md", ""])
+@pytest.mark.parametrize(
+    "bad", ["../../etc/passwd", "/etc/passwd", "steps/../../x", "..", "steps/S999.md", ""]
+)
 def test_no_path_outside_the_package(bad):
     pkg, _ = _pkg(acted_on_episode())
     tools = EvidenceTools(pkg)
@@ -144,16 +157,29 @@ def test_hand_made_span_context_renders_copies_and_prior_markers():
 
     rec, real = span_context(acted_on_episode())
     span = SpanContext(
-        span_id="h/1", episode_id=real.episode_id, status="eligible", first_step=2, last_step=2,
-        delivery_ids=["x1"], placements=[Placement(slot="system_suffix", text="PLACED TEXT")],
-        entries=[SpanEntry(pos=0, namespace="n", item_id="i0", exposure="clipped", exposed_text="PLACED",
-                           window=(2, 4)),
-                 SpanEntry(pos=1, namespace="n", item_id="i1", exposure="unknown", window=None)],
-        prior_sources=[PriorSource(pos=1, message_index=0, role="system", text="sys", cut=[(3, 14)]),
-                       PriorSource(pos=2, message_index=3, role="tool", text="", memory_only=True)],
-        earlier_copies=[EarlierCopy(entry_pos=0, delivery_id="d0", step=1, visibility="visible", contains_target=True),
-                        EarlierCopy(entry_pos=0, delivery_id="d00", step=1, visibility="not_visible"),
-                        EarlierCopy(entry_pos=1, delivery_id="d9", step=2, visibility="same_input")])
+        span_id="h/1",
+        episode_id=real.episode_id,
+        status="eligible",
+        first_step=2,
+        last_step=2,
+        delivery_ids=["x1"],
+        placements=[Placement(slot="system_suffix", text="PLACED TEXT")],
+        entries=[
+            SpanEntry(
+                pos=0, namespace="n", item_id="i0", exposure="clipped", exposed_text="PLACED", window=(2, 4)
+            ),
+            SpanEntry(pos=1, namespace="n", item_id="i1", exposure="unknown", window=None),
+        ],
+        prior_sources=[
+            PriorSource(pos=1, message_index=0, role="system", text="sys", cut=[(3, 14)]),
+            PriorSource(pos=2, message_index=3, role="tool", text="", memory_only=True),
+        ],
+        earlier_copies=[
+            EarlierCopy(entry_pos=0, delivery_id="d0", step=1, visibility="visible", contains_target=True),
+            EarlierCopy(entry_pos=0, delivery_id="d00", step=1, visibility="not_visible"),
+            EarlierCopy(entry_pos=1, delivery_id="d9", step=2, visibility="same_input"),
+        ],
+    )
     pkg = build_package(episode_evidence(rec), span)
     ents = pkg.files["target/entries.md"]
     assert "exposed prefix (the rest was not shown)" in ents and WITHHELD in ents

@@ -40,6 +40,9 @@ def test_rules_judge_on_real_recordings(tmp_path):
     try:
         n_entries = con.execute("SELECT sum(n_entries) FROM spans WHERE status = 'eligible'").fetchone()[0]
         assert con.execute("SELECT count(*) FROM assessments").fetchone()[0] == n_entries
-        assert con.execute("SELECT count(*) FROM judgments WHERE judge = 'rules' AND calls = 0").fetchone()[0] == summary.judged
+        assert (
+            con.execute("SELECT count(*) FROM judgments WHERE judge = 'rules' AND calls = 0").fetchone()[0]
+            == summary.judged
+        )
     finally:
         con.close()

@@ -12,9 +12,12 @@ from memuse_core.store import connect
 def _verdicts(db):
     con = connect(db, read_only=True)
     try:
-        elig = sorted(r[0] for r in con.execute("SELECT span_id FROM spans WHERE status = 'eligible'").fetchall())
-        rows = con.execute("SELECT span_id, count(*) FROM judgments WHERE judge = 'rules' AND status = 'accepted' "
-                           "GROUP BY 1").fetchall()
+        elig = sorted(
+            r[0] for r in con.execute("SELECT span_id FROM spans WHERE status = 'eligible'").fetchall()
+        )
+        rows = con.execute(
+            "SELECT span_id, count(*) FROM judgments WHERE judge = 'rules' AND status = 'accepted' GROUP BY 1"
+        ).fetchall()
         triage = dict(con.execute("SELECT span_id, triage FROM verdicts").fetchall())
     finally:
         con.close()
@@ -22,8 +25,13 @@ def _verdicts(db):
 
 
 def test_rules_batch_over_two_processes_matches_one(tmp_path):
-    eps = lambda: [f(f"{f.__name__[:3]}{i}") for i in range(2)  # noqa: E731
-                   for f in (acted_on_episode, ignored_episode, referenced_episode)]
+    def eps():
+        return [
+            f(f"{f.__name__[:3]}{i}")
+            for i in range(2)  # noqa: E731
+            for f in (acted_on_episode, ignored_episode, referenced_episode)
+        ]
+
     one = write_store(tmp_path / "one", eps())
     two = write_store(tmp_path / "two", eps())
     s1 = run_batch(one, JudgeSettings(judge="rules"))
@@ -49,16 +57,25 @@ def test_workers_fork_when_single_threaded_and_spawn_under_threads(tmp_path):
 
     from memuse_core.judge.workers import start_method
 
-    eps = lambda: [f(f"{f.__name__[:3]}{i}") for i in range(2)  # noqa: E731
-                   for f in (acted_on_episode, ignored_episode, referenced_episode)]
+    def eps():
+        return [
+            f(f"{f.__name__[:3]}{i}")
+            for i in range(2)  # noqa: E731
+            for f in (acted_on_episode, ignored_episode, referenced_episode)
+        ]
+
     one = write_store(tmp_path / "one", eps())
     run_batch(one, JudgeSettings(judge="rules"))
     forked = write_store(tmp_path / "forked", eps())
-    code = ("import sys; from memuse_core.judge.workers import start_method; "
-            "from memuse_core.judge.runner import run_batch; from memuse_core.judge.result import JudgeSettings; "
-            "m = start_method(); s = run_batch(sys.argv[1], JudgeSettings(judge='rules'), workers=2); "
-            "print(m, s.judged, s.accepted)")
-    out = subprocess.run([sys.executable, "-c", code, str(forked)], capture_output=True, text=True, check=True)
+    code = (
+        "import sys; from memuse_core.judge.workers import start_method; "
+        "from memuse_core.judge.runner import run_batch; from memuse_core.judge.result import JudgeSettings; "
+        "m = start_method(); s = run_batch(sys.argv[1], JudgeSettings(judge='rules'), workers=2); "
+        "print(m, s.judged, s.accepted)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(forked)], capture_output=True, text=True, check=True
+    )
     assert out.stdout.split() == ["fork", "6", "6"]
     assert _verdicts(forked) == _verdicts(one)
     stop = threading.Event()

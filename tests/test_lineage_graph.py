@@ -16,11 +16,16 @@ from memuse_core.lineage import build_graph, effect_graph, episode_graph, item_g
 
 
 def _entries(g, usage: str | None = None) -> list[tuple[str, str, dict]]:
-    return [(a, b, d) for a, b, d in g.edges(data=True)
-            if d.get("relation") == "entry" and (usage is None or d.get("usage") == usage)]
+    return [
+        (a, b, d)
+        for a, b, d in g.edges(data=True)
+        if d.get("relation") == "entry" and (usage is None or d.get("usage") == usage)
+    ]
 
 
-def test_harmful_filter_finds_the_card_that_harmed_in_both_runs(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+def test_harmful_filter_finds_the_card_that_harmed_in_both_runs(
+    corpus_con: duckdb.DuckDBPyConnection,  # noqa: F811
+) -> None:
     g = effect_graph(corpus_con, "harmful")
     items = sorted(n for n, d in g.nodes(data=True) if d["kind"] == "item")
     assert items == ["item:cards/c1"]
@@ -56,8 +61,14 @@ def test_episode_graph_collects_items_delivered_or_written(corpus_con: duckdb.Du
     items = sorted(d["label"] for _, d in g.nodes(data=True) if d["kind"] == "item")
     # delivered in m1e1: c1..c4; written by m1e1: c1 (update) and c9 (create)
     assert items == ["cards/c1", "cards/c2", "cards/c3", "cards/c4", "cards/c9"]
-    assert g.has_edge([n for n, d in g.nodes(data=True) if d.get("label") == "create v1 [m1]"
-                       and n.startswith("version:cards/c9")][0], "episode:m1e1")
+    assert g.has_edge(
+        [
+            n
+            for n, d in g.nodes(data=True)
+            if d.get("label") == "create v1 [m1]" and n.startswith("version:cards/c9")
+        ][0],
+        "episode:m1e1",
+    )
 
 
 def test_unknown_item_gives_an_empty_graph(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
@@ -65,12 +76,25 @@ def test_unknown_item_gives_an_empty_graph(corpus_con: duckdb.DuckDBPyConnection
 
 
 def test_html_is_offline_and_escapes_recorded_text() -> None:
-    nasty = '<img src=x onerror=alert(1)>'
+    nasty = "<img src=x onerror=alert(1)>"
     keys = pd.DataFrame({"namespace": ["ns"], "item_id": [nasty]})
-    events = pd.DataFrame([{"namespace": "ns", "item_id": nasty, "version": "1", "op": "create",
-                            "episode_id": None, "run_id": None, "origin_known": False,
-                            "origin_run": None, "origin_task": None, "origin_position": None,
-                            "origin_resolved": None}])
+    events = pd.DataFrame(
+        [
+            {
+                "namespace": "ns",
+                "item_id": nasty,
+                "version": "1",
+                "op": "create",
+                "episode_id": None,
+                "run_id": None,
+                "origin_known": False,
+                "origin_run": None,
+                "origin_task": None,
+                "origin_position": None,
+                "origin_resolved": None,
+            }
+        ]
+    )
     uses = pd.DataFrame(columns=["namespace", "item_id", "span_id", "triage"])
     g = build_graph(events, uses, keys)
     page = render_html(g, heading="<script>alert(2)</script>")

@@ -75,8 +75,10 @@ def test_bootstrap_is_reproducible_with_a_seed() -> None:
 
 
 def test_bootstrap_without_shared_tasks_is_undefined() -> None:
-    df = pd.DataFrame([("mem", "m", "t1", "e1", True), ("base", "b", "t2", "e2", False)],
-                      columns=["config", "run_id", "task_id", "episode_id", "resolved"])
+    df = pd.DataFrame(
+        [("mem", "m", "t1", "e1", True), ("base", "b", "t2", "e2", False)],
+        columns=["config", "run_id", "task_id", "episode_id", "resolved"],
+    )
     assert paired_bootstrap(df, "mem", "base") == (None, None, None, 0)
 
 

@@ -36,10 +36,10 @@ def test_profile_means_weight_each_profiled_span_equally(report) -> None:
     assert p.benefit == approx(0.25 / 4)
     assert p.harm == approx(1.5 / 4)
     u = m.uncertainty
-    assert u.uncontradicted == approx(0.25 / 4)        # S1's c2
-    assert u.novelty_undetermined == approx(0.0)       # c5 is irrelevant, so not counted
+    assert u.uncontradicted == approx(0.25 / 4)  # S1's c2
+    assert u.novelty_undetermined == approx(0.0)  # c5 is irrelevant, so not counted
     assert u.influence_undetermined == approx(0.25 / 4)  # S1's c4
-    assert u.effect_undetermined == approx(0.5 / 4)    # S3's c5
+    assert u.effect_undetermined == approx(0.5 / 4)  # S3's c5
     c = m.counts
     assert (c.entries, c.relevance, c.acted_on, c.benefit, c.harm) == (8, 4, 4, 1, 2)
 
@@ -157,7 +157,12 @@ def test_cost_agent_and_memory_calls(report) -> None:
     spans cost 0.05+0.02+0.03+0.01+0+0.04 = 0.15."""
     c = report.configs["mem"].cost
     assert (c.agent_calls, c.agent_input, c.agent_cached, c.agent_output, c.agent_reasoning) == (
-        3, 3500, 1400, 350, 50)
+        3,
+        3500,
+        1400,
+        350,
+        50,
+    )
     assert c.agent_cost == approx(0.03) and c.agent_cost_unknown == 1
     assert (c.memory_calls, c.memory_input, c.memory_output) == (2, 350, 30)
     assert c.memory_cost == approx(0.001) and c.memory_cost_unknown == 1
@@ -206,12 +211,16 @@ def test_both_levels_in_one_pass_equal_separate_levels(corpus_con: duckdb.DuckDB
     the temp tables of the shared building blocks are gone afterwards."""
     both = group_stats(corpus_con, None, "both")
     sep = group_stats(corpus_con, None, "config") | group_stats(corpus_con, None, "run")
-    assert set(both) == set(sep) == {("mem", None), ("base", None), ("mem", "m1"), ("mem", "m2"),
-                                     ("base", "b1"), ("base", "b2")}
+    assert (
+        set(both)
+        == set(sep)
+        == {("mem", None), ("base", None), ("mem", "m1"), ("mem", "m2"), ("base", "b1"), ("base", "b2")}
+    )
     for k in both:
         assert both[k].model_dump() == sep[k].model_dump(), k
     temps = corpus_con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name LIKE 'mu_%'").fetchone()[0]
+        "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name LIKE 'mu_%'"
+    ).fetchone()[0]
     assert temps == 0
 
 
@@ -229,4 +238,7 @@ def test_row_level_frames_for_drill_downs(corpus_con: duckdb.DuckDBPyConnection)
     assert list(zip(rec.run_id, rec.item_id, rec.episodes)) == [("m1", "c1", 2)]
     eo = effect_origins(corpus_con)
     assert sorted(zip(eo.span_id, eo.effect, eo.origin)) == [
-        ("S1", "benefit", "unobserved"), ("S3", "harm", "earlier_same_run"), ("S9", "harm", "unobserved")]
+        ("S1", "benefit", "unobserved"),
+        ("S3", "harm", "earlier_same_run"),
+        ("S9", "harm", "unobserved"),
+    ]

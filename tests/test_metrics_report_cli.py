@@ -30,10 +30,24 @@ def test_json_shape_and_values(corpus_db: Path) -> None:  # noqa: F811
     assert code == 0, err
     data = json.loads(out)
     mem = data["configs"]["mem"]
-    assert set(mem["profile"]) == {"relevance", "corroboration", "information_gain", "acted_on",
-                                   "benefit", "harm"}
-    assert set(mem["triage"]) == {"positive", "negative", "neutral", "unresolved", "error", "unjudged",
-                                  "empty", "unassessable"}
+    assert set(mem["profile"]) == {
+        "relevance",
+        "corroboration",
+        "information_gain",
+        "acted_on",
+        "benefit",
+        "harm",
+    }
+    assert set(mem["triage"]) == {
+        "positive",
+        "negative",
+        "neutral",
+        "unresolved",
+        "error",
+        "unjudged",
+        "empty",
+        "unassessable",
+    }
     assert set(mem["yields"]) == {"benefit", "harm"}
     for key in ("uncertainty", "profiled_spans", "token_efficiency", "coverage", "runs"):
         assert key in mem
@@ -57,8 +71,9 @@ def test_markdown_prints_undefined_as_dash(corpus_db: Path) -> None:  # noqa: F8
 
 def test_csv_writes_one_file_per_table(corpus_db: Path, tmp_path: Path) -> None:  # noqa: F811
     out_dir = tmp_path / "rep"
-    code, out, err = memuse("report", "--db", str(corpus_db), "--format", "csv", "--out", str(out_dir),
-                            "--runs", "m1,m2")
+    code, out, err = memuse(
+        "report", "--db", str(corpus_db), "--format", "csv", "--out", str(out_dir), "--runs", "m1,m2"
+    )
     assert code == 0, err
     names = sorted(p.name for p in out_dir.iterdir())
     assert "profiles.csv" in names and "forms.csv" in names and "harmful_items.csv" in names

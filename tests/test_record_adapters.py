@@ -37,10 +37,17 @@ class SmallMem0:
         iid = str(uuid.uuid4())
         text = messages if isinstance(messages, str) else messages[-1]["content"]
         if infer:  # like Mem0: an LLM call extracts the fact to store
-            r = httpx.post(self.llm_url, json={"model": "m", "messages": [{"role": "user", "content": str(messages)}]})
+            r = httpx.post(
+                self.llm_url, json={"model": "m", "messages": [{"role": "user", "content": str(messages)}]}
+            )
             text = r.json()["choices"][0]["message"]["content"]
-        self.items[iid] = {"id": iid, "memory": text, "hash": hashlib.md5(text.encode()).hexdigest(),
-                           "metadata": metadata or {}, "user_id": user_id}
+        self.items[iid] = {
+            "id": iid,
+            "memory": text,
+            "hash": hashlib.md5(text.encode()).hexdigest(),
+            "metadata": metadata or {},
+            "user_id": user_id,
+        }
         return {"results": [{"id": iid, "memory": text, "event": "ADD"}]}
 
     def get(self, iid: str) -> dict | None:
@@ -89,26 +96,45 @@ def test_mem0_operations_become_changes_and_searches(tmp_path: Path) -> None:
     assert entries[0]["display_key"] in block and entries[0]["value"] in block
     prov.update(a, "the parser lives in src/parsing/core.py", "repo")
     prov.delete(b, "repo")
-    assert prov.remember_episode([{"role": "assistant", "content": "note one"},
-                                  {"role": "tool", "content": "tool output"},
-                                  {"role": "assistant", "content": ""}], "repo") == []
-    (c,) = prov.remember_episode([{"role": "user", "content": "task"},
-                                  {"role": "assistant", "content": "Closing note: parser fixed."}], "repo")
+    assert (
+        prov.remember_episode(
+            [
+                {"role": "assistant", "content": "note one"},
+                {"role": "tool", "content": "tool output"},
+                {"role": "assistant", "content": ""},
+            ],
+            "repo",
+        )
+        == []
+    )
+    (c,) = prov.remember_episode(
+        [
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": "Closing note: parser fixed."},
+        ],
+        "repo",
+    )
     bridge.end_episode(resolved=True)
     rec.close()
 
     evs = [parse_event(json.loads(line)) for line in out.read_text().splitlines()]
-    changes = [(e.op, e.item_id, e.namespace, e.version, e.episode_id) for e in evs if e.type == "memory_change"]
+    changes = [
+        (e.op, e.item_id, e.namespace, e.version, e.episode_id) for e in evs if e.type == "memory_change"
+    ]
     md5 = lambda s: hashlib.md5(s.encode()).hexdigest()  # noqa: E731
-    assert changes[:2] == [("create", a, "mem0:repo", md5("the parser lives in src/parse.py"), ep),
-                           ("create", b, "mem0:repo", md5("run the tests with make check"), ep)]
+    assert changes[:2] == [
+        ("create", a, "mem0:repo", md5("the parser lives in src/parse.py"), ep),
+        ("create", b, "mem0:repo", md5("run the tests with make check"), ep),
+    ]
     assert changes[3] == ("update", a, "mem0:repo", md5("the parser lives in src/parsing/core.py"), ep)
     assert changes[4] == ("delete", b, "mem0:repo", None, ep)
     assert changes[5][:2] == ("create", c) and mem.items[c]["memory"] == "Closing note: parser fixed."
     (search,) = [e for e in evs if e.type == "memory_search"]
     assert search.search_id == sid and search.scope == "repo" and search.route == "host"
-    assert [(r.item_id, r.version) for r in search.results] == [(a, md5("the parser lives in src/parse.py")),
-                                                                 (b, md5("run the tests with make check"))]
+    assert [(r.item_id, r.version) for r in search.results] == [
+        (a, md5("the parser lives in src/parse.py")),
+        (b, md5("run the tests with make check")),
+    ]
 
 
 def test_memory_system_calls_carry_their_operation_reference(tmp_path: Path) -> None:
@@ -118,10 +144,13 @@ def test_memory_system_calls_carry_their_operation_reference(tmp_path: Path) -> 
     px = serve(rec, up.url)
     bridge = Bridge.connect(px.url)
     bridge.start_episode("t1", task="task")
-    mem = SmallMem0(llm_url=f"{px.url}/memory/v1/chat/completions", embed_url=f"{px.url}/embedding/v1/embeddings")
+    mem = SmallMem0(
+        llm_url=f"{px.url}/memory/v1/chat/completions", embed_url=f"{px.url}/embedding/v1/embeddings"
+    )
     prov = Mem0Provider(mem, bridge)
-    prov.remember_episode([{"role": "user", "content": "task"}, {"role": "assistant", "content": "done"}], "repo",
-                          infer=True)
+    prov.remember_episode(
+        [{"role": "user", "content": "task"}, {"role": "assistant", "content": "done"}], "repo", infer=True
+    )
     sid, _ = prov.search("how do I build", "repo")
     bridge.end_episode()
     px.stop()

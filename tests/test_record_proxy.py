@@ -68,7 +68,9 @@ def test_records_exact_request_response_usage_and_role(rig) -> None:
     ep = bridge.start_episode("t1", task="Fix it")
     replies.append({"content": "look", "tool_calls": [tool_call("ls", "call_1")]})
     msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Fix it \u00e9 {{x}}"}]
-    r = post(f"{px.url}/ep/{ep}/agent/v1/chat/completions", {"model": "m", "messages": msgs, "temperature": 0})
+    r = post(
+        f"{px.url}/ep/{ep}/agent/v1/chat/completions", {"model": "m", "messages": msgs, "temperature": 0}
+    )
     assert r.status_code == 200 and r.json()["choices"][0]["message"]["tool_calls"][0]["id"] == "call_1"
     # The memory system's own call stays out of the agent's steps.
     post(f"{px.url}/ep/{ep}/memory/v1/chat/completions", {"model": "m", "messages": msgs[1:]})
@@ -82,7 +84,11 @@ def test_records_exact_request_response_usage_and_role(rig) -> None:
     evs = events_of(out)
     calls = [e for e in evs if e.type == "model_call"]
     assert [c.role for c in calls] == ["agent", "memory", "embedding"]
-    assert [m.model_dump(exclude_none=True) for m in calls[0].request.messages] == msgs == up.received[0]["messages"]
+    assert (
+        [m.model_dump(exclude_none=True) for m in calls[0].request.messages]
+        == msgs
+        == up.received[0]["messages"]
+    )
     assert calls[0].request.model_extra["temperature"] == 0
     assert calls[0].usage.input_tokens and calls[0].usage.output_tokens
     assert calls[0].response.tool_calls[0].name == "bash" and calls[0].status == "ok"
@@ -105,7 +111,9 @@ def test_streaming_is_passed_through_and_reassembled(rig) -> None:
     assert strip[-1] == "data: [DONE]"
     call = next(e for e in events_of(out) if e.type == "model_call")
     assert call.status == "ok" and call.response.content == "streamed reply text"
-    assert call.response.tool_calls[0].id == "c9" and json.loads(call.response.tool_calls[0].arguments) == {"command": "pwd"}
+    assert call.response.tool_calls[0].id == "c9" and json.loads(call.response.tool_calls[0].arguments) == {
+        "command": "pwd"
+    }
     assert call.usage.input_tokens
 
 
@@ -113,10 +121,16 @@ def test_responses_api_with_proof_into_input(rig) -> None:
     up, px, bridge, out, replies = rig
     ep = bridge.start_episode("t2")
     host = f"{SYSTEM}\n\n{RECALL}"
-    bridge.deliver([{"item_id": "m1", "value": "run the suite with `make check`"}],
-                   [placement(RECALL, "/instructions", host_text=host)], standing=True)
-    body = {"model": "m", "instructions": host,
-            "input": [{"role": "user", "content": [{"type": "input_text", "text": "Fix it"}]}]}
+    bridge.deliver(
+        [{"item_id": "m1", "value": "run the suite with `make check`"}],
+        [placement(RECALL, "/instructions", host_text=host)],
+        standing=True,
+    )
+    body = {
+        "model": "m",
+        "instructions": host,
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "Fix it"}]}],
+    }
     r = post(f"{px.url}/agent/v1/responses", body)
     assert r.status_code == 200
     evs = events_of(out)
@@ -134,8 +148,12 @@ def test_responses_stream_bad_json_and_unrecorded_paths_pass_through(rig) -> Non
     r = post(f"{px.url}/agent/v1/responses", {"model": "m", "stream": True, "input": "hi"})
     assert "response.completed" in r.text
     # Not JSON: forwarded as is (the upstream answers 400) and recorded with the raw text.
-    bad = httpx.post(f"{px.url}/agent/v1/chat/completions", content=b"{not json", timeout=10,
-                     headers={"Content-Type": "application/json"})
+    bad = httpx.post(
+        f"{px.url}/agent/v1/chat/completions",
+        content=b"{not json",
+        timeout=10,
+        headers={"Content-Type": "application/json"},
+    )
     assert bad.status_code == 400
     models = httpx.get(f"{px.url}/agent/v1/models", timeout=10)
     assert models.status_code == 200 and models.json()["data"][0]["id"] == "scripted-1"
@@ -156,30 +174,42 @@ def test_upstream_down_500_and_client_disconnect_are_recorded(tmp_path: Path) ->
     dead = s.getsockname()[1]
     s.close()
     px = serve(rec, f"http://127.0.0.1:{dead}/v1")
-    r = post(f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "x"}]})
+    r = post(
+        f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    )
     assert r.status_code == 502 and "upstream unreachable" in r.json()["error"]["message"]
     px.stop()
 
     err_body = {"error": {"message": "model overloaded", "type": "server_error", "code": 500}}
-    up = ScriptedUpstream([{"status": 500, "body": err_body},
-                           {"content": "x" * 400, "stream_delay": 0.05},
-                           {"content": "after"}]).start()
+    up = ScriptedUpstream(
+        [
+            {"status": 500, "body": err_body},
+            {"content": "x" * 400, "stream_delay": 0.05},
+            {"content": "after"},
+        ]
+    ).start()
     px = serve(rec, up.url)
-    r = post(f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "y"}]})
+    r = post(
+        f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "y"}]}
+    )
     assert r.status_code == 500 and r.json() == err_body
     # Client disconnect mid-stream: read the first bytes of a slow stream, then hang up.
     body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "z"}]}).encode()
     port = int(px.url.rsplit(":", 1)[1])
     c = socket.create_connection(("127.0.0.1", port))
-    c.sendall(b"POST /agent/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-              b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    c.sendall(
+        b"POST /agent/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
     assert c.recv(200).startswith(b"HTTP/1.1 200")
     c.close()
     deadline = time.time() + 10
     while time.time() < deadline and out.read_text().count('"model_call"') < 3:
         time.sleep(0.05)
     # The proxy still serves.
-    r = post(f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "w"}]})
+    r = post(
+        f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "w"}]}
+    )
     assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "after"
     px.stop()
     up.stop()
@@ -196,13 +226,21 @@ def test_upstream_down_500_and_client_disconnect_are_recorded(tmp_path: Path) ->
 def _episode_with_delivery(rig, pointer: str, text: str, host_text: str, messages: list[dict]):
     up, px, bridge, out, replies = rig
     ep = bridge.start_episode("t", task="Fix it")
-    bridge.deliver([{"item_id": "m1", "namespace": "mem0:r", "value": "run the suite with `make check`"}],
-                   [placement(text, pointer, host_text=host_text)], standing=True)
+    bridge.deliver(
+        [{"item_id": "m1", "namespace": "mem0:r", "value": "run the suite with `make check`"}],
+        [placement(text, pointer, host_text=host_text)],
+        standing=True,
+    )
     for _ in range(2):
         r = post(f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": messages})
-        messages = messages + [r.json()["choices"][0]["message"] | {"content": "ok"},
-                               {"role": "tool", "tool_call_id": r.json()["choices"][0]["message"]["tool_calls"][0]["id"],
-                                "content": "hi"}]
+        messages = messages + [
+            r.json()["choices"][0]["message"] | {"content": "ok"},
+            {
+                "role": "tool",
+                "tool_call_id": r.json()["choices"][0]["message"]["tool_calls"][0]["id"],
+                "content": "hi",
+            },
+        ]
     bridge.end_episode(resolved=False)
     evs = events_of(out)
     return ep, evs, build_episode_context(episodes_from_events(evs)[ep])
@@ -247,13 +285,26 @@ def test_one_shot_delivery_skips_failed_call_and_binds_to_retry(rig) -> None:
     up, px, bridge, out, replies = rig
     ep = bridge.start_episode("t3", task="Fix")
     tool_out = '{"returncode": 0, "output": "memory: use make check"}'
-    msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Fix"},
-            {"role": "assistant", "content": "", "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": tool_out}]
-    bridge.deliver([{"item_id": "m1", "value": "use make check"}],
-                   [placement(tool_out, "/messages/3/content", host_text=tool_out, slot="tool_result",
-                              kind="tool_output")], route="agent", form="search_result")
+    msgs = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Fix"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": tool_out},
+    ]
+    bridge.deliver(
+        [{"item_id": "m1", "value": "use make check"}],
+        [
+            placement(
+                tool_out, "/messages/3/content", host_text=tool_out, slot="tool_result", kind="tool_output"
+            )
+        ],
+        route="agent",
+        form="search_result",
+    )
     replies.extend([{"status": 503, "body": {"error": {"message": "busy"}}}, {"content": "done"}])
     assert post(f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": msgs}).status_code == 503
     assert post(f"{px.url}/agent/v1/chat/completions", {"model": "m", "messages": msgs}).status_code == 200
@@ -271,10 +322,17 @@ def test_retraction_and_history_rewrite_are_derived(rig) -> None:
     up, px, bridge, out, replies = rig
     ep = bridge.start_episode("t4", task="task")
     base = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "task"}]
-    m1 = base + [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "o1"},
-                 {"role": "assistant", "content": "a2"}, {"role": "user", "content": "o2"}]
-    m2 = base + [{"role": "assistant", "content": "a2"}, {"role": "user", "content": "o2"},
-                 {"role": "assistant", "content": "a3"}]
+    m1 = base + [
+        {"role": "assistant", "content": "a1"},
+        {"role": "user", "content": "o1"},
+        {"role": "assistant", "content": "a2"},
+        {"role": "user", "content": "o2"},
+    ]
+    m2 = base + [
+        {"role": "assistant", "content": "a2"},
+        {"role": "user", "content": "o2"},
+        {"role": "assistant", "content": "a3"},
+    ]
     m3 = base + [{"role": "user", "content": "summary of earlier work"}]
     for m in (m1, m2, m3):
         replies.append({"content": "ok"})
@@ -310,9 +368,23 @@ def test_event_file_stays_valid_after_kill_9(tmp_path: Path) -> None:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    proc = subprocess.Popen([sys.executable, "-m", "memuse_core", "record", "proxy", "--upstream", up.url,
-                             "--out", str(out), "--port", str(port)],
-                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memuse_core",
+            "record",
+            "proxy",
+            "--upstream",
+            up.url,
+            "--out",
+            str(out),
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         wait_until_up(f"http://127.0.0.1:{port}", timeout=30)
         big = [{"role": "user", "content": "q" * 50_000}]
@@ -322,8 +394,10 @@ def test_event_file_stays_valid_after_kill_9(tmp_path: Path) -> None:
             with httpx.Client(timeout=5) as c:
                 while not stop.is_set():
                     try:
-                        c.post(f"http://127.0.0.1:{port}/agent/v1/chat/completions",
-                               json={"model": "m", "messages": big})
+                        c.post(
+                            f"http://127.0.0.1:{port}/agent/v1/chat/completions",
+                            json={"model": "m", "messages": big},
+                        )
                     except httpx.HTTPError:
                         return
 
@@ -357,8 +431,22 @@ def test_event_file_stays_valid_after_kill_9(tmp_path: Path) -> None:
 
 def test_cli_rejects_bad_upstream_without_creating_files(tmp_path: Path) -> None:
     out = tmp_path / "x.jsonl"
-    r = subprocess.run([sys.executable, "-m", "memuse_core", "record", "proxy", "--upstream", "ftp://nowhere",
-                        "--out", str(out)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memuse_core",
+            "record",
+            "proxy",
+            "--upstream",
+            "ftp://nowhere",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode != 0 and r.stderr.strip().startswith("error: --upstream")
     assert len(r.stderr.strip().splitlines()) == 1 and not out.exists()
     assert text_digest("x")  # the digest helper the proofs use is importable from events
@@ -370,10 +458,18 @@ def test_delta_encoded_log_resolves_to_the_same_inputs(tmp_path: Path) -> None:
     up = ScriptedUpstream(lambda b: {"content": "ok"}).start()
     logs = {}
     base = [{"role": "system", "content": SYSTEM + "\n" + "s" * 5000}, {"role": "user", "content": "task"}]
-    seq = [base, base + [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "o1"}],
-           base + [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "o1"},
-                   {"role": "assistant", "content": "a2"}, {"role": "user", "content": "o2"}],
-           base + [{"role": "assistant", "content": "a2"}, {"role": "user", "content": "o2"}]]
+    seq = [
+        base,
+        base + [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "o1"}],
+        base
+        + [
+            {"role": "assistant", "content": "a1"},
+            {"role": "user", "content": "o1"},
+            {"role": "assistant", "content": "a2"},
+            {"role": "user", "content": "o2"},
+        ],
+        base + [{"role": "assistant", "content": "a2"}, {"role": "user", "content": "o2"}],
+    ]
     for delta in (False, True):
         out = tmp_path / f"{delta}.jsonl"
         rec = Recorder(out, run_id="r", delta=delta)
@@ -406,8 +502,14 @@ def test_proxy_only_recording_ingests_as_a_run(tmp_path: Path, db_file: Path) ->
     msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "task"}]
     for _ in range(3):
         r = post(f"{px.url}/v1/chat/completions", {"model": "m", "messages": msgs}).json()
-        msgs = msgs + [r["choices"][0]["message"],
-                       {"role": "tool", "tool_call_id": r["choices"][0]["message"]["tool_calls"][0]["id"], "content": "x"}]
+        msgs = msgs + [
+            r["choices"][0]["message"],
+            {
+                "role": "tool",
+                "tool_call_id": r["choices"][0]["message"]["tool_calls"][0]["id"],
+                "content": "x",
+            },
+        ]
     post(f"{px.url}/embedding/v1/embeddings", {"model": "e", "input": "q"})
     px.stop()
     up.stop()
@@ -429,9 +531,25 @@ def test_cli_proxy_process_with_a_bridge_over_http(tmp_path: Path) -> None:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    proc = subprocess.Popen([sys.executable, "-m", "memuse_core", "record", "proxy", "--upstream", up.url,
-                             "--out", str(out), "--port", str(port), "--run-id", "cli"],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memuse_core",
+            "record",
+            "proxy",
+            "--upstream",
+            up.url,
+            "--out",
+            str(out),
+            "--port",
+            str(port),
+            "--run-id",
+            "cli",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         wait_until_up(url, timeout=30)
@@ -439,10 +557,18 @@ def test_cli_proxy_process_with_a_bridge_over_http(tmp_path: Path) -> None:
         bridge.start_run(config="cli-test", run_id="cli")
         ep = bridge.start_episode("t", task="Fix it")
         host = f"{SYSTEM}\n\n{RECALL}"
-        bridge.deliver([{"item_id": "m1", "value": "run the suite with `make check`"}],
-                       [placement(RECALL, "/messages/0/content", host_text=host)], standing=True)
-        r = post(f"{url}/ep/{ep}/agent/v1/chat/completions",
-                 {"model": "m", "messages": [{"role": "system", "content": host}, {"role": "user", "content": "Fix it"}]})
+        bridge.deliver(
+            [{"item_id": "m1", "value": "run the suite with `make check`"}],
+            [placement(RECALL, "/messages/0/content", host_text=host)],
+            standing=True,
+        )
+        r = post(
+            f"{url}/ep/{ep}/agent/v1/chat/completions",
+            {
+                "model": "m",
+                "messages": [{"role": "system", "content": host}, {"role": "user", "content": "Fix it"}],
+            },
+        )
         assert r.status_code == 200
         bridge.end_episode(resolved=True)
     finally:

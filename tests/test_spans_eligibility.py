@@ -14,11 +14,17 @@ def test_eligibility_each_status() -> None:
     b = EpisodeBuilder("el")
     b.host_block("recall", "Memories:\n- " + V, [entry("v", V)])  # eligible
     b.step("search", "memory search nothing", "No results.", tool_memory=([], "search_result"))  # empty
-    b.step("preview", "memory search tz", "hit: Pin the tzdata package",
-           tool_memory=([entry("v", "Pin the tzdata package", version="p")], "search_preview"))  # resident
+    b.step(
+        "preview",
+        "memory search tz",
+        "hit: Pin the tzdata package",
+        tool_memory=([entry("v", "Pin the tzdata package", version="p")], "search_preview"),
+    )  # resident
     b.step("go", "make", "ok")
     events = b.finish(resolved=True)
-    events.insert(-1, MemoryDelivery(episode_id="el", delivery_id="el-loose", entries=[entry("w", "unbound value")]))
+    events.insert(
+        -1, MemoryDelivery(episode_id="el", delivery_id="el-loose", entries=[entry("w", "unbound value")])
+    )
     ctx = ctx_of(events)
     status = {s.delivery_ids[0]: s.status for s in ctx.spans}
     assert status["el-d1"] == "eligible"
@@ -52,10 +58,20 @@ def test_volume_redacted_placement_uses_recorded_size_or_zero() -> None:
     assert steps == [1, 2]
     events = b.finish(resolved=True)
     events[-1:-1] = [
-        MemoryDelivery(episode_id="vol2", delivery_id="r1", entries=[entry("v", V)],
-                       placements=[Placement(slot="x", text=None, size=120, digest="0" * 16, proof=Proof(message_index=0))]),
-        MemoryDelivery(episode_id="vol2", delivery_id="r2", entries=[entry("v", V)],
-                       placements=[Placement(slot="x", text=None, proof=Proof(message_index=0))]),
+        MemoryDelivery(
+            episode_id="vol2",
+            delivery_id="r1",
+            entries=[entry("v", V)],
+            placements=[
+                Placement(slot="x", text=None, size=120, digest="0" * 16, proof=Proof(message_index=0))
+            ],
+        ),
+        MemoryDelivery(
+            episode_id="vol2",
+            delivery_id="r2",
+            entries=[entry("v", V)],
+            placements=[Placement(slot="x", text=None, proof=Proof(message_index=0))],
+        ),
     ]
     ctx = ctx_of(events)
     assert {d.delivery_id: d.chars for d in ctx.deliveries} == {"r1": 120, "r2": 0}

@@ -137,9 +137,15 @@ def test_spans_membership_and_order_change_end_spans_and_return_starts_new() -> 
 
 def test_spans_continue_across_unrelated_deliveries_and_alternating_blocks() -> None:
     b = EpisodeBuilder("g9")
-    b.host_block("profile", "Profile:\n- prefers small diffs", ents(("p", "prefers small diffs")), form="persona")
-    b.host_block("skills", "Skills:\n- bisect: git bisect run pytest", ents(("s", "bisect: git bisect run pytest")),
-                 form="skill_catalog")
+    b.host_block(
+        "profile", "Profile:\n- prefers small diffs", ents(("p", "prefers small diffs")), form="persona"
+    )
+    b.host_block(
+        "skills",
+        "Skills:\n- bisect: git bisect run pytest",
+        ents(("s", "bisect: git bisect run pytest")),
+        form="skill_catalog",
+    )
     b.step("search", "memory search ordering", f"[y] {Y}", tool_memory=(ents(("y", Y)), "search_result"))
     steps(b, 3)
     ctx = ctx_of(b)
@@ -224,8 +230,10 @@ def test_spans_restricted_rule_for_unattributed_deliveries() -> None:
     b = EpisodeBuilder("g15")
     steps(b, 2)
     events = b.finish(resolved=True)
-    loose = [MemoryDelivery(episode_id="g15", delivery_id=f"g15-u{k}", entries=ents(("x", v)))
-             for k, v in enumerate([X, X, Y, X])]
+    loose = [
+        MemoryDelivery(episode_id="g15", delivery_id=f"g15-u{k}", entries=ents(("x", v)))
+        for k, v in enumerate([X, X, Y, X])
+    ]
     events[-1:-1] = loose
     ctx = ctx_of(events)
     # u1 agrees with the immediately preceding u0; u3 repeats u0 but u2 came in between
@@ -237,8 +245,10 @@ def test_spans_restricted_rule_requires_same_attribution_status() -> None:
     b = EpisodeBuilder("g16")
     steps(b, 2)
     events = b.finish(resolved=True)
-    events[-1:-1] = [MemoryDelivery(episode_id="g16", delivery_id="g16-e0", consuming_call_id="g16-c2"),
-                     MemoryDelivery(episode_id="g16", delivery_id="g16-e1")]
+    events[-1:-1] = [
+        MemoryDelivery(episode_id="g16", delivery_id="g16-e0", consuming_call_id="g16-c2"),
+        MemoryDelivery(episode_id="g16", delivery_id="g16-e1"),
+    ]
     ctx = ctx_of(events)
     assert groups(ctx) == [["g16-e0"], ["g16-e1"]]
     assert [s.status for s in ctx.spans] == ["empty", "empty"]

@@ -12,7 +12,10 @@ from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.context.build import build_episode_context
 
 VALUES = {
-    "a": ["Use isoparse for trailing Z timestamps.", "Use isoparse for trailing Z timestamps. Needs dateutil>=2.7."],
+    "a": [
+        "Use isoparse for trailing Z timestamps.",
+        "Use isoparse for trailing Z timestamps. Needs dateutil>=2.7.",
+    ],
     "b": ["Run tests with -p no:cacheprovider.", "Run tests"],
     "c": ["The CI image lacks libxml2-dev."],
 }
@@ -20,8 +23,12 @@ VALUES = {
 op = st.one_of(
     st.tuples(st.just("step")),
     st.tuples(st.just("tool"), st.sampled_from(sorted(VALUES)), st.integers(0, 1), st.booleans()),
-    st.tuples(st.just("block"), st.sampled_from(["x", "y"]), st.lists(st.sampled_from(sorted(VALUES)), max_size=2),
-              st.integers(0, 1)),
+    st.tuples(
+        st.just("block"),
+        st.sampled_from(["x", "y"]),
+        st.lists(st.sampled_from(sorted(VALUES)), max_size=2),
+        st.integers(0, 1),
+    ),
     st.tuples(st.just("drop"), st.sampled_from(["x", "y"])),
     st.tuples(st.just("retract"), st.integers(0, 30)),
     st.tuples(st.just("fail")),

@@ -18,10 +18,21 @@ def steps(b: EpisodeBuilder, n: int) -> None:
         b.step(f"work {k}", f"cmd {k}", f"out {k}")
 
 
-def tool(b: EpisodeBuilder, item: str, value: str, text: str | None = None, form: str = "search_result",
-         cmd: str = "memory search", **kw) -> None:
-    b.step("use memory", cmd, text if text is not None else f"[{item}] {value}",
-           tool_memory=([entry(item, value, **kw)], form))
+def tool(
+    b: EpisodeBuilder,
+    item: str,
+    value: str,
+    text: str | None = None,
+    form: str = "search_result",
+    cmd: str = "memory search",
+    **kw,
+) -> None:
+    b.step(
+        "use memory",
+        cmd,
+        text if text is not None else f"[{item}] {value}",
+        tool_memory=([entry(item, value, **kw)], form),
+    )
 
 
 def test_windows_default_runs_from_first_consuming_step_to_episode_end() -> None:
@@ -47,7 +58,7 @@ def test_windows_boundary_on_the_next_step_ends_the_window_at_t_last() -> None:
     b = EpisodeBuilder("w3")
     steps(b, 1)
     tool(b, "a", SHORT)  # result of step 2, consumed at step 3
-    tool(b, "a", LONG)   # result of step 3, consumed at step 4: contains the short text
+    tool(b, "a", LONG)  # result of step 3, consumed at step 4: contains the short text
     steps(b, 2)
     ev = b.finish(resolved=True)
     d1, d2 = deliveries(ev)
@@ -69,8 +80,14 @@ def test_windows_same_step_delivery_adding_text_shares_the_step() -> None:
     # the shared step and the long window includes it. Later restated copies each start a new
     # span (a change ends the current span of the item, A.1.4) but add nothing beyond the visible
     # copies: resident, empty windows.
-    assert windows(ctx) == {"w4-d1": [(1, 1)], "w4-d2": [(1, 3)], "w4-d3": [None], "w4-d4": [None],
-                            "w4-d5": [None], "w4-d6": [None]}
+    assert windows(ctx) == {
+        "w4-d1": [(1, 1)],
+        "w4-d2": [(1, 3)],
+        "w4-d3": [None],
+        "w4-d4": [None],
+        "w4-d5": [None],
+        "w4-d6": [None],
+    }
 
 
 def test_windows_same_step_boundary_equal_to_t_last() -> None:
@@ -148,10 +165,18 @@ def test_windows_resident_copy_gets_empty_window_and_owner_keeps_credit() -> Non
 
 def test_windows_full_read_ends_preview_window_just_before_it() -> None:
     b = EpisodeBuilder("w9")
-    b.step("search", "memory search proxy", f"card-7: {SHORT}",
-           tool_memory=([entry("card-7", SHORT, version="p", display_key="card-7")], "search_preview"))
-    b.step("open card", "memory read card-7", f"# card-7\n{LONG}",
-           tool_memory=([entry("card-7", LONG, version="full")], "full_card"))
+    b.step(
+        "search",
+        "memory search proxy",
+        f"card-7: {SHORT}",
+        tool_memory=([entry("card-7", SHORT, version="p", display_key="card-7")], "search_preview"),
+    )
+    b.step(
+        "open card",
+        "memory read card-7",
+        f"# card-7\n{LONG}",
+        tool_memory=([entry("card-7", LONG, version="full")], "full_card"),
+    )
     steps(b, 3)
     ctx = ctx_of(b)
     # preview consumed at 2, full read at 3
@@ -160,16 +185,28 @@ def test_windows_full_read_ends_preview_window_just_before_it() -> None:
 
 def test_windows_selected_full_read_is_not_a_resident_copy() -> None:
     b = EpisodeBuilder("w10")
-    b.step("open card", "memory read card-7", f"# card-7\n{LONG}",
-           tool_memory=([entry("card-7", LONG, version="full")], "full_card"))
+    b.step(
+        "open card",
+        "memory read card-7",
+        f"# card-7\n{LONG}",
+        tool_memory=([entry("card-7", LONG, version="full")], "full_card"),
+    )
     steps(b, 1)
     # same card read again through an explicit selection, in a different wrapper, while visible
-    b.step("open again", "memory read card-7", f"== card-7 ==\n{LONG}",
-           tool_memory=([entry("card-7", LONG, version="full")], "full_card"))
+    b.step(
+        "open again",
+        "memory read card-7",
+        f"== card-7 ==\n{LONG}",
+        tool_memory=([entry("card-7", LONG, version="full")], "full_card"),
+    )
     steps(b, 1)
     # and the same text arriving without a selection: resident
-    b.step("search", "memory search proxy", f"hit: {LONG}",
-           tool_memory=([entry("card-7", LONG, version="full")], "search_result"))
+    b.step(
+        "search",
+        "memory search proxy",
+        f"hit: {LONG}",
+        tool_memory=([entry("card-7", LONG, version="full")], "search_result"),
+    )
     steps(b, 1)
     ctx = ctx_of(b)
     w = windows(ctx)
@@ -191,8 +228,12 @@ def test_windows_narrower_or_different_text_leaves_earlier_window_open() -> None
 
 def test_windows_independent_entries_and_unrelated_deliveries() -> None:
     b = EpisodeBuilder("w12")
-    b.step("search", "memory search", f"[a] {SHORT}\n[b] {OTHER}",
-           tool_memory=([entry("a", SHORT), entry("b", OTHER)], "search_result"))
+    b.step(
+        "search",
+        "memory search",
+        f"[a] {SHORT}\n[b] {OTHER}",
+        tool_memory=([entry("a", SHORT), entry("b", OTHER)], "search_result"),
+    )
     steps(b, 1)
     tool(b, "z", "An unrelated note about the changelog format.")
     steps(b, 1)

@@ -44,30 +44,64 @@ def _corpus() -> list:
     b = EpisodeBuilder("e1", run_id="r1", task="Fix the parser", repo="acme/p")
     b.host_block("recall", "Memories:\n- parser in src/p.py", [entry("m1", "parser in src/p.py")])
     b.step("look", "grep -n parse src/p.py", "src/p.py:3:def parse(s):")
-    b.step("search", "mem search parser", "1. [m2] parse is slow",
-           tool_memory=([entry("m2", "parse is slow")], "search_result"))
+    b.step(
+        "search",
+        "mem search parser",
+        "1. [m2] parse is slow",
+        tool_memory=([entry("m2", "parse is slow")], "search_result"),
+    )
     b.final("Done.")
     events = [RunEvent(run_id="r1", config="c"), *b.finish(resolved=True, exit_status="Submitted")]
     # hand-made odd shapes: tool calls, message extras, request extras, usage, a redacted
     # placement, an entry without digest (filled by validation), labels
     sys_msg = Message(role="system", content="S", cache_control={"type": "ephemeral"})
-    asst = Message(role="assistant", content=None,
-                   tool_calls=[ToolCall(id="t1", name="bash", arguments='{"cmd": "ls"}')])
+    asst = Message(
+        role="assistant", content=None, tool_calls=[ToolCall(id="t1", name="bash", arguments='{"cmd": "ls"}')]
+    )
     parts = Message(role="user", content=[{"type": "text", "text": "hello"}, {"type": "image", "url": "x"}])
     extra = [
-        ModelCall(episode_id="e1", call_id="x1", request=Request(messages=[sys_msg, parts, asst], temperature=0.2,
-                                                               tools=[{"type": "function", "name": "bash"}]),
-                  response=Response(content="ok", tool_calls=[ToolCall(name="bash")], reasoning="r", extra_k=1),
-                  usage=Usage(input_tokens=10, cached_tokens=2), cost_usd=0.5, started_at=1.0, ended_at=2.5,
-                  model="m"),
-        ToolResultEvent(episode_id="e1", call_id="x1", tool_call_id="t1", name="bash", arguments="{}",
-                        output="", exit_code=0),
-        MemoryDelivery(episode_id="e1", delivery_id="dx", consuming_call_id="x1", form="full_card",
-                       entries=[Entry(item_id="m3", value="a value", labels={"rank": 1}, version="v2",
-                                      version_portable=False, display_key="[m3]")],
-                       placements=[Placement(slot="user_prefix", digest="abc", size=12),
-                                   Placement(slot="system_suffix", text="a value",
-                                             proof=Proof(message_index=0, start=0))]),
+        ModelCall(
+            episode_id="e1",
+            call_id="x1",
+            request=Request(
+                messages=[sys_msg, parts, asst], temperature=0.2, tools=[{"type": "function", "name": "bash"}]
+            ),
+            response=Response(content="ok", tool_calls=[ToolCall(name="bash")], reasoning="r", extra_k=1),
+            usage=Usage(input_tokens=10, cached_tokens=2),
+            cost_usd=0.5,
+            started_at=1.0,
+            ended_at=2.5,
+            model="m",
+        ),
+        ToolResultEvent(
+            episode_id="e1",
+            call_id="x1",
+            tool_call_id="t1",
+            name="bash",
+            arguments="{}",
+            output="",
+            exit_code=0,
+        ),
+        MemoryDelivery(
+            episode_id="e1",
+            delivery_id="dx",
+            consuming_call_id="x1",
+            form="full_card",
+            entries=[
+                Entry(
+                    item_id="m3",
+                    value="a value",
+                    labels={"rank": 1},
+                    version="v2",
+                    version_portable=False,
+                    display_key="[m3]",
+                )
+            ],
+            placements=[
+                Placement(slot="user_prefix", digest="abc", size=12),
+                Placement(slot="system_suffix", text="a value", proof=Proof(message_index=0, start=0)),
+            ],
+        ),
     ]
     assert events[-1].type == "episode_end"
     return events[:-1] + extra + events[-1:]

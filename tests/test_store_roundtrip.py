@@ -31,21 +31,31 @@ def _write(path: Path, events) -> Path:
 
 def _episode(eid: str, n_steps: int = 5):
     b = EpisodeBuilder(eid, run_id="r1", task="Fix `parse_date` for ISO weeks", repo="acme/dates")
-    b.host_block("recall", "User Memories:\n- parse_date lives in src/dates.py",
-                 [entry("m1", "parse_date lives in src/dates.py")])
+    b.host_block(
+        "recall",
+        "User Memories:\n- parse_date lives in src/dates.py",
+        [entry("m1", "parse_date lives in src/dates.py")],
+    )
     for i in range(n_steps):
         b.step(f"step {i}", f"grep -n parse_date src/dates.py # {i}", f"src/dates.py:{i}:def parse_date(s):")
-    b.step("search", "mem0 search iso week", "1. [m2] ISO weeks start on Monday",
-           tool_memory=([entry("m2", "ISO weeks start on Monday")], "search_result"))
+    b.step(
+        "search",
+        "mem0 search iso week",
+        "1. [m2] ISO weeks start on Monday",
+        tool_memory=([entry("m2", "ISO weeks start on Monday")], "search_result"),
+    )
     b.retract([3, 4])
     b.final("Submitted.")
     return b.finish(resolved=False, exit_status="Submitted", submission="diff --git a b")
 
 
 def _corpus():
-    return [RunEvent(run_id="r1", config="mem0", model="m"),
-            MemoryChange(namespace="default", item_id="m1", op="create", value="v", run_id="r1"),
-            *_episode("e1"), *_episode("e2", 3)]
+    return [
+        RunEvent(run_id="r1", config="mem0", model="m"),
+        MemoryChange(namespace="default", item_id="m1", op="create", value="v", run_id="r1"),
+        *_episode("e1"),
+        *_episode("e2", 3),
+    ]
 
 
 def test_round_trip_is_lossless(tmp_path, db_file):
@@ -110,8 +120,14 @@ def test_resent_history_is_stored_once(tmp_path, db_file):
     msgs = [Message(role="system", content="S" * 1000), Message(role="user", content="U" * 1000)]
     events = [RunEvent(run_id="r"), *EpisodeBuilder("e", run_id="r").events]
     for i in range(50):
-        events.append(ModelCall(episode_id="e", call_id=f"c{i}", request=Request(messages=list(msgs)),
-                                response=Response(content=f"reply {i}")))
+        events.append(
+            ModelCall(
+                episode_id="e",
+                call_id=f"c{i}",
+                request=Request(messages=list(msgs)),
+                response=Response(content=f"reply {i}"),
+            )
+        )
         msgs.append(Message(role="assistant", content=f"reply {i}"))
         msgs.append(Message(role="user", content=f"observation {i} " + "x" * 200))
     con = connect(db_file)
@@ -132,8 +148,9 @@ def test_restated_delivery_entries_are_stored_once(tmp_path, db_file):
     events = _corpus()
     con = connect(db_file)
     ingest_path(con, _write(tmp_path / "run.jsonl", events))
-    n_deliveries, n_view = con.execute("SELECT (SELECT count(*) FROM deliveries), "
-                                       "(SELECT count(*) FROM delivery_entries)").fetchone()
+    n_deliveries, n_view = con.execute(
+        "SELECT (SELECT count(*) FROM deliveries), (SELECT count(*) FROM delivery_entries)"
+    ).fetchone()
     stored = con.execute("SELECT count(*) FROM delivery_entry_rows").fetchone()[0]
     restated = con.execute("SELECT count(*) FROM deliveries WHERE entries_of IS NOT NULL").fetchone()[0]
     want = sum(len(e.entries) for e in events if e.type == "memory_delivery")
@@ -141,8 +158,12 @@ def test_restated_delivery_entries_are_stored_once(tmp_path, db_file):
     assert restated >= 10 and stored == 2  # m1 (restated each call, both episodes) and m2 (once)
     # the view's rows are the events' entries, delivery by delivery
     rows = con.execute("SELECT delivery_id, pos, episode_id, item_id FROM delivery_entries").fetchall()
-    assert sorted(rows) == sorted((e.delivery_id, i, e.episode_id, x.item_id) for e in events
-                                  if e.type == "memory_delivery" for i, x in enumerate(e.entries))
+    assert sorted(rows) == sorted(
+        (e.delivery_id, i, e.episode_id, x.item_id)
+        for e in events
+        if e.type == "memory_delivery"
+        for i, x in enumerate(e.entries)
+    )
 
 
 def test_a_version_1_store_migrates_its_delivery_entries(tmp_path, db_file):
@@ -170,12 +191,15 @@ def test_a_version_1_store_migrates_its_delivery_entries(tmp_path, db_file):
     assert con.execute("SELECT count(*) FROM delivery_entries WHERE episode_id = 'e9'").fetchone()[0] > 0
 
 
-@pytest.mark.parametrize("line,needle", [
-    ('{"type": "episode_start", "episode_id": "x"', "invalid JSON"),
-    ('{"type": "bogus", "v": 1}', "unknown event type 'bogus'"),
-    ('{"type": "episode_start", "v": 1, "episode_id": 5, "run_id": "r", "task_id": "t"}', "episode_id"),
-    ('{"type": "model_call", "v": 1, "episode_id": "e", "call_id": "c", "status": "maybe"}', "status"),
-])
+@pytest.mark.parametrize(
+    "line,needle",
+    [
+        ('{"type": "episode_start", "episode_id": "x"', "invalid JSON"),
+        ('{"type": "bogus", "v": 1}', "unknown event type 'bogus'"),
+        ('{"type": "episode_start", "v": 1, "episode_id": 5, "run_id": "r", "task_id": "t"}', "episode_id"),
+        ('{"type": "model_call", "v": 1, "episode_id": "e", "call_id": "c", "status": "maybe"}', "status"),
+    ],
+)
 def test_bad_line_names_file_line_field_and_changes_nothing(tmp_path, db_file, line, needle):
     con = connect(db_file)
     ingest_path(con, _write(tmp_path / "good.jsonl", _corpus()))
@@ -207,12 +231,16 @@ def test_schema_ddl_reruns_only_when_its_fingerprint_changes(db_file):
     con.execute("DROP TABLE judge_batches")
     con.close()
     con = connect(db_file)  # same fingerprint: the DDL is not re-run
-    assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'judge_batches'").fetchone()[0]
+    assert not con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'judge_batches'"
+    ).fetchone()[0]
     con.execute("UPDATE meta SET value = 'older' WHERE key = 'ddl_hash'")
     con.close()
     con = connect(db_file)
     try:
-        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'judge_batches'").fetchone()[0]
+        assert con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'judge_batches'"
+        ).fetchone()[0]
         assert con.execute("SELECT value FROM meta WHERE key = 'ddl_hash'").fetchone()[0] != "older"
     finally:
         con.close()

@@ -40,7 +40,9 @@ def test_identical_memory_only_evidence_emitted_once() -> None:
     t.write("b", "Highway 9 is open.\nThe visitor center is open.")
     res = t.read("Which route?", ["a", "b"])
     assert res.context.count("Highway 9 is open.") == 1
-    assert [u.key.label() for u in res.decisions["b"].duplicates if u.key.attribute == "status"] == ["highway 9.status"]
+    assert [u.key.label() for u in res.decisions["b"].duplicates if u.key.attribute == "status"] == [
+        "highway 9.status"
+    ]
 
 
 def test_unresolved_conflict_across_memories_is_withheld() -> None:
@@ -118,12 +120,19 @@ def test_grounding_drops_untraceable_units() -> None:
     assert kept == [good] and dropped == 2
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("yes", ("boolean", True)), ("False", ("boolean", False)), ("52%", ("numeric", 0.52)),
-    ("1,234", ("numeric", 1234.0)), ("March 3, 2024", ("temporal", "2024-03-03")),
-    ("2024-3-3", ("temporal", "2024-03-03")), ("shut", ("categorical", "closed")),
-    ("The Visitor Centre", ("categorical", "visitor center")),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("yes", ("boolean", True)),
+        ("False", ("boolean", False)),
+        ("52%", ("numeric", 0.52)),
+        ("1,234", ("numeric", 1234.0)),
+        ("March 3, 2024", ("temporal", "2024-03-03")),
+        ("2024-3-3", ("temporal", "2024-03-03")),
+        ("shut", ("categorical", "closed")),
+        ("The Visitor Centre", ("categorical", "visitor center")),
+    ],
+)
 def test_value_normalisation(raw: str, expected: tuple[str, object]) -> None:
     assert normalize_value(raw) == expected
 
@@ -179,7 +188,9 @@ def test_trie_lookup_and_memory_side_lookup_agree() -> None:
         lines = [f"k{rng.randrange(12)}: v{rng.randrange(3)}" for _ in range(rng.randrange(1, 8))]
         t.write(i, "\n".join(lines))
     for _ in range(30):
-        q = t.parse_query("\n".join(f"k{rng.randrange(12)}: v{rng.randrange(3)}" for _ in range(rng.randrange(1, 10))))
+        q = t.parse_query(
+            "\n".join(f"k{rng.randrange(12)}: v{rng.randrange(3)}" for _ in range(rng.randrange(1, 10)))
+        )
         ids = rng.sample(range(40), 5)
         qmap: dict = {}
         for u in q.units:
@@ -189,12 +200,24 @@ def test_trie_lookup_and_memory_side_lookup_agree() -> None:
 
 def test_adapter_wraps_mem0_style_results() -> None:
     t = MemTrim()
-    results = {"results": [
-        {"id": "a1", "memory": "Highway 5 is open. The visitor center is open.", "score": 0.9,
-         "metadata": {"answer": "Take Highway 5"}, "updated_at": "2026-01-01T00:00:00Z"},
-        {"id": "b2", "memory": "Question: Which route should I take?", "score": 0.5, "metadata": {},
-         "created_at": "2026-02-01T00:00:00Z"},
-    ]}
+    results = {
+        "results": [
+            {
+                "id": "a1",
+                "memory": "Highway 5 is open. The visitor center is open.",
+                "score": 0.9,
+                "metadata": {"answer": "Take Highway 5"},
+                "updated_at": "2026-01-01T00:00:00Z",
+            },
+            {
+                "id": "b2",
+                "memory": "Question: Which route should I take?",
+                "score": 0.5,
+                "metadata": {},
+                "created_at": "2026-02-01T00:00:00Z",
+            },
+        ]
+    }
     res = trim_search_results(t, "Highway 5 is closed. Which route should I take?", results)
     assert list(res.decisions) == ["a1", "b2"]
     assert res.decisions["a1"].outcome == "suppressed"
@@ -212,11 +235,19 @@ def test_trimmed_text_keeps_unparsed_text_and_code_layout() -> None:
     """Removal cuts only the spans of removed units: text no unit covers stays (MemTrim cannot know
     it is redundant), code keeps its indentation, directive lines are never passed on."""
     t = MemTrim()
-    t.write("m", "Notes:\n    def main():\n        run()\n- Highway 5 is open. The visitor center is open.\n"
-                 "Question: Which route?", answer="Highway 9")
+    t.write(
+        "m",
+        "Notes:\n    def main():\n        run()\n- Highway 5 is open. The visitor center is open.\n"
+        "Question: Which route?",
+        answer="Highway 9",
+    )
     res = t.read("Highway 5 is closed. Which road is fastest?", ["m"])
-    assert res.decisions["m"].lines == ["Notes:", "    def main():", "        run()",
-                                        "- The visitor center is open."]
+    assert res.decisions["m"].lines == [
+        "Notes:",
+        "    def main():",
+        "        run()",
+        "- The visitor center is open.",
+    ]
     assert res.decisions["m"].outcome == "suppressed"  # Highway 5's status supported the answer
 
 

@@ -65,11 +65,29 @@ def test_cli_json_and_model_counts(cladder: Path) -> None:
     out = json.loads(plain.output)
     for cond in ("TA", "TD-Dup"):
         for m in ("raw", "memtrim"):
-            assert set(out[cond][m]) == {"stale_answer_exposure", "answer_retained", "memory_only_units",
-                                         "conflicts_removed", "chars"}
+            assert set(out[cond][m]) == {
+                "stale_answer_exposure",
+                "answer_retained",
+                "memory_only_units",
+                "conflicts_removed",
+                "chars",
+            }
     with ScriptedServer(memory_following_model) as srv:
-        res = runner.invoke(app, ["trim-eval", "--data", str(cladder), "--json", "--limit", "4",
-                                  "--model", "scripted", "--base-url", srv.base_url])
+        res = runner.invoke(
+            app,
+            [
+                "trim-eval",
+                "--data",
+                str(cladder),
+                "--json",
+                "--limit",
+                "4",
+                "--model",
+                "scripted",
+                "--base-url",
+                srv.base_url,
+            ],
+        )
         assert res.exit_code == 0, res.output
         n_requests = len(srv.requests)
     got = json.loads(res.output)
@@ -102,11 +120,22 @@ def scripted_llm(body: dict[str, Any], idx: int) -> ScriptedReply:
         user = body["messages"][1]["content"]
         text = user.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
         p = DeterministicParser().parse(text)
-        units = [{"entity": u.key.entity or "-", "attribute": u.key.attribute, "value_type": u.key.vtype,
-                  "value": u.text or str(u.value), "multi_valued": u.many, "quote": u.span,
-                  "supports_answer": "unsure"} for u in p.units if u.key.attribute != "subject"]
-        return ScriptedReply(content=json.dumps({"units": units, "task": p.task or "none",
-                                                 "answer_expressible": True}))
+        units = [
+            {
+                "entity": u.key.entity or "-",
+                "attribute": u.key.attribute,
+                "value_type": u.key.vtype,
+                "value": u.text or str(u.value),
+                "multi_valued": u.many,
+                "quote": u.span,
+                "supports_answer": "unsure",
+            }
+            for u in p.units
+            if u.key.attribute != "subject"
+        ]
+        return ScriptedReply(
+            content=json.dumps({"units": units, "task": p.task or "none", "answer_expressible": True})
+        )
     if fmt == "memtrim_key_match":
         return ScriptedReply(content=json.dumps({"match": None}))
     return memory_following_model(body, idx)
@@ -115,10 +144,27 @@ def scripted_llm(body: dict[str, Any], idx: int) -> ScriptedReply:
 def test_llm_parser_path_end_to_end(cladder: Path) -> None:
     _load_commands()
     with ScriptedServer(scripted_llm) as srv:
-        res = CliRunner().invoke(app, ["trim-eval", "--data", str(cladder), "--json", "--limit", "4",
-                                       "--model", "scripted", "--base-url", srv.base_url, "--llm-parser"])
-        parse_calls = [r for r in srv.requests
-                       if (r.get("response_format") or {}).get("json_schema", {}).get("name") == "memtrim_parse"]
+        res = CliRunner().invoke(
+            app,
+            [
+                "trim-eval",
+                "--data",
+                str(cladder),
+                "--json",
+                "--limit",
+                "4",
+                "--model",
+                "scripted",
+                "--base-url",
+                srv.base_url,
+                "--llm-parser",
+            ],
+        )
+        parse_calls = [
+            r
+            for r in srv.requests
+            if (r.get("response_format") or {}).get("json_schema", {}).get("name") == "memtrim_parse"
+        ]
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["settings"]["parser"] == "llm" and out["settings"]["parser_failures"] == 0

@@ -14,10 +14,24 @@ from memuse_core.trim import MemTrim
 from memuse_core.trim.parse_llm import LLMParser, dump_reply
 
 
-def unit(entity: str, attribute: str, vtype: str, value: str, quote: str, support: str = "unsure",
-         many: bool = False) -> dict[str, Any]:
-    return {"entity": entity, "attribute": attribute, "value_type": vtype, "value": value,
-            "multi_valued": many, "quote": quote, "supports_answer": support}
+def unit(
+    entity: str,
+    attribute: str,
+    vtype: str,
+    value: str,
+    quote: str,
+    support: str = "unsure",
+    many: bool = False,
+) -> dict[str, Any]:
+    return {
+        "entity": entity,
+        "attribute": attribute,
+        "value_type": vtype,
+        "value": value,
+        "multi_valued": many,
+        "quote": quote,
+        "supports_answer": support,
+    }
 
 
 MEM_A = "Highway 5 is closed today. The weather is sunny.\nWhich route should I take to City B?"
@@ -27,31 +41,56 @@ QUERY = "Highway 5 is open again. Which route should I take to City B?"
 REPLIES: dict[str, list[str]] = {
     # first reply has an ungrounded quote, the retry is correct
     "The weather is sunny": [
-        dump_reply([unit("Highway 5", "status", "categorical", "closed", "Highway 5 is closed today", "yes"),
-                    unit("weather", "condition", "categorical", "sunny", "The weather is rainy", "no")],
-                   "route_planning", True),
-        dump_reply([unit("Highway 5", "status", "categorical", "closed", "Highway 5 is closed today", "yes"),
-                    unit("weather", "condition", "categorical", "sunny", "The weather is sunny", "no")],
-                   "route_planning", True),
+        dump_reply(
+            [
+                unit("Highway 5", "status", "categorical", "closed", "Highway 5 is closed today", "yes"),
+                unit("weather", "condition", "categorical", "sunny", "The weather is rainy", "no"),
+            ],
+            "route_planning",
+            True,
+        ),
+        dump_reply(
+            [
+                unit("Highway 5", "status", "categorical", "closed", "Highway 5 is closed today", "yes"),
+                unit("weather", "condition", "categorical", "sunny", "The weather is sunny", "no"),
+            ],
+            "route_planning",
+            True,
+        ),
     ],
     # a different attribute name for the same fact: merged by the equivalence check
     "Route 5 has been shut": [
-        dump_reply([unit("Highway 5", "road_status", "categorical", "closed", "Route 5 has been shut")],
-                   "route_planning", True),
+        dump_reply(
+            [unit("Highway 5", "road_status", "categorical", "closed", "Route 5 has been shut")],
+            "route_planning",
+            True,
+        ),
     ],
     "Highway 5 is open again": [
-        dump_reply([unit("Highway 5", "status", "categorical", "open", "Highway 5 is open again")],
-                   "route_planning", False),
+        dump_reply(
+            [unit("Highway 5", "status", "categorical", "open", "Highway 5 is open again")],
+            "route_planning",
+            False,
+        ),
     ],
     # a free-text value the equivalence check maps onto an existing one
     "Pass 9 reports": [
-        dump_reply([unit("Highway 5", "status", "categorical", "impassable", "Highway 5 impassable")],
-                   "route_planning", True),
+        dump_reply(
+            [unit("Highway 5", "status", "categorical", "impassable", "Highway 5 impassable")],
+            "route_planning",
+            True,
+        ),
     ],
     # a quote that never matches: dropped after the retry, the rest is kept
     "The ferry runs hourly": [
-        dump_reply([unit("ferry", "frequency", "categorical", "hourly", "The ferry runs hourly"),
-                    unit("ferry", "price", "numeric", "3", "The ferry costs three")], "ferry_info", True),
+        dump_reply(
+            [
+                unit("ferry", "frequency", "categorical", "hourly", "The ferry runs hourly"),
+                unit("ferry", "price", "numeric", "3", "The ferry costs three"),
+            ],
+            "ferry_info",
+            True,
+        ),
     ],
     # never valid: broken JSON, then a numeric value that is not a number
     "The bridge toll": [
@@ -84,10 +123,12 @@ def test_structured_call_grounding_retry_and_support(server: ScriptedServer) -> 
     parser = LLMParser("scripted", base_url=server.base_url, api_key="unused")
     p = parser.parse(MEM_A, "Take Highway 9")
     assert p.ok and p.task == "route_planning"
-    assert [(u.key.label(), u.value) for u in p.units] == [("highway 5.status", "closed"),
-                                                          ("weather.condition", "sunny")]
+    assert [(u.key.label(), u.value) for u in p.units] == [
+        ("highway 5.status", "closed"),
+        ("weather.condition", "sunny"),
+    ]
     # span pointers resolve in the source text
-    assert all(MEM_A[u.start:u.end] == u.span for u in p.units)
+    assert all(MEM_A[u.start : u.end] == u.span for u in p.units)
     # weather marked "no": not in the support set; status "yes": in it
     assert p.support == frozenset({0})
     # the retry carried the validation error back to the model
@@ -101,7 +142,9 @@ def test_structured_call_grounding_retry_and_support(server: ScriptedServer) -> 
 def test_unparsable_memory_stays_but_its_answer_is_never_reused(server: ScriptedServer) -> None:
     parser = LLMParser("scripted", base_url=server.base_url, api_key="unused")
     trimmer = MemTrim(parser=parser)
-    mem = trimmer.write("toll", "The bridge toll is cheap. Which route is cheapest?", answer="Take the bridge")
+    mem = trimmer.write(
+        "toll", "The bridge toll is cheap. Which route is cheapest?", answer="Take the bridge"
+    )
     assert not mem.parsed.ok and "not a number" in (mem.parsed.error or "")
     assert len([r for r in server.requests if "The bridge toll" in r["messages"][1]["content"]]) == 2
     res = trimmer.read("Which route is cheapest?", ["toll"])
@@ -117,8 +160,9 @@ def test_key_equivalence_merges_keys_and_query_conflict_suppresses(server: Scrip
     trimmer.write("b", MEM_B, answer="Take Highway 9")
     ub = trimmer.memories["b"].parsed.units
     assert [u.key.label() for u in ub] == ["highway 5.status"]  # road_status merged into status
-    key_calls = [r for r in server.requests
-                 if r["response_format"]["json_schema"]["name"] == "memtrim_key_match"]
+    key_calls = [
+        r for r in server.requests if r["response_format"]["json_schema"]["name"] == "memtrim_key_match"
+    ]
     assert key_calls and "highway 5" in key_calls[0]["messages"][1]["content"]
     node = trimmer.trie.lookup(ub[0].key)
     assert node is not None and set(node.values["closed"].holders) == {"a", "b"}

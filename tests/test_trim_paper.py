@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from memuse_core.trim import DeterministicParser, MemTrim
 
-FOUNDING = ("Northstar Robotics was founded in 2016 by Maya Lee and Daniel Ortiz. "
-            "When was Northstar Robotics founded?")
+FOUNDING = (
+    "Northstar Robotics was founded in 2016 by Maya Lee and Daniel Ortiz. "
+    "When was Northstar Robotics founded?"
+)
 
 
 def kv(units) -> set[tuple[str, object]]:
@@ -17,15 +19,18 @@ def kv(units) -> set[tuple[str, object]]:
 def test_founding_year_memory_representation() -> None:
     """3.1: units, task signature, typed outcome, support set."""
     p = DeterministicParser().parse(FOUNDING, "2016")
-    assert kv(p.units) == {("subject", "northstar robotics"), ("northstar robotics.founded_in", "2016"),
-                           ("northstar robotics.founder", "maya lee"),
-                           ("northstar robotics.founder", "daniel ortiz")}
+    assert kv(p.units) == {
+        ("subject", "northstar robotics"),
+        ("northstar robotics.founded_in", "2016"),
+        ("northstar robotics.founder", "maya lee"),
+        ("northstar robotics.founder", "daniel ortiz"),
+    }
     assert p.task == "when:northstar_robotics_founded"
     assert p.outcome is not None and (p.outcome.task, p.outcome.answer) == (p.task, "2016")
     founded = next(i for i, u in enumerate(p.units) if u.key.attribute == "founded_in")
     assert founded in p.support
     # every unit points at the text it came from
-    assert all(FOUNDING[u.start:u.end] == u.span for u in p.units)
+    assert all(FOUNDING[u.start : u.end] == u.span for u in p.units)
 
 
 def test_founding_year_trie_branches_and_relabelling() -> None:
@@ -37,14 +42,18 @@ def test_founding_year_trie_branches_and_relabelling() -> None:
     node = t.trie.lookup(key)
     assert node is not None and set(node.values) == {"2016", "2017"}
     assert node.values["2016"].holders == {"m2016": True}  # in its support set
-    founders = t.trie.lookup(next(u.key for u in t.memories["m2016"].parsed.units if u.key.attribute == "founder"))
+    founders = t.trie.lookup(
+        next(u.key for u in t.memories["m2016"].parsed.units if u.key.attribute == "founder")
+    )
     assert founders is not None and set(founders.values["maya lee"].holders) == {"m2016", "m2017"}
 
     res = t.read("Who founded Northstar Robotics?", ["m2016"])
     d = res.decisions["m2016"]
     assert d.outcome == "relabelled"
     assert d.outcome_unit is not None and d.outcome_unit.value == "2016"
-    assert 'Earlier answer to a different question ("When was Northstar Robotics founded?"): 2016' in res.context
+    assert (
+        'Earlier answer to a different question ("When was Northstar Robotics founded?"): 2016' in res.context
+    )
 
     same = t.read("When was Northstar Robotics founded?", ["m2016"])
     assert same.decisions["m2016"].outcome == "kept"
@@ -82,9 +91,11 @@ def test_query_value_always_wins() -> None:
         assert "The visitor center is open." in res.context
 
 
-ROUTE_MEMORY = ("Highway 5 is open. Destination: City B. Weather: sunny.\n"
-                "Support: Highway 5, destination\n"
-                "Question: Which route should I take?")
+ROUTE_MEMORY = (
+    "Highway 5 is open. Destination: City B. Weather: sunny.\n"
+    "Support: Highway 5, destination\n"
+    "Question: Which route should I take?"
+)
 
 
 def test_route_planning_support_set() -> None:
@@ -108,8 +119,12 @@ def test_route_planning_support_set() -> None:
 def test_case_1_outdated_club() -> None:
     """B.4 case 1: shared person, changed club, memory-only position; the answer is removed."""
     t = MemTrim()
-    t.write("m", "Lionel Messi plays for Paris Saint-Germain. Lionel Messi plays as a forward.\n"
-                 "Question: Which country is his club based in?", answer="France")
+    t.write(
+        "m",
+        "Lionel Messi plays for Paris Saint-Germain. Lionel Messi plays as a forward.\n"
+        "Question: Which country is his club based in?",
+        answer="France",
+    )
     res = t.read("Lionel Messi now plays for Inter Miami. Which country is his club based in?", ["m"])
     d = res.decisions["m"]
     assert kv(d.shared) == {("subject", "lionel messi")}
@@ -123,8 +138,10 @@ def test_case_1_outdated_club() -> None:
 
 def test_case_2_validity_vs_real_world_truth() -> None:
     """B.4 case 2: everything shared, the task changes: the answer stays only as labelled evidence."""
-    premises = ("Premises: All metals are liquid at room temperature. Iron is a metal.\n"
-                "Conclusion: Iron is liquid at room temperature.\n")
+    premises = (
+        "Premises: All metals are liquid at room temperature. Iron is a metal.\n"
+        "Conclusion: Iron is liquid at room temperature.\n"
+    )
     t = MemTrim()
     t.write("m", premises + "Query: Is the argument logically valid?", answer="Yes")
     res = t.read(premises + "Query: Is the conclusion true in the real world?", ["m"])
@@ -138,10 +155,17 @@ def test_case_3_changed_interventional_probabilities() -> None:
     """B.4 case 3: same graph and task; observational values replaced by interventional ones."""
     setup = "Eating citrus (X) directly affects scurvy (Y). Genotype (Z) affects both X and Y.\n"
     t = MemTrim()
-    t.write("m", setup + "P(Y=1|X=1)=0.72, P(Y=1|X=0)=0.41.\n"
-                 "Question: Does eating citrus increase the chance of scurvy?", answer="Yes")
-    res = t.read(setup + "P(Y=1 | do(X=1)) = 0.38, P(Y=1 | do(X=0)) = 0.41.\n"
-                 "Question: Does eating citrus increase the chance of scurvy?", ["m"])
+    t.write(
+        "m",
+        setup + "P(Y=1|X=1)=0.72, P(Y=1|X=0)=0.41.\n"
+        "Question: Does eating citrus increase the chance of scurvy?",
+        answer="Yes",
+    )
+    res = t.read(
+        setup + "P(Y=1 | do(X=1)) = 0.38, P(Y=1 | do(X=0)) = 0.41.\n"
+        "Question: Does eating citrus increase the chance of scurvy?",
+        ["m"],
+    )
     d = res.decisions["m"]
     assert ("genotype.affects", "scurvy") in kv(d.shared)
     assert ("eating citrus.affects", "scurvy") in kv(d.shared)

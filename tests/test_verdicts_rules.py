@@ -32,8 +32,10 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("influence,effect,window_read",
-                         list(itertools.product([*INFLUENCE_VALUES, None], [*EFFECT_VALUES, None], [True, False])))
+@pytest.mark.parametrize(
+    "influence,effect,window_read",
+    list(itertools.product([*INFLUENCE_VALUES, None], [*EFFECT_VALUES, None], [True, False])),
+)
 def test_usage_label_table(influence, effect, window_read):
     got = usage_label(influence, effect, window_read)
     if influence is None:
@@ -45,14 +47,17 @@ def test_usage_label_table(influence, effect, window_read):
         assert got == EXPECTED[(influence, None)]
 
 
-@pytest.mark.parametrize("labels,triage", [
-    (["misused", "used", "unclear"], "negative"),
-    (["used", "unclear", "ignored"], "positive"),
-    (["unclear", "selected"], "unresolved"),
-    (["ambiguous", "unproductive", "selected", "noted", "ignored"], "neutral"),
-    (["used", "misused"], "negative"),
-    ([], "neutral"),
-])
+@pytest.mark.parametrize(
+    "labels,triage",
+    [
+        (["misused", "used", "unclear"], "negative"),
+        (["used", "unclear", "ignored"], "positive"),
+        (["unclear", "selected"], "unresolved"),
+        (["ambiguous", "unproductive", "selected", "noted", "ignored"], "neutral"),
+        (["used", "misused"], "negative"),
+        ([], "neutral"),
+    ],
+)
 def test_triage_precedence(labels, triage):
     assert triage_label(labels) == triage
 
@@ -73,8 +78,14 @@ def _e(**kw):
 
 def test_profile_shares_divide_by_all_entries_and_refine():
     entries = [
-        _e(relevance=True, accuracy="corroborated", novelty="novel", influence="acted_on", effect="improved",
-           window_read=True),
+        _e(
+            relevance=True,
+            accuracy="corroborated",
+            novelty="novel",
+            influence="acted_on",
+            effect="improved",
+            window_read=True,
+        ),
         _e(relevance=True, accuracy="uncontradicted", novelty=None, influence="acted_on", effect="harmed"),
         _e(relevance=True, novelty="redundant", influence="acted_on", effect=None),
         _e(relevance=False, novelty="novel", influence=None, window_read=True),
@@ -84,11 +95,21 @@ def test_profile_shares_divide_by_all_entries_and_refine():
     assert v.triage == "negative"
     assert v.usage_labels == ["used", "misused", "unclear", "ambiguous", "ignored"]
     assert v.effect_resets == 1
-    assert v.profile == {"relevance": 0.6, "corroboration": 0.2, "information_gain": 0.2, "acted_on": 0.6,
-                         "benefit": 0.2, "harm": 0.2}
+    assert v.profile == {
+        "relevance": 0.6,
+        "corroboration": 0.2,
+        "information_gain": 0.2,
+        "acted_on": 0.6,
+        "benefit": 0.2,
+        "harm": 0.2,
+    }
     assert v.uncertainty == {"u_accuracy": 0.4, "u_novelty": 0.2, "u_influence": 0.2, "u_effect": 0.2}
-    for refined, coarse in (("corroboration", "relevance"), ("information_gain", "relevance"),
-                            ("benefit", "acted_on"), ("harm", "acted_on")):
+    for refined, coarse in (
+        ("corroboration", "relevance"),
+        ("information_gain", "relevance"),
+        ("benefit", "acted_on"),
+        ("harm", "acted_on"),
+    ):
         assert v.profile[refined] <= v.profile[coarse]
     assert set(v.profile) == set(AXES) and set(v.uncertainty) == set(UNCERTAINTY)
 
@@ -99,4 +120,6 @@ def test_auto_neutral_carries_only_a_triage_label():
 
 
 def test_confidence_clipped():
-    assert clip_confidence(1.7) == 1.0 and clip_confidence(-2) == 0.0 and clip_confidence(float("nan")) is None
+    assert (
+        clip_confidence(1.7) == 1.0 and clip_confidence(-2) == 0.0 and clip_confidence(float("nan")) is None
+    )

@@ -14,7 +14,9 @@ from ..cli import DbOption, app, fail, user_errors
 @user_errors
 def build(
     db: Path | None = DbOption,
-    rebuild: bool = typer.Option(False, "--rebuild", help="Recompute every derived context table from the events."),
+    rebuild: bool = typer.Option(
+        False, "--rebuild", help="Recompute every derived context table from the events."
+    ),
     workers: int = typer.Option(0, "--workers", help="Processes that load and build (0: automatic)."),
 ) -> None:
     """Build exposure, prior context, recording checks, injection spans, credit windows and
@@ -24,14 +26,17 @@ def build(
     from ..progress import progress_bar
 
     with progress_bar(total=None, desc="build", unit="episode") as bar:
+
         def progress(done: int, total: int) -> None:
             bar.total = total
             bar.n = done
             bar.refresh()
 
         stats = build_store(db, rebuild=rebuild, progress=progress, workers=workers)
-    typer.echo(f"built {stats['episodes']} episodes, {stats['spans']} spans "
-               f"({stats['errors']} episodes failed recording checks)")
+    typer.echo(
+        f"built {stats['episodes']} episodes, {stats['spans']} spans "
+        f"({stats['errors']} episodes failed recording checks)"
+    )
 
 
 def _window(w: tuple[int, int] | None) -> str:
@@ -59,25 +64,49 @@ def spans(
     finally:
         con.close()
     if as_json:
-        typer.echo(json.dumps({
-            "episode_id": ctx.episode_id,
-            "spans": [{
-                "span_id": s.span_id, "status": s.status, "first_step": s.first_step,
-                "last_step": s.last_step, "deliveries": s.delivery_ids, "restatements": s.restatements,
-                "chars": s.chars,
-                "entries": [{"item_id": e.item_id, "exposure": e.exposure,
-                             "window": list(e.window) if e.window is not None else None} for e in s.entries],
-            } for s in ctx.spans]}))
+        typer.echo(
+            json.dumps(
+                {
+                    "episode_id": ctx.episode_id,
+                    "spans": [
+                        {
+                            "span_id": s.span_id,
+                            "status": s.status,
+                            "first_step": s.first_step,
+                            "last_step": s.last_step,
+                            "deliveries": s.delivery_ids,
+                            "restatements": s.restatements,
+                            "chars": s.chars,
+                            "entries": [
+                                {
+                                    "item_id": e.item_id,
+                                    "exposure": e.exposure,
+                                    "window": list(e.window) if e.window is not None else None,
+                                }
+                                for e in s.entries
+                            ],
+                        }
+                        for s in ctx.spans
+                    ],
+                }
+            )
+        )
         return
     bad = [c for c in ctx.checks if not c.ok]
-    typer.echo(f"episode {ctx.episode_id}: {len(ctx.spans)} spans, {len(ctx.deliveries)} deliveries, "
-               f"recording checks {'passed' if not bad else 'FAILED'}")
+    typer.echo(
+        f"episode {ctx.episode_id}: {len(ctx.spans)} spans, {len(ctx.deliveries)} deliveries, "
+        f"recording checks {'passed' if not bad else 'FAILED'}"
+    )
     for c in bad:
         typer.echo(f"  check {c.rule}: {c.detail}")
-    typer.echo(f"  {'span':<34} {'status':<13} {'steps':<9} {'deliv':>5} {'chars':>7}  entries (item exposure window)")
+    typer.echo(
+        f"  {'span':<34} {'status':<13} {'steps':<9} {'deliv':>5} {'chars':>7}  entries (item exposure window)"
+    )
     for s in ctx.spans:
         steps = "-" if s.first_step is None else f"{s.first_step}-{s.last_step}"
         ents = ", ".join(f"{e.item_id} {e.exposure} {_window(e.window)}" for e in s.entries) or "(none)"
-        typer.echo(f"  {s.span_id:<34} {s.status:<13} {steps:<9} {len(s.delivery_ids):>5} {s.chars:>7}  {ents}")
+        typer.echo(
+            f"  {s.span_id:<34} {s.status:<13} {steps:<9} {len(s.delivery_ids):>5} {s.chars:>7}  {ents}"
+        )
         if s.reason and s.status != "eligible":
             typer.echo(f"  {'':<34} reason: {s.reason}")

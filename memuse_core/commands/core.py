@@ -25,13 +25,20 @@ def ingest(
     db: Path | None = DbOption,
     build: bool = typer.Option(True, "--build/--no-build", help="Build the evaluation context afterwards."),
     observers: list[Path] = typer.Option(
-        [], "--observers", help="TOML/JSON file of extra observers (memory wrappers to find in prompts)."),
-    observe: bool = typer.Option(True, "--observe/--no-observe", help="Run the built-in observers on trajectories."),
+        [], "--observers", help="TOML/JSON file of extra observers (memory wrappers to find in prompts)."
+    ),
+    observe: bool = typer.Option(
+        True, "--observe/--no-observe", help="Run the built-in observers on trajectories."
+    ),
     config: str | None = typer.Option(
-        None, "--config", help="Memory-system/configuration name for imported trajectories' runs."),
+        None, "--config", help="Memory-system/configuration name for imported trajectories' runs."
+    ),
     workers: int | None = typer.Option(
-        None, "--workers", help="Processes that parse files (default: one per core, for inputs over 32 MB; "
-        "0 parses in this process)."),
+        None,
+        "--workers",
+        help="Processes that parse files (default: one per core, for inputs over 32 MB; "
+        "0 parses in this process).",
+    ),
 ) -> None:
     """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped."""
     from ..ingest import IngestError, expand_paths
@@ -49,8 +56,11 @@ def ingest(
     imported_eps = 0
     con = connect(db)
     try:
-        with using_observers(extra, enabled=observe), using_run_config(config), \
-                progress_bar(total=len(files), desc="ingest", unit="file") as bar:
+        with (
+            using_observers(extra, enabled=observe),
+            using_run_config(config),
+            progress_bar(total=len(files), desc="ingest", unit="file") as bar,
+        ):
             # large inputs are parsed in worker processes (--workers); each file is still its
             # own transaction, committed in the order given
             for f, res in ingest_files(con, files, workers=workers):
@@ -91,7 +101,8 @@ def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json
         data = store_info(con)
         runs = con.execute(
             "SELECT r.config, r.run_id, count(e.episode_id), avg(CAST(e.resolved AS INT)) "
-            "FROM runs r LEFT JOIN episodes e USING (run_id) GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
+            "FROM runs r LEFT JOIN episodes e USING (run_id) GROUP BY 1, 2 ORDER BY 1, 2"
+        ).fetchall()
     finally:
         con.close()
     p = db_path(db)

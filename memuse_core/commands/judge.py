@@ -14,25 +14,42 @@ from ..cli import DbOption, app, fail, user_errors
 @user_errors
 def judge(
     db: Path | None = DbOption,
-    judge_kind: str | None = typer.Option(None, "--judge", help="rules (offline, default without an endpoint) or llm."),
+    judge_kind: str | None = typer.Option(
+        None, "--judge", help="rules (offline, default without an endpoint) or llm."
+    ),
     model: str | None = typer.Option(None, "--model", help="Model name for the LLM judge."),
-    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (DeepSeek, vLLM, Ollama...)."),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint (DeepSeek, vLLM, Ollama...)."
+    ),
+    api_key_env: str = typer.Option(
+        "OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."
+    ),
     reference: bool = typer.Option(False, "--reference", help="Give the judge the reference solution."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Spans judged in parallel (LLM judge)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Judge at most this many spans."),
     spans: str | None = typer.Option(None, "--spans", help="Comma-separated span ids to (re-)judge."),
-    max_cost: float | None = typer.Option(None, "--max-cost", help="Stop starting spans once this many USD are spent."),
-    max_calls: int = typer.Option(8, "--max-calls", min=2, help="Model calls per span, forced answer included."),
+    max_cost: float | None = typer.Option(
+        None, "--max-cost", help="Stop starting spans once this many USD are spent."
+    ),
+    max_calls: int = typer.Option(
+        8, "--max-calls", min=2, help="Model calls per span, forced answer included."
+    ),
     price_input: float | None = typer.Option(None, "--price-input", help="USD per 1M uncached input tokens."),
     price_cached: float | None = typer.Option(None, "--price-cached", help="USD per 1M cached input tokens."),
     price_output: float | None = typer.Option(None, "--price-output", help="USD per 1M output tokens."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds before one model request times out."),
-    workers: int | None = typer.Option(None, "--workers", min=1,
-                                       help="Processes for the batch, whole episodes each (default: one per core for "
-                                       "a rules batch of 100 spans or more, else one; one is enough for the LLM judge)."),
-    rank_by_rules: bool = typer.Option(False, "--rank-by-rules",
-                                       help="Judge first the spans the rules judge flagged (misused, used, unclear)."),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        min=1,
+        help="Processes for the batch, whole episodes each (default: one per core for "
+        "a rules batch of 100 spans or more, else one; one is enough for the LLM judge).",
+    ),
+    rank_by_rules: bool = typer.Option(
+        False,
+        "--rank-by-rules",
+        help="Judge first the spans the rules judge flagged (misused, used, unclear).",
+    ),
 ) -> None:
     """Judge eligible spans; interrupt any time and run again to resume (nothing is judged twice)."""
     from ..judge.result import JudgeConfigError, JudgeSettings
@@ -43,9 +60,18 @@ def judge(
     if kind not in ("rules", "llm"):
         fail(f"--judge must be rules or llm, not {kind!r}")
     try:
-        settings = JudgeSettings(judge=kind, model=model, base_url=base_url, api_key_env=api_key_env,  # type: ignore[arg-type]
-                                 reference=reference, max_calls=max_calls, price_input=price_input,
-                                 price_cached=price_cached, price_output=price_output, timeout=timeout)
+        settings = JudgeSettings(
+            judge=kind,
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,  # type: ignore[arg-type]
+            reference=reference,
+            max_calls=max_calls,
+            price_input=price_input,
+            price_cached=price_cached,
+            price_output=price_output,
+            timeout=timeout,
+        )
     except ValueError as e:
         fail(f"bad judge setting: {str(e).splitlines()[0]}")
     ids = [s.strip() for s in spans.split(",") if s.strip()] if spans else None
@@ -62,12 +88,23 @@ def judge(
             if now - last[0] < 0.2 and bar.n < (bar.total or 0):
                 return  # redrawn at most five times a second (the rules judge finishes hundreds)
             last[0] = now
-            bar.set_postfix_str(f"accepted {s.accepted} errors {sum(s.errors.values())} cost ${s.cost_usd:.4f}",
-                                refresh=False)
+            bar.set_postfix_str(
+                f"accepted {s.accepted} errors {sum(s.errors.values())} cost ${s.cost_usd:.4f}", refresh=False
+            )
             bar.refresh()
+
         try:
-            summary = run_batch(db, settings, span_ids=ids, limit=limit, concurrency=concurrency,
-                                max_cost=max_cost, progress=on_progress, rank_by_rules=rank_by_rules, workers=workers)
+            summary = run_batch(
+                db,
+                settings,
+                span_ids=ids,
+                limit=limit,
+                concurrency=concurrency,
+                max_cost=max_cost,
+                progress=on_progress,
+                rank_by_rules=rank_by_rules,
+                workers=workers,
+            )
         except JudgeConfigError as e:
             fail(str(e))
             return

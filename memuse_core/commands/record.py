@@ -10,23 +10,33 @@ import typer
 
 from ..cli import app, fail
 
-record_app = typer.Typer(help="Record real agent runs (pass-through proxy, memory bridge).", no_args_is_help=True)
+record_app = typer.Typer(
+    help="Record real agent runs (pass-through proxy, memory bridge).", no_args_is_help=True
+)
 app.add_typer(record_app, name="record")
 
 
 @record_app.command("proxy")
 def proxy(
-    upstream: str = typer.Option(..., "--upstream", help="OpenAI-compatible base URL, e.g. https://api.openai.com/v1"),
+    upstream: str = typer.Option(
+        ..., "--upstream", help="OpenAI-compatible base URL, e.g. https://api.openai.com/v1"
+    ),
     out: Path = typer.Option(..., "--out", help="Event log to append to (JSON Lines)."),
     port: int = typer.Option(8765, "--port", help="Port to listen on (0: any free port)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    run_id: str | None = typer.Option(None, "--run-id", help="Run id for episodes the bridge does not start."),
+    run_id: str | None = typer.Option(
+        None, "--run-id", help="Run id for episodes the bridge does not start."
+    ),
     config: str = typer.Option("recorded", "--config", help="Memory-system/config name of the run."),
     timeout: float = typer.Option(600.0, "--timeout", help="Upstream timeout in seconds."),
     verbose: bool = typer.Option(False, "--verbose", help="Log every request line (never headers)."),
-    delta: bool = typer.Option(True, "--delta/--full-requests", help="Write each request as a delta of the "
-                               "episode's previous call when it repeats that call's messages (linear-size logs), "
-                               "or every request in full."),
+    delta: bool = typer.Option(
+        True,
+        "--delta/--full-requests",
+        help="Write each request as a delta of the "
+        "episode's previous call when it repeats that call's messages (linear-size logs), "
+        "or every request in full.",
+    ),
 ) -> None:
     """Forward model calls to UPSTREAM unchanged and record each one as a `model_call` event.
 

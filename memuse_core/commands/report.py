@@ -65,7 +65,9 @@ def report(
         try:
             rep = build_report(con, selected, baseline, replicates=replicates, seed=seed)
         except duckdb.Error as e:
-            fail(f"cannot aggregate {db or 'the store'}: {str(e).splitlines()[0]} (rebuild it with `memuse build`)")
+            fail(
+                f"cannot aggregate {db or 'the store'}: {str(e).splitlines()[0]} (rebuild it with `memuse build`)"
+            )
     finally:
         con.close()
     result = write_report(rep, fmt, by, out)  # type: ignore[arg-type]

@@ -28,8 +28,9 @@ def trim_cmd(
     db: Path | None = DbOption,
     limit: int | None = typer.Option(None, help="Only the first N episodes (for a quick look)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    workers: int | None = typer.Option(None, "--workers", min=1,
-                                       help="Worker processes (default: the cores, at most 4)."),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="Worker processes (default: the cores, at most 4)."
+    ),
 ) -> None:
     """What MemTrim would remove from every recorded delivery, given the agent's prior context."""
     from ..progress import progress_bar
@@ -51,28 +52,38 @@ def trim_cmd(
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
-    typer.echo(f"deliveries {summary['deliveries']}  entries {summary['entries']}  "
-               f"(prior context from: {', '.join(f'{k} {v}' for k, v in summary['prior_from'].items())})")
-    typer.echo(f"units: shared {summary['shared']}  conflicting {summary['conflicting']}  "
-               f"memory-only {summary['memory_only']}")
-    typer.echo(f"characters {summary['chars_before']} -> {summary['chars_after']}  "
-               f"saved {summary['chars_saved']} (~{summary['tokens_saved']} tokens, "
-               f"{summary['saved_share']:.1%})")
+    typer.echo(
+        f"deliveries {summary['deliveries']}  entries {summary['entries']}  "
+        f"(prior context from: {', '.join(f'{k} {v}' for k, v in summary['prior_from'].items())})"
+    )
+    typer.echo(
+        f"units: shared {summary['shared']}  conflicting {summary['conflicting']}  "
+        f"memory-only {summary['memory_only']}"
+    )
+    typer.echo(
+        f"characters {summary['chars_before']} -> {summary['chars_after']}  "
+        f"saved {summary['chars_saved']} (~{summary['tokens_saved']} tokens, "
+        f"{summary['saved_share']:.1%})"
+    )
     typer.echo(f"outcomes: {summary['outcomes']}")
 
 
 @app.command("trim-eval")
 @user_errors
 def trim_eval_cmd(
-    data: Path | None = typer.Option(None, "--data", help="CLADDER folder (default ../shared/data/real/cladder)."),
+    data: Path | None = typer.Option(
+        None, "--data", help="CLADDER folder (default ../shared/data/real/cladder)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
     model: str | None = typer.Option(None, "--model", help="Also ask this model (OpenAI-compatible)."),
     base_url: str | None = typer.Option(None, "--base-url", help="Endpoint of the model."),
     limit: int = typer.Option(500, help="At most N pairs per condition (C.3)."),
     seed: int = typer.Option(42, help="Sampling seed (C.3)."),
-    llm_parser: bool = typer.Option(False, "--llm-parser",
-                                    help="Parse memories and queries with the model (A.1) instead of the "
-                                         "deterministic parser."),
+    llm_parser: bool = typer.Option(
+        False,
+        "--llm-parser",
+        help="Parse memories and queries with the model (A.1) instead of the deterministic parser.",
+    ),
 ) -> None:
     """Raw memory vs MemTrim on CLADDER premise-change pairs (TA and TD-Dup, Appendix C.3)."""
     from ..progress import progress_bar
@@ -99,8 +110,13 @@ def trim_eval_cmd(
         trimmer = MemTrim(parser=LLMParser(model, base_url=base_url))
     outcomes = measure(pairs, trimmer)
     result = summarize(outcomes)
-    result["settings"] = {"data": str(folder), "questions": len(questions), "limit": limit, "seed": seed,
-                          "parser": "llm" if llm_parser else "deterministic"}
+    result["settings"] = {
+        "data": str(folder),
+        "questions": len(questions),
+        "limit": limit,
+        "seed": seed,
+        "parser": "llm" if llm_parser else "deterministic",
+    }
     if trimmer is not None:
         lp = trimmer.parser
         result["settings"]["parser_calls"] = getattr(lp, "calls", None)
@@ -129,12 +145,17 @@ def trim_eval_cmd(
     for cond in CONDITIONS:
         for m in ("raw", "memtrim"):
             r = result[cond][m]
-            typer.echo(f"{cond:<8} {m:<8} {f(r['stale_answer_exposure'], True):>9} {f(r['answer_retained'], True):>8} "
-                       f"{f(r['memory_only_units']):>8} {f(r['conflicts_removed']):>9} {f(r['chars']):>8}")
+            typer.echo(
+                f"{cond:<8} {m:<8} {f(r['stale_answer_exposure'], True):>9} {f(r['answer_retained'], True):>8} "
+                f"{f(r['memory_only_units']):>8} {f(r['conflicts_removed']):>9} {f(r['chars']):>8}"
+            )
     if model:
         typer.echo(f"\nmodel {model}: accuracy (TD-Dup: correct->wrong / wrong->correct vs no memory)")
         for cond in CONDITIONS:
             for m, r in result[cond]["model"].items():
-                extra = (f"  ✓→✗ {r['correct_to_wrong']}  ✗→✓ {r['wrong_to_correct']}"
-                         if "correct_to_wrong" in r else "")
+                extra = (
+                    f"  ✓→✗ {r['correct_to_wrong']}  ✗→✓ {r['wrong_to_correct']}"
+                    if "correct_to_wrong" in r
+                    else ""
+                )
                 typer.echo(f"{cond:<8} {m:<10} {f(r['accuracy'], True):>6}{extra}")

@@ -88,7 +88,6 @@ class DInfo:
     def call(self) -> CallView | None:
         return self.att.call
 
-
     @property
     def signature(self) -> tuple:
         """Ordered entries, placements and exposure (A.1.4 equality), plus attribution status."""
@@ -180,8 +179,9 @@ class EpisodeAnalysis:
             return False
         return rp.text in self.text(call.messages[j])
 
-    def copy_visible(self, src: DInfo, pos: int, call: CallView, exposed: str | None,
-                     display_key: str | None) -> bool:
+    def copy_visible(
+        self, src: DInfo, pos: int, call: CallView, exposed: str | None, display_key: str | None
+    ) -> bool:
         """An earlier copy of entry `pos` of `src` is visible in `call`'s input (A.1.4): the
         exposed text matches in full within a surviving proven placement of that copy, and any
         displayed key is still visible in the copy's surviving placements."""
@@ -195,8 +195,12 @@ class EpisodeAnalysis:
         if not alive:
             return False
         x = src.exposures[pos] if pos < len(src.exposures) else None
-        if x is not None and x.exposure != "unknown" and x.exposed_text == exposed and any(
-                rp.pos == x.placement_pos for rp in alive):
+        if (
+            x is not None
+            and x.exposure != "unknown"
+            and x.exposed_text == exposed
+            and any(rp.pos == x.placement_pos for rp in alive)
+        ):
             pass  # the copy's own matched placement survives: its exposed text is in it
         elif not any(self.contains(rp.text, exposed, src.d.route == "agent") for rp in alive):
             return False
@@ -248,7 +252,7 @@ def _message_ids(rec: EpisodeRecord) -> dict[str, list[tuple[int, int]]]:
                         drop = set(ev.removed)
                         base = [x for i, x in enumerate(base) if i not in drop]
                     else:
-                        base = base[:ev.kept_prefix] + [(cv.seq, -1 - k) for k in range(len(ev.replacement))]
+                        base = base[: ev.kept_prefix] + [(cv.seq, -1 - k) for k in range(len(ev.replacement))]
                 ids = [base[i] if i < len(base) and base[i][1] >= 0 else (cv.seq, i) for i in range(n)]
         out[cv.call_id] = ids
         prev = cv
@@ -277,6 +281,7 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
         if t is None:
             t = mtexts[id(msg)] = msg.text()
         return t
+
     by_call: dict[str, list[tuple[str, list[ResolvedPlacement]]]] = {}
     memo: dict[tuple, ExposureMatch] = {}
     infos: list[DInfo] = []
@@ -284,8 +289,12 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
     for i, d in enumerate(rec.deliveries):
         a = atts[d.delivery_id]
         if a.problem == "consuming_call_missing":
-            findings.append(("consuming_call_missing",
-                             f"{d.delivery_id}: consuming call {d.consuming_call_id!r} is not recorded in the episode"))
+            findings.append(
+                (
+                    "consuming_call_missing",
+                    f"{d.delivery_id}: consuming call {d.consuming_call_id!r} is not recorded in the episode",
+                )
+            )
         rps: list[ResolvedPlacement] = []
         if a.call is not None and a.attributed:
             cid = a.call.call_id
@@ -297,15 +306,24 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
             if d.entries:
                 any_nonempty_attr = True
                 if not d.placements:
-                    findings.append(("placement_missing", f"{d.delivery_id}: nonempty delivery with no placement"))
+                    findings.append(
+                        ("placement_missing", f"{d.delivery_id}: nonempty delivery with no placement")
+                    )
                 if cid in gap_calls:
                     findings.append(("input_gap", f"{d.delivery_id}: consuming input of {cid} has gaps"))
         else:
-            rps = [ResolvedPlacement(pos=k, slot=p.slot, text=p.text, rule="unbound")
-                   for k, p in enumerate(d.placements)]
-        ptexts = [PlacementText(k, rp.text if rp.text is not None else d.placements[k].text,
-                                tool_result=(d.route == "agent" or d.placements[k].slot in TOOL_SLOTS))
-                  for k, rp in enumerate(rps)]
+            rps = [
+                ResolvedPlacement(pos=k, slot=p.slot, text=p.text, rule="unbound")
+                for k, p in enumerate(d.placements)
+            ]
+        ptexts = [
+            PlacementText(
+                k,
+                rp.text if rp.text is not None else d.placements[k].text,
+                tool_result=(d.route == "agent" or d.placements[k].slot in TOOL_SLOTS),
+            )
+            for k, rp in enumerate(rps)
+        ]
         exps = []
         for e in d.entries:
             key = (e.value, tuple((p.text, p.tool_result) for p in ptexts))
@@ -322,11 +340,21 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
                 chars += p.size
             else:
                 redacted = True
-        infos.append(DInfo(idx=i, d=d, att=a, placements=rps, exposures=exps, cid=a.call.call_id if a.call else None,
-                           ekeys=tuple(entry_key(e) for e in d.entries),
-                           ikeys=[item_key(e) for e in d.entries],
-                           pkeys=tuple(placement_key(p) for p in d.placements), chars=chars,
-                           redacted_without_size=redacted))
+        infos.append(
+            DInfo(
+                idx=i,
+                d=d,
+                att=a,
+                placements=rps,
+                exposures=exps,
+                cid=a.call.call_id if a.call else None,
+                ekeys=tuple(entry_key(e) for e in d.entries),
+                ikeys=[item_key(e) for e in d.entries],
+                pkeys=tuple(placement_key(p) for p in d.placements),
+                chars=chars,
+                redacted_without_size=redacted,
+            )
+        )
     for resolved in by_call.values():
         findings += call_level_checks(resolved)
         for did, rps in resolved:
@@ -343,8 +371,9 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
     infos.sort(key=lambda x: pos[x.idx])
     for k, di in enumerate(infos):
         di.order = k
-    an = EpisodeAnalysis(rec=rec, infos=infos, checks=as_checks(rec.episode_id, findings), gap_calls=gap_calls,
-                         _texts=mtexts)
+    an = EpisodeAnalysis(
+        rec=rec, infos=infos, checks=as_checks(rec.episode_id, findings), gap_calls=gap_calls, _texts=mtexts
+    )
     for di in infos:
         di.verified = bool(di.placements) and all(rp.verified for rp in di.placements)
     an.msg_ids = _message_ids(rec)

@@ -33,9 +33,14 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
         m = exp_models.get((k, id(x)))
         if m is None:
             m = exp_models[(k, id(x))] = EntryExposure(
-                pos=k, exposure=x.exposure, exposed_text=x.exposed_text, placement_pos=x.placement_pos,
-                stage=x.stage)
+                pos=k,
+                exposure=x.exposure,
+                exposed_text=x.exposed_text,
+                placement_pos=x.placement_pos,
+                stage=x.stage,
+            )
         return m
+
     for di in an.infos:
         problem = di.att.problem
         if problem is None and not di.verified and di.placements:
@@ -46,9 +51,15 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
         if problem is None and di.redacted_without_size:
             problem = "warning: redacted placement without a recorded size counts 0 characters (A.4.4)"
         dctx[di.id] = DeliveryContext(
-            delivery_id=di.id, episode_id=rec.episode_id, consuming_step=di.step,
-            attributed=di.att.attributed, verified=di.verified, chars=di.chars, problem=problem,
-            entries=[exposure_model(k, x) for k, x in enumerate(di.exposures)])
+            delivery_id=di.id,
+            episode_id=rec.episode_id,
+            consuming_step=di.step,
+            attributed=di.att.attributed,
+            verified=di.verified,
+            chars=di.chars,
+            problem=problem,
+            entries=[exposure_model(k, x) for k, x in enumerate(di.exposures)],
+        )
     out_spans: list[SpanContext] = []
     for s in spans:
         status, reason = span_status(s, an.valid, failed)
@@ -60,24 +71,50 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
         entries = []
         for pos, e in enumerate(first.d.entries):
             x = first.exposures[pos]
-            entries.append(SpanEntry(
-                pos=pos, namespace=e.namespace, item_id=first.ikeys[pos][1], version=e.version,
-                digest=e.digest, display_key=e.display_key if _shown(e.display_key, first) else None, value=e.value,
-                exposure=x.exposure, exposed_text=x.exposed_text,  # type: ignore[arg-type]
-                window=s.windows[pos] if s.windows else None,
-                resident=bool(s.resident[pos]) if s.resident else False, stage=x.stage))
+            entries.append(
+                SpanEntry(
+                    pos=pos,
+                    namespace=e.namespace,
+                    item_id=first.ikeys[pos][1],
+                    version=e.version,
+                    digest=e.digest,
+                    display_key=e.display_key if _shown(e.display_key, first) else None,
+                    value=e.value,
+                    exposure=x.exposure,
+                    exposed_text=x.exposed_text,  # type: ignore[arg-type]
+                    window=s.windows[pos] if s.windows else None,
+                    resident=bool(s.resident[pos]) if s.resident else False,
+                    stage=x.stage,
+                )
+            )
         attributed = s.attributed and s.nonempty
-        out_spans.append(SpanContext(
-            span_id=s.span_id, episode_id=rec.episode_id, status=status, reason=reason,  # type: ignore[arg-type]
-            first_step=s.first_step, last_step=s.last_step, delivery_ids=ids,
-            restatements=len(ids) - 1, chars=s.chars, form=first.d.form, route=first.d.route,
-            placements=list(first.d.placements), entries=entries,
-            prior_sources=prior_sources(an, first) if attributed else [],
-            earlier_copies=earlier_copies(an, first, set(ids)) if s.nonempty else [],
-            removed_steps=removed_steps(an, first) if attributed else [],
-            task=rec.start.task))
-    return EpisodeContext(episode_id=rec.episode_id, checks=an.checks,
-                          deliveries=[dctx[di.id] for di in an.infos], spans=out_spans)
+        out_spans.append(
+            SpanContext(
+                span_id=s.span_id,
+                episode_id=rec.episode_id,
+                status=status,
+                reason=reason,  # type: ignore[arg-type]
+                first_step=s.first_step,
+                last_step=s.last_step,
+                delivery_ids=ids,
+                restatements=len(ids) - 1,
+                chars=s.chars,
+                form=first.d.form,
+                route=first.d.route,
+                placements=list(first.d.placements),
+                entries=entries,
+                prior_sources=prior_sources(an, first) if attributed else [],
+                earlier_copies=earlier_copies(an, first, set(ids)) if s.nonempty else [],
+                removed_steps=removed_steps(an, first) if attributed else [],
+                task=rec.start.task,
+            )
+        )
+    return EpisodeContext(
+        episode_id=rec.episode_id,
+        checks=an.checks,
+        deliveries=[dctx[di.id] for di in an.infos],
+        spans=out_spans,
+    )
 
 
 def _shown(key: str | None, di) -> bool:  # noqa: ANN001 - analysis.DInfo
@@ -92,9 +129,15 @@ def _shown(key: str | None, di) -> bool:  # noqa: ANN001 - analysis.DInfo
 Progress = Callable[[int, int], None]
 
 
-def build_store(db: str | os.PathLike[str] | Path | None = None, *, rebuild: bool = False,
-                episode_ids: Iterable[str] | None = None, progress: Progress | None = None,
-                batch: int = 100, workers: int | None = None) -> dict[str, int]:
+def build_store(
+    db: str | os.PathLike[str] | Path | None = None,
+    *,
+    rebuild: bool = False,
+    episode_ids: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    batch: int = 100,
+    workers: int | None = None,
+) -> dict[str, int]:
     """Build and store the evaluation context of stored episodes.
 
     Without `rebuild`, only episodes not built yet (or the given `episode_ids`); with `rebuild`,
@@ -125,7 +168,7 @@ def build_store(db: str | os.PathLike[str] | Path | None = None, *, rebuild: boo
     stats = {"episodes": 0, "spans": 0, "errors": 0}
     if progress:
         progress(0, total)
-    batches = [todo[i:i + batch] for i in range(0, total, batch)]
+    batches = [todo[i : i + batch] for i in range(0, total, batch)]
     if workers <= 1:
         con = connect(path)
         try:
@@ -150,10 +193,12 @@ def build_store(db: str | os.PathLike[str] | Path | None = None, *, rebuild: boo
         step = workers * 2
         for k in range(0, len(batches), step):
             try:
-                results = list(pool.map(_load_and_build, [(path, ids) for ids in batches[k:k + step]]))
+                results = list(pool.map(_load_and_build, [(path, ids) for ids in batches[k : k + step]]))
             except BrokenProcessPool:
-                raise RuntimeError(f"a build worker process died after {stats['episodes']} of {total} episodes "
-                                   "(those are saved): run the same build again to finish") from None
+                raise RuntimeError(
+                    f"a build worker process died after {stats['episodes']} of {total} episodes "
+                    "(those are saved): run the same build again to finish"
+                ) from None
             con = connect(path)
             try:
                 for ctxs in results:

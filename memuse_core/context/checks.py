@@ -85,8 +85,9 @@ def _count(hay: str, needle: str, limit: int = 2) -> int:
     return n
 
 
-def resolve_placement(p: Placement, pos: int, cv: CallView, texts: TextSeq,
-                      digest: Callable[[str], str] = text_digest) -> ResolvedPlacement:
+def resolve_placement(
+    p: Placement, pos: int, cv: CallView, texts: TextSeq, digest: Callable[[str], str] = text_digest
+) -> ResolvedPlacement:
     """Resolve one placement proof against the consuming input (A.1.1, A.1.3).
 
     `texts` are the visible texts of the call's input messages; `digest` computes `text_digest`
@@ -95,15 +96,18 @@ def resolve_placement(p: Placement, pos: int, cv: CallView, texts: TextSeq,
     rp = ResolvedPlacement(pos=pos, slot=p.slot, text=p.text)
     proof = p.proof
     msgs = cv.messages
-    if proof is None or (proof.message_index is None and proof.json_pointer is None
-                         and proof.message_digest is None):
+    if proof is None or (
+        proof.message_index is None and proof.json_pointer is None and proof.message_digest is None
+    ):
         rp.rule, rp.detail = "proof_missing", f"placement {pos} ({p.slot}) has no proof"
         return rp
     host: int | None = None
     if proof.message_index is not None:
         if proof.message_index >= len(msgs):
             rp.rule = "proof_invalid"
-            rp.detail = f"placement {pos}: message_index {proof.message_index} outside the {len(msgs)} input messages"
+            rp.detail = (
+                f"placement {pos}: message_index {proof.message_index} outside the {len(msgs)} input messages"
+            )
             return rp
         host = proof.message_index
     if proof.json_pointer is not None:
@@ -119,7 +123,10 @@ def resolve_placement(p: Placement, pos: int, cv: CallView, texts: TextSeq,
     if host is None:  # digest-only proof: it must name exactly one message
         cands = [i for i, t in enumerate(texts) if digest(t) == proof.message_digest]
         if not cands:
-            rp.rule, rp.detail = "proof_unresolved", f"placement {pos}: no input message has digest {proof.message_digest}"
+            rp.rule, rp.detail = (
+                "proof_unresolved",
+                f"placement {pos}: no input message has digest {proof.message_digest}",
+            )
             return rp
         if len(cands) > 1:
             rp.rule = "host_ambiguous"
@@ -129,12 +136,15 @@ def resolve_placement(p: Placement, pos: int, cv: CallView, texts: TextSeq,
     rp.host = host
     htext = texts[host]
     if proof.message_digest is not None and digest(htext) != proof.message_digest:
-        rp.rule, rp.detail = "proof_invalid", f"placement {pos}: host message {host} digest differs from the proof"
+        rp.rule, rp.detail = (
+            "proof_invalid",
+            f"placement {pos}: host message {host} digest differs from the proof",
+        )
         return rp
     text = p.text
     if text is None:
         if proof.start is not None and p.size:
-            cand = htext[proof.start:proof.start + p.size]
+            cand = htext[proof.start : proof.start + p.size]
             if len(cand) == p.size and p.digest and text_digest(cand) == p.digest:
                 rp.text = text = cand
         if text is None:
@@ -182,8 +192,12 @@ def call_level_checks(resolved: list[tuple[str, list[ResolvedPlacement]]]) -> li
             if rp.host is not None and rp.start is not None:
                 key = (rp.host, rp.start)
                 if key in seen:
-                    out.append(("proof_duplicated",
-                                f"{did} placement {rp.pos} and {seen[key]} claim the same interval of message {rp.host}"))
+                    out.append(
+                        (
+                            "proof_duplicated",
+                            f"{did} placement {rp.pos} and {seen[key]} claim the same interval of message {rp.host}",
+                        )
+                    )
                     rp.rule = rp.rule or "proof_duplicated"
                 else:
                     seen[key] = f"{did} placement {rp.pos}"
@@ -192,8 +206,12 @@ def call_level_checks(resolved: list[tuple[str, list[ResolvedPlacement]]]) -> li
         for rp in rps:
             if rp.rule is None and rp.host in bad_hosts:
                 rp.rule = "shared_host_unresolved"
-                out.append(("shared_host_unresolved",
-                            f"{did} placement {rp.pos}: host message {rp.host} is also named by an unresolved proof"))
+                out.append(
+                    (
+                        "shared_host_unresolved",
+                        f"{did} placement {rp.pos}: host message {rp.host} is also named by an unresolved proof",
+                    )
+                )
     return out
 
 
@@ -207,7 +225,9 @@ def _prev_agent_calls(rec: EpisodeRecord) -> dict[str, CallView | None]:
     return out
 
 
-def replay_input(prev: list[Message], events: list[Retraction | HistoryRewrite]) -> tuple[list[int | None], str | None, str]:
+def replay_input(
+    prev: list[Message], events: list[Retraction | HistoryRewrite]
+) -> tuple[list[int | None], str | None, str]:
     """Replay retractions and history rewrites on the previous input (A.1.3).
 
     Returns, for each message of the expected next input prefix, the index of the previous
@@ -218,16 +238,26 @@ def replay_input(prev: list[Message], events: list[Retraction | HistoryRewrite])
         if isinstance(ev, Retraction):
             bad = [p for p in ev.removed if p < 0 or p >= len(idx)]
             if bad or not ev.removed:
-                return idx, "retraction_without_targets", (
-                    f"retraction before {ev.before_call_id} names positions {bad or ev.removed} "
-                    f"that are not in the visible input of {len(idx)} messages")
+                return (
+                    idx,
+                    "retraction_without_targets",
+                    (
+                        f"retraction before {ev.before_call_id} names positions {bad or ev.removed} "
+                        f"that are not in the visible input of {len(idx)} messages"
+                    ),
+                )
             drop = set(ev.removed)
             idx = [x for i, x in enumerate(idx) if i not in drop]
         else:
             if ev.kept_prefix > len(idx):
-                return idx, "invalid_retained_prefix", (
-                    f"history rewrite before {ev.before_call_id} keeps {ev.kept_prefix} of {len(idx)} messages")
-            idx = idx[:ev.kept_prefix] + [None] * len(ev.replacement)
+                return (
+                    idx,
+                    "invalid_retained_prefix",
+                    (
+                        f"history rewrite before {ev.before_call_id} keeps {ev.kept_prefix} of {len(idx)} messages"
+                    ),
+                )
+            idx = idx[: ev.kept_prefix] + [None] * len(ev.replacement)
     return idx, None, ""
 
 
@@ -262,8 +292,9 @@ def input_checks(rec: EpisodeRecord) -> tuple[list[tuple[str, str]], set[str]]:
         evs = by_before.get(cv.call_id, [])
         if prev is None:
             if evs:
-                findings.append(("retraction_without_targets",
-                                 f"{evs[0].type} before the first agent call {cv.call_id}"))
+                findings.append(
+                    ("retraction_without_targets", f"{evs[0].type} before the first agent call {cv.call_id}")
+                )
                 gaps.add(cv.call_id)
             continue
         idx, failed_rule, detail = replay_input(prev.messages, evs)
@@ -272,11 +303,16 @@ def input_checks(rec: EpisodeRecord) -> tuple[list[tuple[str, str]], set[str]]:
             gaps.add(cv.call_id)
             continue
         cur = cv.messages
-        if not evs and len(cur) >= len(prev.messages) and cur[:len(prev.messages)] == prev.messages:
+        if not evs and len(cur) >= len(prev.messages) and cur[: len(prev.messages)] == prev.messages:
             continue  # fast path: the input repeats the previous one exactly, then appends
         if len(cur) < len(idx):
-            findings.append(("input_gap", f"call {cv.call_id}: {len(idx) - len(cur)} visible messages "
-                                          "are missing without a recorded retraction or rewrite"))
+            findings.append(
+                (
+                    "input_gap",
+                    f"call {cv.call_id}: {len(idx) - len(cur)} visible messages "
+                    "are missing without a recorded retraction or rewrite",
+                )
+            )
             gaps.add(cv.call_id)
             continue
         memory_hosts = hosts.get(cv.call_id, set()) | hosts.get(prev.call_id, set())
@@ -287,8 +323,13 @@ def input_checks(rec: EpisodeRecord) -> tuple[list[tuple[str, str]], set[str]]:
             if old is new or (src in memory_hosts or j in memory_hosts) and old.role == new.role:
                 continue
             if old.role != new.role or old.text() != new.text():
-                findings.append(("input_gap", f"call {cv.call_id}: message {j} differs from the replayed "
-                                              f"history (message {src} of {prev.call_id}): missing positions"))
+                findings.append(
+                    (
+                        "input_gap",
+                        f"call {cv.call_id}: message {j} differs from the replayed "
+                        f"history (message {src} of {prev.call_id}): missing positions",
+                    )
+                )
                 gaps.add(cv.call_id)
                 break
     return findings, gaps

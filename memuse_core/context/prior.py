@@ -41,8 +41,16 @@ def prior_sources(an: EpisodeAnalysis, target: DInfo) -> list[PriorSource]:
             rest = "".join(parts)
             memory_only = not rest.strip() and not m.tool_calls
             text = "" if memory_only else rest
-        out.append(PriorSource(pos=len(out) + 1, message_index=i, role=m.role, text=_render(m, text),
-                               cut=cut, memory_only=memory_only))
+        out.append(
+            PriorSource(
+                pos=len(out) + 1,
+                message_index=i,
+                role=m.role,
+                text=_render(m, text),
+                cut=cut,
+                memory_only=memory_only,
+            )
+        )
     return out
 
 
@@ -54,8 +62,11 @@ def removed_steps(an: EpisodeAnalysis, target: DInfo) -> list[int]:
         return []
     present = set(an.msg_ids.get(call.call_id, []))
     rids = an.response_ids()
-    return [t for t in range(1, min(target.step, len(rids) + 1))
-            if rids[t - 1] is None or rids[t - 1] not in present]
+    return [
+        t
+        for t in range(1, min(target.step, len(rids) + 1))
+        if rids[t - 1] is None or rids[t - 1] not in present
+    ]
 
 
 def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> list[EarlierCopy]:
@@ -107,8 +118,14 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
                 if x0.exposed_text is not None:
                     contains = an.contains(x0.exposed_text, t_eps)
                 elif any(rp.verified for rp in d0.placements):
-                    contains = any(an.contains(rp.text, t_eps, d0.d.route == "agent")
-                                   for rp in d0.placements if rp.verified)
-            out.append(EarlierCopy(entry_pos=pos, delivery_id=d0.id, step=d0.step, visibility=vis,
-                                   contains_target=contains))
+                    contains = any(
+                        an.contains(rp.text, t_eps, d0.d.route == "agent")
+                        for rp in d0.placements
+                        if rp.verified
+                    )
+            out.append(
+                EarlierCopy(
+                    entry_pos=pos, delivery_id=d0.id, step=d0.step, visibility=vis, contains_target=contains
+                )
+            )
     return out

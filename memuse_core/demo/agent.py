@@ -39,18 +39,26 @@ from .shell import (
 from .tasks import Task
 from .vocab import MECHANISMS, REPOS
 
-SYSTEM = ("You are a helpful assistant that can interact with a computer shell to solve programming tasks. "
-          "Your response must contain exactly one tool call. Work in /testbed; the repository is checked "
-          "out there. When you are done, run `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && "
-          "git diff --cached`.")
+SYSTEM = (
+    "You are a helpful assistant that can interact with a computer shell to solve programming tasks. "
+    "Your response must contain exactly one tool call. Work in /testbed; the repository is checked "
+    "out there. When you are done, run `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && "
+    "git diff --cached`."
+)
 SYSTEM_EXTRA = {
-    "cards": ("\n\nExperience cards from earlier issues are available. Search them with `exp_search \"<query>\"` "
-              "(ten previews) and read one with `exp_read <card_id>`. Search after reproducing the issue and "
-              "before editing code."),
-    "mem0": ("\n\nYou have a memory tool `mem0_memory` with actions search, add, update and delete. Memories "
-             "relevant to the task may be listed below."),
-    "proxy": ("\n\nReusable skills live in skills/<name>.md and scene documents in scenes/<name>.md; open them "
-              "with `cat` when they look useful."),
+    "cards": (
+        '\n\nExperience cards from earlier issues are available. Search them with `exp_search "<query>"` '
+        "(ten previews) and read one with `exp_read <card_id>`. Search after reproducing the issue and "
+        "before editing code."
+    ),
+    "mem0": (
+        "\n\nYou have a memory tool `mem0_memory` with actions search, add, update and delete. Memories "
+        "relevant to the task may be listed below."
+    ),
+    "proxy": (
+        "\n\nReusable skills live in skills/<name>.md and scene documents in scenes/<name>.md; open them "
+        "with `cat` when they look useful."
+    ),
     "baseline": "",
 }
 
@@ -74,12 +82,24 @@ class Decision:
     """Episode that wrote the delivered version (captured at delivery time)."""
 
     def row(self, episode_id: str, delivery_id: str, broken: bool) -> dict[str, Any]:
-        return {"episode_id": episode_id, "delivery_id": delivery_id, "pos": self.pos,
-                "namespace": self.item.namespace, "item_id": self.item.item_id, "relevance": self.relevance,
-                "novelty": self.novelty, "influence": self.influence, "effect": self.effect,
-                "anchor_step": self.anchor_step, "note": self.note, "form": self.form, "copy": self.copy,
-                "broken": broken, "origin_episode": self.origin,
-                "hint": self.item.hint}
+        return {
+            "episode_id": episode_id,
+            "delivery_id": delivery_id,
+            "pos": self.pos,
+            "namespace": self.item.namespace,
+            "item_id": self.item.item_id,
+            "relevance": self.relevance,
+            "novelty": self.novelty,
+            "influence": self.influence,
+            "effect": self.effect,
+            "anchor_step": self.anchor_step,
+            "note": self.note,
+            "form": self.form,
+            "copy": self.copy,
+            "broken": broken,
+            "origin_episode": self.origin,
+            "hint": self.item.hint,
+        }
 
 
 @dataclass
@@ -132,11 +152,25 @@ class Script:
     """Selected catalog/index entries with the item and the form of their full read (proxy)."""
 
     # -- helpers -----------------------------------------------------------------------------
-    def decide(self, key: str, pos: int, item: Item, form: str, influence: str, *, novelty: str | None = None,
-               copy: bool = False, note: str = "") -> Decision:
+    def decide(
+        self,
+        key: str,
+        pos: int,
+        item: Item,
+        form: str,
+        influence: str,
+        *,
+        novelty: str | None = None,
+        copy: bool = False,
+        note: str = "",
+    ) -> Decision:
         rel = item.relevant(self.task)
         if novelty is None:
-            novelty = "redundant" if item.value in self.task.text or item.value.rstrip(".") in self.task.text else "novel"
+            novelty = (
+                "redundant"
+                if item.value in self.task.text or item.value.rstrip(".") in self.task.text
+                else "novel"
+            )
         d = Decision(key, pos, item, form, rel, novelty, influence, copy=copy, note=note, origin=item.origin)
         self.decisions.append(d)
         if influence != "acted_on" and item.hint:
@@ -155,29 +189,47 @@ class Script:
     def run_tests(self, thought: str, failed: int, where: str | None = None, exc: str | None = None) -> int:
         c = self.task.comp
         passed = self.n_tests - failed
-        return self.bash(thought, test_command(c), test_output(c, passed, failed, self.rng, where, exc),
-                         exit_code=1 if failed else 0)
+        return self.bash(
+            thought,
+            test_command(c),
+            test_output(c, passed, failed, self.rng, where, exc),
+            exit_code=1 if failed else 0,
+        )
 
     # -- phases ------------------------------------------------------------------------------
     def explore(self) -> None:
         c, rng = self.task.comp, self.rng
         pkg = REPOS[c.repo]["pkg"]
         self.bash("Let me look at the repository layout first.", "ls", ls_output(c))
-        self.bash(f"The traceback points at {short(c.func)}; let me find its definition.",
-                  f"grep -rn \"def {short(c.func)}\" {pkg}/ | head -20",
-                  grep_output([(c.file, self.line, f"    def {short(c.func)}(self, value, *args, **kwargs):")]))
+        self.bash(
+            f"The traceback points at {short(c.func)}; let me find its definition.",
+            f'grep -rn "def {short(c.func)}" {pkg}/ | head -20',
+            grep_output([(c.file, self.line, f"    def {short(c.func)}(self, value, *args, **kwargs):")]),
+        )
         self.bash(f"Let me read {short(c.func)} in {c.file}.", *self.view(c.file, c.func, self.line))
         if rng.random() < 0.6:
-            self.bash("Let me see which tests cover this function.",
-                      f"grep -rn \"{short(c.func)}\" {c.test_file} | head -10",
-                      grep_output([(c.test_file, rng.randrange(20, 900), f"        self.assertEqual({short(c.func)}(x), expected)")
-                                   for _ in range(rng.randrange(1, 4))]))
+            self.bash(
+                "Let me see which tests cover this function.",
+                f'grep -rn "{short(c.func)}" {c.test_file} | head -10',
+                grep_output(
+                    [
+                        (
+                            c.test_file,
+                            rng.randrange(20, 900),
+                            f"        self.assertEqual({short(c.func)}(x), expected)",
+                        )
+                        for _ in range(rng.randrange(1, 4))
+                    ]
+                ),
+            )
 
     def reproduce(self) -> None:
         c = self.task.comp
-        script = (f"cat > reproduce.py <<'EOF'\nimport sys\nsys.path.insert(0, '.')\n\ndef main():\n"
-                  f"    # {self.task.task_id}: call {short(c.func)} with {c.inputs[self.task.variant]}\n    ...\n\n"
-                  f"main()\nEOF")
+        script = (
+            f"cat > reproduce.py <<'EOF'\nimport sys\nsys.path.insert(0, '.')\n\ndef main():\n"
+            f"    # {self.task.task_id}: call {short(c.func)} with {c.inputs[self.task.variant]}\n    ...\n\n"
+            f"main()\nEOF"
+        )
         self.bash("I'll write a small script that reproduces the report.", script, "")
         self.bash("Run it.", "python reproduce.py", repro_output(c, self.line + 8, False), exit_code=1)
 
@@ -194,20 +246,40 @@ class Script:
             if k == 0:
                 self.bash("Let me look a bit further around this code.", *self.view(c.file, c.func, start))
             elif k == 1:
-                self.bash(f"Where else is {short(c.func)} called?", f"grep -rn \"{short(c.func)}(\" {pkg}/ | head -20",
-                          grep_output([(rng.choice([c.file, c.test_file]), rng.randrange(50, 3000),
-                                        f"        {rng.choice(['return', 'value =', 'result ='])} self.{short(c.func)}(value)")
-                                       for _ in range(rng.randrange(3, 16))]))
+                self.bash(
+                    f"Where else is {short(c.func)} called?",
+                    f'grep -rn "{short(c.func)}(" {pkg}/ | head -20',
+                    grep_output(
+                        [
+                            (
+                                rng.choice([c.file, c.test_file]),
+                                rng.randrange(50, 3000),
+                                f"        {rng.choice(['return', 'value =', 'result ='])} self.{short(c.func)}(value)",
+                            )
+                            for _ in range(rng.randrange(3, 16))
+                        ]
+                    ),
+                )
             elif k == 2:
-                self.bash("Let me re-run the reproducer.", "python reproduce.py",
-                          repro_output(c, self.line + 8, self.fixed), exit_code=0 if self.fixed else 1)
+                self.bash(
+                    "Let me re-run the reproducer.",
+                    "python reproduce.py",
+                    repro_output(c, self.line + 8, self.fixed),
+                    exit_code=0 if self.fixed else 1,
+                )
             elif k == 3:
-                self.bash("Check the working tree state.", "git status --short",
-                          f" M {c.file}\n?? reproduce.py" if self.fixed else "?? reproduce.py")
+                self.bash(
+                    "Check the working tree state.",
+                    "git status --short",
+                    f" M {c.file}\n?? reproduce.py" if self.fixed else "?? reproduce.py",
+                )
             elif k == 4:
                 snippet = test_snippet(c, rng)
-                self.bash("Let me read the related test case.",
-                          f"sed -n '{start},{start + snippet.count(chr(10))}p' {c.test_file}", snippet)
+                self.bash(
+                    "Let me read the related test case.",
+                    f"sed -n '{start},{start + snippet.count(chr(10))}p' {c.test_file}",
+                    snippet,
+                )
             else:
                 self.bash("Let me check the module's imports.", f"head -30 {c.file}", head_output(rng))
 
@@ -226,56 +298,96 @@ class Script:
             line = rng.randrange(40, 900)
             d.anchor_step = self.bash(
                 f"The {_source(d)} points at `{hint}` in {path}; let me look at it.",
-                f"grep -n \"def {fn}\" {path}", grep_output([(path, line, f"    def {fn}(self, value, *args, **kwargs):")]))
+                f'grep -n "def {fn}" {path}',
+                grep_output([(path, line, f"    def {fn}(self, value, *args, **kwargs):")]),
+            )
             self.bash(f"Reading {fn}.", *self.view(path, hint, line))
-            self.bash(f"Apply the change in `{fn}`: {mech.remedy}.",
-                      f"sed -i '{line + 8}s/return value.__class__(resolved)/return _rebuild(value, resolved)/' {path}", "")
+            self.bash(
+                f"Apply the change in `{fn}`: {mech.remedy}.",
+                f"sed -i '{line + 8}s/return value.__class__(resolved)/return _rebuild(value, resolved)/' {path}",
+                "",
+            )
             if d.effect in ("undetermined", "no_effect"):
                 # The check of the change never completes, so its consequence stays unknown
                 # (A.2.2 "Undetermined": a blocked attempt without shown benefit or harm).
                 d.effect = "undetermined"
-                self.bash(f"Run the tests after changing {fn}.", test_command(c),
-                          "Command timed out after 60 seconds (the test run did not finish).", exit_code=124)
+                self.bash(
+                    f"Run the tests after changing {fn}.",
+                    test_command(c),
+                    "Command timed out after 60 seconds (the test run did not finish).",
+                    exit_code=124,
+                )
                 return
             if d.effect == "harmed":
-                self.run_tests(f"Run the tests after changing {fn}.", failed=min(self.n_tests - 1, 3 + rng.randrange(6)),
-                               where=path, exc="AttributeError")
-                self.bash(f"The change in {fn} broke more tests than it fixed; reverting it.",
-                          f"git checkout -- {path}", "")
+                self.run_tests(
+                    f"Run the tests after changing {fn}.",
+                    failed=min(self.n_tests - 1, 3 + rng.randrange(6)),
+                    where=path,
+                    exc="AttributeError",
+                )
+                self.bash(
+                    f"The change in {fn} broke more tests than it fixed; reverting it.",
+                    f"git checkout -- {path}",
+                    "",
+                )
                 self.blocked.add(hint)
                 return
             self.run_tests(f"Run the tests after changing {fn}.", failed=0)
-            self.bash(f"The reproducer now passes with the change in `{fn}`.", "python reproduce.py",
-                      repro_output(c, self.line, True))
+            self.bash(
+                f"The reproducer now passes with the change in `{fn}`.",
+                "python reproduce.py",
+                repro_output(c, self.line, True),
+            )
             self.fixed = True
             self.found_helper = use.kind == "fix"
             return
         blocked = d.effect == "undetermined"
         if use.kind == "check":
-            out = ("15 repr(0.30000000000000004)" if c.mechanism == "float-repr" else
-                   f"{self.n_tests - 1} passed, 1 failed (the reported case)")
-            d.anchor_step = self.bash(f"The {_source(d)} suggests a quick check first.", hint,
-                                      _BLOCKED if blocked else out, exit_code=124 if blocked else 0)
+            out = (
+                "15 repr(0.30000000000000004)"
+                if c.mechanism == "float-repr"
+                else f"{self.n_tests - 1} passed, 1 failed (the reported case)"
+            )
+            d.anchor_step = self.bash(
+                f"The {_source(d)} suggests a quick check first.",
+                hint,
+                _BLOCKED if blocked else out,
+                exit_code=124 if blocked else 0,
+            )
         elif use.kind == "pattern":
             out = grep_output([(c.file, self.line + 6, "        " + _MATCH.get(c.mechanism, hint))])
-            d.anchor_step = self.bash(f"The {_source(d)} recommends searching for this pattern.",
-                                      f"grep -rn \"{hint}\" --include=*.py {REPOS[c.repo]['pkg']}/ | head",
-                                      _BLOCKED if blocked else out, exit_code=124 if blocked else 0)
+            d.anchor_step = self.bash(
+                f"The {_source(d)} recommends searching for this pattern.",
+                f'grep -rn "{hint}" --include=*.py {REPOS[c.repo]["pkg"]}/ | head',
+                _BLOCKED if blocked else out,
+                exit_code=124 if blocked else 0,
+            )
         else:  # history
-            out = (f"3f1c2a9 Refactored {short(c.func)}()\n8be04d1 Fixed #{rng.randrange(20000, 34000)} -- "
-                   f"Handled {c.inputs[0]}.")
-            d.anchor_step = self.bash("Following the working principle about line history.",
-                                      f"git log -L :{short(c.func)}:{c.file} --oneline | head -20",
-                                      _BLOCKED if blocked else out, exit_code=124 if blocked else 0)
+            out = (
+                f"3f1c2a9 Refactored {short(c.func)}()\n8be04d1 Fixed #{rng.randrange(20000, 34000)} -- "
+                f"Handled {c.inputs[0]}."
+            )
+            d.anchor_step = self.bash(
+                "Following the working principle about line history.",
+                f"git log -L :{short(c.func)}:{c.file} --oneline | head -20",
+                _BLOCKED if blocked else out,
+                exit_code=124 if blocked else 0,
+            )
         # Undetermined: the attempt was blocked (timeout), so neither benefit nor harm shows (A.2.2).
         if d.effect == "improved":
-            self.bash(f"That output confirms {mech.title}; apply the remedy: {mech.remedy}.",
-                      f"sed -i '{self.line + 8}s/value.__class__(resolved)/_normalized(value, resolved)/' {c.file}", "")
+            self.bash(
+                f"That output confirms {mech.title}; apply the remedy: {mech.remedy}.",
+                f"sed -i '{self.line + 8}s/value.__class__(resolved)/_normalized(value, resolved)/' {c.file}",
+                "",
+            )
             self.run_tests("Run the module's tests after the change.", failed=0)
             self.fixed = True
         elif d.effect == "no_effect":
-            self.bash("That only repeats what the reproducer already showed; nothing new from it.",
-                      "git status --short", "?? reproduce.py")
+            self.bash(
+                "That only repeats what the reproducer already showed; nothing new from it.",
+                "git status --short",
+                "?? reproduce.py",
+            )
 
     def own_fix(self, resolved: bool) -> None:
         """The agent's own route to a fix (the helper only when no delivered entry names it)."""
@@ -283,14 +395,21 @@ class Script:
         if self.fixed:
             return
         # A failing attempt digs deeper, so it finds the helper more often (and memory keeps it).
-        discover = c.helper not in self.blocked and (self.force == "discover" or rng.random() < (0.45 if resolved else 0.8))
+        discover = c.helper not in self.blocked and (
+            self.force == "discover" or rng.random() < (0.45 if resolved else 0.8)
+        )
         if discover:
-            self.bash(f"{short(c.func)} delegates the rebuilding; let me see what it calls.",
-                      *self.view(c.file, c.func, self.line, extra=c.helper))
+            self.bash(
+                f"{short(c.func)} delegates the rebuilding; let me see what it calls.",
+                *self.view(c.file, c.func, self.line, extra=c.helper),
+            )
             self.found_helper = True
         target = c.helper if discover else c.func
-        self.bash(f"Fix {short(target)}: {MECHANISMS[c.mechanism].remedy}.",
-                  f"sed -i '{self.line + 8}s/return value.__class__(resolved)/return _rebuild(value, resolved)/' {c.file}", "")
+        self.bash(
+            f"Fix {short(target)}: {MECHANISMS[c.mechanism].remedy}.",
+            f"sed -i '{self.line + 8}s/return value.__class__(resolved)/return _rebuild(value, resolved)/' {c.file}",
+            "",
+        )
         failed = 0 if resolved or rng.random() < 0.6 else 1 + rng.randrange(3)
         self.run_tests("Run the relevant tests.", failed=failed)
         self.fixed = True
@@ -299,30 +418,48 @@ class Script:
         c = self.task.comp
         if not resolved and self.rng.random() < 0.5:
             self.run_tests("One more run of the wider test module.", failed=1 + self.rng.randrange(2))
-        diff = git_diff(c.file, short(c.func), "return value.__class__(resolved)", "return _rebuild(value, resolved)",
-                        self.line + 6)
+        diff = git_diff(
+            c.file,
+            short(c.func),
+            "return value.__class__(resolved)",
+            "return _rebuild(value, resolved)",
+            self.line + 6,
+        )
         if limits:
             return diff
-        self.bash("The fix is in place; submitting.", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached",
-                  "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n" + diff)
+        self.bash(
+            "The fix is in place; submitting.",
+            "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached",
+            "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n" + diff,
+        )
         return diff
 
 
 _BLOCKED = "Command timed out after 60 seconds (no output)."
 _MATCH = {
-    "float-repr": 'value_str = "%.16g" % value', "empty-input": "first = values[0]",
-    "nested-recursion": "if isinstance(node, CompoundNode):", "type-rebuild": "return type(value)(resolved_values)",
-    "bytes-str": "if 'b' in mode:", "state-leak": "prepared = req.copy()", "mro-order": "for base in cls.__mro__:",
-    "escaping": "pattern = re.escape(term)", "annotation-str": "hints = get_type_hints(obj)",
+    "float-repr": 'value_str = "%.16g" % value',
+    "empty-input": "first = values[0]",
+    "nested-recursion": "if isinstance(node, CompoundNode):",
+    "type-rebuild": "return type(value)(resolved_values)",
+    "bytes-str": "if 'b' in mode:",
+    "state-leak": "prepared = req.copy()",
+    "mro-order": "for base in cls.__mro__:",
+    "escaping": "pattern = re.escape(term)",
+    "annotation-str": "hints = get_type_hints(obj)",
     "sign-handling": "sign = -1 if text.startswith('-') else 1",
 }
 """A line a scene's grep pattern matches, per mechanism."""
 
 
 def _source(d: Decision) -> str:
-    return {"full_card": f"card {d.item.item_id}", "task_recall": "memory", "search_result": "memory search",
-            "full_skill": f"skill {d.item.item_id}", "scene_content": f"scene {d.item.item_id}",
-            "persona": "persona"}.get(d.form, "memory")
+    return {
+        "full_card": f"card {d.item.item_id}",
+        "task_recall": "memory",
+        "search_result": "memory search",
+        "full_skill": f"skill {d.item.item_id}",
+        "scene_content": f"scene {d.item.item_id}",
+        "persona": "persona",
+    }.get(d.form, "memory")
 
 
 def _pick_effect(rng: random.Random, improved: float, undetermined: float, harmed: float) -> str:

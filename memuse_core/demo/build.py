@@ -36,15 +36,26 @@ def _refuse_other_demo(con, files: DemoFiles) -> None:  # type: ignore[no-untype
 
     stored = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
     known = {r[0] for r in con.execute("SELECT sha256 FROM files").fetchall()}
-    for run, path in zip(files.runs, files.event_files[-len(files.runs):]):
+    for run, path in zip(files.runs, files.event_files[-len(files.runs) :]):
         if run.run_id in stored and file_sha256(path) not in known:
-            raise IngestError(path, None, "run_id", f"run {run.run_id!r} of a different demo is already stored in "
-                              "this database; use another --db (or the same --seed/--episodes/--runs/--steps)")
+            raise IngestError(
+                path,
+                None,
+                "run_id",
+                f"run {run.run_id!r} of a different demo is already stored in "
+                "this database; use another --db (or the same --seed/--episodes/--runs/--steps)",
+            )
 
 
-def build_demo(db: str | os.PathLike[str] | None, plan: DemoPlan | None = None, *, out: str | os.PathLike[str] | None = None,
-               progress: Callable[[str, int], None] | None = None, build_context: bool = False,
-               workers: int | None = 0) -> DemoResult:
+def build_demo(
+    db: str | os.PathLike[str] | None,
+    plan: DemoPlan | None = None,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    progress: Callable[[str, int], None] | None = None,
+    build_context: bool = False,
+    workers: int | None = 0,
+) -> DemoResult:
     """Write the demo event logs (into `out`, or a temporary folder removed afterwards), ingest
     them (one transaction per file; `workers` as in `ingest_files`: 0 parses in this process, as
     the app does, None uses one process per core for large corpora) and load the planted truth."""
@@ -69,8 +80,12 @@ def build_demo(db: str | os.PathLike[str] | None, plan: DemoPlan | None = None, 
             # row groups are not rewritten again and again (smaller file, less work).
             con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT}'")
             _refuse_other_demo(con, files)
-            for _, r in ingest_files(con, list(files.event_files), workers=workers,
-                                     on_event=(lambda n: progress("ingest", n)) if progress else None):
+            for _, r in ingest_files(
+                con,
+                list(files.event_files),
+                workers=workers,
+                on_event=(lambda n: progress("ingest", n)) if progress else None,
+            ):
                 if isinstance(r, Exception):
                     raise r
                 res.episodes += r.episodes

@@ -23,11 +23,25 @@ PRICE_IN, PRICE_CACHED, PRICE_OUT = 1.25e-6, 0.125e-6, 10e-6
 """USD per token of the demo's agent model (input, cached input, output)."""
 
 
-def entry_dict(namespace: str, item_id: str, value: str, *, version: str = "1", scheme: str,
-               display_key: str | None = None, **labels: Any) -> dict[str, Any]:
+def entry_dict(
+    namespace: str,
+    item_id: str,
+    value: str,
+    *,
+    version: str = "1",
+    scheme: str,
+    display_key: str | None = None,
+    **labels: Any,
+) -> dict[str, Any]:
     """A delivered entry as an event dict (digest precomputed, as a recorder would)."""
-    d: dict[str, Any] = {"namespace": namespace, "item_id": item_id, "id_scheme": scheme,
-                         "version": version, "digest": text_digest(value), "value": value}
+    d: dict[str, Any] = {
+        "namespace": namespace,
+        "item_id": item_id,
+        "id_scheme": scheme,
+        "version": version,
+        "digest": text_digest(value),
+        "value": value,
+    }
     if display_key:
         d["display_key"] = display_key
     if labels:
@@ -86,8 +100,18 @@ class EpisodeEmitter:
     _clock: float = 0.0
 
     def __post_init__(self) -> None:
-        self.emit({"type": "episode_start", "v": V, "episode_id": self.episode_id, "run_id": self.run_id,
-                   "task_id": self.task_id, "position": self.position, "repo": self.repo, "task": self.task})
+        self.emit(
+            {
+                "type": "episode_start",
+                "v": V,
+                "episode_id": self.episode_id,
+                "run_id": self.run_id,
+                "task_id": self.task_id,
+                "position": self.position,
+                "repo": self.repo,
+                "task": self.task,
+            }
+        )
         self.history = [{"role": "system", "content": self.system}, {"role": "user", "content": self.task}]
         self._input_chars = len(self.system) + len(self.task)
         self._sys_digest = text_digest(self.system)
@@ -97,8 +121,9 @@ class EpisodeEmitter:
         self.write(_dumps(ev) + "\n")
 
     # -- memory ------------------------------------------------------------------------------
-    def host_block(self, name: str, text: str, entries: list[dict[str, Any]], form: str,
-                   search_id: str | None = None) -> None:
+    def host_block(
+        self, name: str, text: str, entries: list[dict[str, Any]], form: str, search_id: str | None = None
+    ) -> None:
         """Put a block at the end of the system message; it is restated on every later call."""
         self.blocks[name] = _Block(text, entries, form, search_id, text_digest(text))
         sys_text = self.system + "".join("\n\n" + b.text for b in self.blocks.values())
@@ -111,18 +136,36 @@ class EpisodeEmitter:
         """Record a memory search; returns its id."""
         self.n_searches += 1
         sid = f"{self.episode_id}:s{self.n_searches}"
-        ev: dict[str, Any] = {"type": "memory_search", "v": V, "episode_id": self.episode_id,
-                              "search_id": sid, "route": route, "query": query, "results": results,
-                              "run_id": self.run_id}
+        ev: dict[str, Any] = {
+            "type": "memory_search",
+            "v": V,
+            "episode_id": self.episode_id,
+            "search_id": sid,
+            "route": route,
+            "query": query,
+            "results": results,
+            "run_id": self.run_id,
+        }
         if scope:
             ev["scope"] = scope
         self.emit(ev)
         return sid
 
     # -- steps -------------------------------------------------------------------------------
-    def step(self, thought: str, command: str, output: str, *, exit_code: int = 0, tool: str = "bash",
-             args: dict[str, Any] | None = None, memory: tuple[str, list[dict[str, Any]], str, str | None] | None = None,
-             placed: str | None = None, proof: bool = True, reasoning: int = 120) -> int:
+    def step(
+        self,
+        thought: str,
+        command: str,
+        output: str,
+        *,
+        exit_code: int = 0,
+        tool: str = "bash",
+        args: dict[str, Any] | None = None,
+        memory: tuple[str, list[dict[str, Any]], str, str | None] | None = None,
+        placed: str | None = None,
+        proof: bool = True,
+        reasoning: int = 120,
+    ) -> int:
         """One agent step (call + tool call + tool result); returns the step number.
 
         `memory=(key, entries, form, search_id)` marks the tool output as an agent-directed delivery
@@ -132,15 +175,27 @@ class EpisodeEmitter:
         arguments = _dumps(args if args is not None else {"command": command})
         tc = [{"id": tcid, "name": tool, "arguments": arguments}]
         call_id = self._call({"content": thought, "tool_calls": tc}, len(thought) + len(arguments), reasoning)
-        self.emit({"type": "tool_result", "v": V, "episode_id": self.episode_id, "call_id": call_id,
-                   "tool_call_id": tcid, "name": tool, "arguments": command, "output": output,
-                   "exit_code": exit_code})
+        self.emit(
+            {
+                "type": "tool_result",
+                "v": V,
+                "episode_id": self.episode_id,
+                "call_id": call_id,
+                "tool_call_id": tcid,
+                "name": tool,
+                "arguments": command,
+                "output": output,
+                "exit_code": exit_code,
+            }
+        )
         self.history.append({"role": "assistant", "content": thought, "tool_calls": tc})
         self.history.append({"role": "tool", "tool_call_id": tcid, "content": output})
         self._input_chars += len(thought) + len(arguments) + len(output)
         if memory is not None:
             key, entries, form, sid = memory
-            self.pending.append(_Pending(len(self.history) - 1, placed or output, entries, form, sid, proof, key))
+            self.pending.append(
+                _Pending(len(self.history) - 1, placed or output, entries, form, sid, proof, key)
+            )
         return self.n_steps
 
     def final(self, text: str) -> int:
@@ -151,8 +206,15 @@ class EpisodeEmitter:
 
     def retract(self, positions: list[int]) -> None:
         """Remove messages (indices into the current history) before the next call."""
-        self.emit({"type": "retraction", "v": V, "episode_id": self.episode_id,
-                   "before_call_id": f"{self.episode_id}:c{self.n_calls + 1}", "removed": sorted(positions)})
+        self.emit(
+            {
+                "type": "retraction",
+                "v": V,
+                "episode_id": self.episode_id,
+                "before_call_id": f"{self.episode_id}:c{self.n_calls + 1}",
+                "removed": sorted(positions),
+            }
+        )
         drop = set(positions)
         self._input_chars -= sum(_chars(m) for i, m in enumerate(self.history) if i in drop)
         self.history = [m for i, m in enumerate(self.history) if i not in drop]
@@ -161,9 +223,16 @@ class EpisodeEmitter:
     def rewrite(self, kept_prefix: int, summary: str) -> None:
         """Replace the history after `kept_prefix` messages with one summary message."""
         repl = [{"role": "user", "content": summary}]
-        self.emit({"type": "history_rewrite", "v": V, "episode_id": self.episode_id,
-                   "before_call_id": f"{self.episode_id}:c{self.n_calls + 1}", "kept_prefix": kept_prefix,
-                   "replacement": repl})
+        self.emit(
+            {
+                "type": "history_rewrite",
+                "v": V,
+                "episode_id": self.episode_id,
+                "before_call_id": f"{self.episode_id}:c{self.n_calls + 1}",
+                "kept_prefix": kept_prefix,
+                "replacement": repl,
+            }
+        )
         self.history = self.history[:kept_prefix] + repl
         self._input_chars = sum(_chars(m) for m in self.history)
         self._stable = min(self._stable, kept_prefix)
@@ -176,13 +245,29 @@ class EpisodeEmitter:
         cost = inp * PRICE_IN + out * PRICE_OUT
         self.cost += cost
         t = self._tick(2.5)
-        self.emit({"type": "model_call", "v": V, "episode_id": self.episode_id, "call_id": call_id,
-                   "role": "memory", "request": {"messages": [
-                       {"role": "system", "content": "Extract durable facts from this coding session."},
-                       {"role": "user", "content": prompt}]},
-                   "response": {"content": answer}, "usage": {"input_tokens": inp, "output_tokens": out},
-                   "cost_usd": round(cost, 7), "status": "ok", "started_at": t, "ended_at": t + 2.0,
-                   "op_ref": op_ref, "model": self.model})
+        self.emit(
+            {
+                "type": "model_call",
+                "v": V,
+                "episode_id": self.episode_id,
+                "call_id": call_id,
+                "role": "memory",
+                "request": {
+                    "messages": [
+                        {"role": "system", "content": "Extract durable facts from this coding session."},
+                        {"role": "user", "content": prompt},
+                    ]
+                },
+                "response": {"content": answer},
+                "usage": {"input_tokens": inp, "output_tokens": out},
+                "cost_usd": round(cost, 7),
+                "status": "ok",
+                "started_at": t,
+                "ended_at": t + 2.0,
+                "op_ref": op_ref,
+                "model": self.model,
+            }
+        )
 
     def embedding_call(self, op_ref: str, text: str) -> None:
         """The memory system embedding a query or memory (cost accounting of memory operations)."""
@@ -191,16 +276,33 @@ class EpisodeEmitter:
         cost = inp * 0.02e-6
         self.cost += cost
         t = self._tick(0.2)
-        self.emit({"type": "model_call", "v": V, "episode_id": self.episode_id,
-                   "call_id": f"{self.episode_id}:c{self.n_calls}", "role": "embedding",
-                   "request": {"messages": [{"role": "user", "content": text}]},
-                   "response": {"content": "[384 floats]"}, "usage": {"input_tokens": inp, "output_tokens": 0},
-                   "cost_usd": round(cost, 9), "status": "ok", "started_at": t, "ended_at": t + 0.05,
-                   "op_ref": op_ref, "model": "all-MiniLM-L6-v2"})
+        self.emit(
+            {
+                "type": "model_call",
+                "v": V,
+                "episode_id": self.episode_id,
+                "call_id": f"{self.episode_id}:c{self.n_calls}",
+                "role": "embedding",
+                "request": {"messages": [{"role": "user", "content": text}]},
+                "response": {"content": "[384 floats]"},
+                "usage": {"input_tokens": inp, "output_tokens": 0},
+                "cost_usd": round(cost, 9),
+                "status": "ok",
+                "started_at": t,
+                "ended_at": t + 0.05,
+                "op_ref": op_ref,
+                "model": "all-MiniLM-L6-v2",
+            }
+        )
 
     def finish(self, resolved: bool | None, exit_status: str, submission: str | None) -> None:
-        ev: dict[str, Any] = {"type": "episode_end", "v": V, "episode_id": self.episode_id,
-                              "resolved": resolved, "exit_status": exit_status}
+        ev: dict[str, Any] = {
+            "type": "episode_end",
+            "v": V,
+            "episode_id": self.episode_id,
+            "resolved": resolved,
+            "exit_status": exit_status,
+        }
         if submission:
             ev["submission"] = submission
         self.emit(ev)
@@ -216,7 +318,11 @@ class EpisodeEmitter:
         call_id = f"{self.episode_id}:c{self.n_calls}"
         k = self._stable if self._prev_call is not None else 0
         if k:
-            req: dict[str, Any] = {"messages": self.history[k:], "base_call_id": self._prev_call, "base_len": k}
+            req: dict[str, Any] = {
+                "messages": self.history[k:],
+                "base_call_id": self._prev_call,
+                "base_len": k,
+            }
         else:
             req = {"messages": self.history}
         inp = self._input_chars // 4 + 150
@@ -226,12 +332,28 @@ class EpisodeEmitter:
         cost = (inp - cached) * PRICE_IN + cached * PRICE_CACHED + out * PRICE_OUT
         self.cost += cost
         t = self._tick(1.0)
-        self.emit({"type": "model_call", "v": V, "episode_id": self.episode_id, "call_id": call_id,
-                   "role": "agent", "request": req, "response": response,
-                   "usage": {"input_tokens": inp, "output_tokens": out, "cached_tokens": cached,
-                             "reasoning_tokens": reasoning},
-                   "cost_usd": round(cost, 7), "status": "ok", "started_at": t,
-                   "ended_at": self._tick(2.0 + out / 80), "model": self.model})
+        self.emit(
+            {
+                "type": "model_call",
+                "v": V,
+                "episode_id": self.episode_id,
+                "call_id": call_id,
+                "role": "agent",
+                "request": req,
+                "response": response,
+                "usage": {
+                    "input_tokens": inp,
+                    "output_tokens": out,
+                    "cached_tokens": cached,
+                    "reasoning_tokens": reasoning,
+                },
+                "cost_usd": round(cost, 7),
+                "status": "ok",
+                "started_at": t,
+                "ended_at": self._tick(2.0 + out / 80),
+                "model": self.model,
+            }
+        )
         self._deliveries(call_id)
         self._prev_call = call_id
         self._stable = len(self.history)  # the next request repeats this one's messages
@@ -241,28 +363,75 @@ class EpisodeEmitter:
         sys_text = self.history[0]["content"]
         for name, b in self.blocks.items():
             start = sys_text.find(b.text)
-            self._deliver(call_id, name, "host", b.form, b.entries, b.text, b.digest, 0, self._sys_digest,
-                          start, b.search_id, True)
+            self._deliver(
+                call_id,
+                name,
+                "host",
+                b.form,
+                b.entries,
+                b.text,
+                b.digest,
+                0,
+                self._sys_digest,
+                start,
+                b.search_id,
+                True,
+            )
         for p in self.pending:
             host = self.history[p.index]["content"]
-            self._deliver(call_id, p.key, "agent", p.form, p.entries, p.text, text_digest(p.text), p.index,
-                          text_digest(host), host.find(p.text), p.search_id, p.proof)
+            self._deliver(
+                call_id,
+                p.key,
+                "agent",
+                p.form,
+                p.entries,
+                p.text,
+                text_digest(p.text),
+                p.index,
+                text_digest(host),
+                host.find(p.text),
+                p.search_id,
+                p.proof,
+            )
         self.pending = []
 
-    def _deliver(self, call_id: str, key: str, route: str, form: str, entries: list[dict[str, Any]],
-                 text: str, digest: str, index: int, host_digest: str, start: int, search_id: str | None,
-                 proof: bool) -> None:
+    def _deliver(
+        self,
+        call_id: str,
+        key: str,
+        route: str,
+        form: str,
+        entries: list[dict[str, Any]],
+        text: str,
+        digest: str,
+        index: int,
+        host_digest: str,
+        start: int,
+        search_id: str | None,
+        proof: bool,
+    ) -> None:
         self.n_deliveries += 1
         did = f"{self.episode_id}:d{self.n_deliveries}"
         self.delivered.setdefault(key, []).append(did)
-        pl: dict[str, Any] = {"slot": "system_suffix" if route == "host" else "tool_result",
-                              "kind": "block" if route == "host" else "tool_output", "text": text,
-                              "digest": digest}
+        pl: dict[str, Any] = {
+            "slot": "system_suffix" if route == "host" else "tool_result",
+            "kind": "block" if route == "host" else "tool_output",
+            "text": text,
+            "digest": digest,
+        }
         if proof:
             pl["proof"] = {"message_index": index, "message_digest": host_digest, "start": start}
-        ev: dict[str, Any] = {"type": "memory_delivery", "v": V, "episode_id": self.episode_id,
-                              "delivery_id": did, "route": route, "form": form, "consuming_call_id": call_id,
-                              "entries": entries, "placements": [pl]}
+        ev: dict[str, Any] = {
+            "type": "memory_delivery",
+            "v": V,
+            "episode_id": self.episode_id,
+            "delivery_id": did,
+            "route": route,
+            "form": form,
+            "consuming_call_id": call_id,
+            "entries": entries,
+            "placements": [pl],
+        }
         if search_id:
             ev["search_id"] = search_id
         self.emit(ev)

@@ -123,8 +123,9 @@ def generate(plan: DemoPlan, out: Path, *, progress: Callable[[int], None] | Non
                 n += 1
                 summary = RunSummary(run_id, config, path)
                 with open(path, "w", encoding="utf-8", buffering=1 << 20) as f:
-                    _write_run(plan, config, r, run_id, tasks, harm, pair, corpus, f.write, tf, summary,
-                               progress)
+                    _write_run(
+                        plan, config, r, run_id, tasks, harm, pair, corpus, f.write, tf, summary, progress
+                    )
                 files.event_files.append(path)
                 files.runs.append(summary)
     files.truth_file = truth_path
@@ -132,13 +133,36 @@ def generate(plan: DemoPlan, out: Path, *, progress: Callable[[int], None] | Non
     return files
 
 
-def _write_run(plan: DemoPlan, config: str, r: int, run_id: str, tasks: list[Task], harm: set[int],
-               pair: tuple[int, int] | None, corpus: CardCorpus, write: Callable[[str], Any], tf: Any, summary: RunSummary,
-               progress: Callable[[int], None] | None) -> None:
-    write(json.dumps({"type": "run", "v": 1, "run_id": run_id, "config": config,
-                      "label": f"{LABELS[config]}, run {r}", "agent": "mini-swe-agent 2.4.6",
-                      "model": "gpt-6-luna", "meta": {"demo": True, "seed": plan.seed, "run": r}},
-                     separators=(",", ":")) + "\n")
+def _write_run(
+    plan: DemoPlan,
+    config: str,
+    r: int,
+    run_id: str,
+    tasks: list[Task],
+    harm: set[int],
+    pair: tuple[int, int] | None,
+    corpus: CardCorpus,
+    write: Callable[[str], Any],
+    tf: Any,
+    summary: RunSummary,
+    progress: Callable[[int], None] | None,
+) -> None:
+    write(
+        json.dumps(
+            {
+                "type": "run",
+                "v": 1,
+                "run_id": run_id,
+                "config": config,
+                "label": f"{LABELS[config]}, run {r}",
+                "agent": "mini-swe-agent 2.4.6",
+                "model": "gpt-6-luna",
+                "meta": {"demo": True, "seed": plan.seed, "run": r},
+            },
+            separators=(",", ":"),
+        )
+        + "\n"
+    )
     mem0 = Mem0Store(run_id, random.Random(f"{plan.seed}:{run_id}:store"))
     proxy = ProxyStore(run_id, random.Random(f"{plan.seed}:{run_id}:store"))
     t0 = T0 + (r - 1) * 86400 * 3
@@ -146,8 +170,17 @@ def _write_run(plan: DemoPlan, config: str, r: int, run_id: str, tasks: list[Tas
     for task in tasks:
         rng = random.Random(f"{plan.seed}:{run_id}:{task.position}")
         eid = f"{run_id}:{task.task_id}"
-        em = EpisodeEmitter(write, eid, run_id, task.task_id, task.position, task.repo, task.text,
-                            SYSTEM + SYSTEM_EXTRA[config], t0 + task.position * 1500.0)
+        em = EpisodeEmitter(
+            write,
+            eid,
+            run_id,
+            task.task_id,
+            task.position,
+            task.repo,
+            task.text,
+            SYSTEM + SYSTEM_EXTRA[config],
+            t0 + task.position * 1500.0,
+        )
         showcase = None
         if config == "mem0" and r == 1 and pair is not None and task.position in pair:
             showcase = "origin" if task.position == pair[0] else "use"
@@ -164,8 +197,19 @@ def _write_run(plan: DemoPlan, config: str, r: int, run_id: str, tasks: list[Tas
             progress(1)
 
 
-def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: EpisodeEmitter, corpus: CardCorpus,
-             mem0: Mem0Store, proxy: ProxyStore, harm: set[int], run_no: int, showcase: str | None = None) -> Episode:
+def _episode(
+    plan: DemoPlan,
+    config: str,
+    task: Task,
+    rng: random.Random,
+    em: EpisodeEmitter,
+    corpus: CardCorpus,
+    mem0: Mem0Store,
+    proxy: ProxyStore,
+    harm: set[int],
+    run_no: int,
+    showcase: str | None = None,
+) -> Episode:
     """One episode: outcome from the task's difficulty, then explore, reproduce, consult memory (per
     configuration), act on the planted uses, fix, fill up to the step budget, submit; afterwards the
     memory system's extraction. `showcase` forces one of the findings the small demo must show."""
@@ -211,7 +255,10 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
             mem0_tool_search(s, mem0)
         for d in s.decisions:
             if d.key == "recall" and d.influence == "referenced":
-                s.mention(d, f"The memory \"{d.item.value[:44]}...\" is noted, but the traceback decides what to change.")
+                s.mention(
+                    d,
+                    f'The memory "{d.item.value[:44]}..." is noted, but the traceback decides what to change.',
+                )
     elif config == "proxy":
         ref = s.persona_ref
         if ref is not None:
@@ -235,18 +282,30 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
     if config == "mem0":
         ops = mem0.extract(task, em.episode_id, s.found_helper, resolved)
         if ops:
-            em.memory_call(f"{em.episode_id}:x1", _conversation(s), "\n".join(f"{op}: {it.value}" for op, it in ops))
+            em.memory_call(
+                f"{em.episode_id}:x1", _conversation(s), "\n".join(f"{op}: {it.value}" for op, it in ops)
+            )
     elif config == "proxy":
         ops = proxy.extract(task, em.episode_id, resolved)
         em.memory_call(f"{em.episode_id}:x1", _conversation(s), "scene and persona candidates")
         if ops:
-            em.memory_call(f"{em.episode_id}:x2", _conversation(s), "\n".join(f"{op}: {it.item_id}" for op, it in ops))
+            em.memory_call(
+                f"{em.episode_id}:x2", _conversation(s), "\n".join(f"{op}: {it.item_id}" for op, it in ops)
+            )
     em.finish(resolved, "LimitsExceeded" if limits else "Submitted", submission)
     for op, it in ops:
-        ev: dict[str, Any] = {"type": "memory_change", "v": 1, "namespace": it.namespace, "item_id": it.item_id,
-                              "version": str(it.version), "op": op, "episode_id": em.episode_id, "run_id": em.run_id,
-                              "op_ref": f"{em.episode_id}:x{2 if config == 'proxy' else 1}",
-                              "at": round(em._clock + 30.0, 3)}
+        ev: dict[str, Any] = {
+            "type": "memory_change",
+            "v": 1,
+            "namespace": it.namespace,
+            "item_id": it.item_id,
+            "version": str(it.version),
+            "op": op,
+            "episode_id": em.episode_id,
+            "run_id": em.run_id,
+            "op_ref": f"{em.episode_id}:x{2 if config == 'proxy' else 1}",
+            "at": round(em._clock + 30.0, 3),
+        }
         if op != "delete":
             ev["value"] = it.value
         em.emit(ev)
@@ -262,15 +321,21 @@ def _episode(plan: DemoPlan, config: str, task: Task, rng: random.Random, em: Ep
 def _rewrite_or_retract(s: Script, rng: random.Random) -> None:
     c = s.task.comp
     if rng.random() < 0.5:
-        s.bash("Let me dump the whole module to read it at once.", f"cat {c.file}",
-               "\n".join(f"# line {i}: " + "x = compute(value)  # ..." for i in range(120)))
+        s.bash(
+            "Let me dump the whole module to read it at once.",
+            f"cat {c.file}",
+            "\n".join(f"# line {i}: " + "x = compute(value)  # ..." for i in range(120)),
+        )
         n = len(s.em.history)
         s.filler(1)
         # The harness drops the oversized dump from the history (positions in the last input).
         s.em.retract([n - 2, n - 1])
     else:
-        s.em.rewrite(2, f"Summary of the work so far: reproduced the failure of {c.func}, inspected {c.file} "
-                        f"and ran {c.test_file}. Continue from here.")
+        s.em.rewrite(
+            2,
+            f"Summary of the work so far: reproduced the failure of {c.func}, inspected {c.file} "
+            f"and ran {c.test_file}. Continue from here.",
+        )
 
 
 def _conversation(s: Script) -> str:

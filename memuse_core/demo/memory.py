@@ -94,43 +94,85 @@ class CardCorpus:
         self.cards: list[Item] = []
         n = 0
 
-        def add(kind: str, comp: Component | None, mech: str, title: str, signals: str, resolution: str) -> None:
+        def add(
+            kind: str, comp: Component | None, mech: str, title: str, signals: str, resolution: str
+        ) -> None:
             nonlocal n
             n += 1
-            repo = comp.repo if comp else rng.choice(["django", "sympy", "sphinx", "pytest", "requests", "astropy"])
+            repo = (
+                comp.repo
+                if comp
+                else rng.choice(["django", "sympy", "sphinx", "pytest", "requests", "astropy"])
+            )
             cid = f"card-{repo}-{n:04d}"
             index = f"[{cid}] {title}\nSignals: {signals}"
             value = f"{index}\n{resolution}"
-            self.cards.append(Item(self.NAMESPACE, cid, value, kind, comp.key if comp else None, mech, repo,
-                                   title=title, preview=index))
+            self.cards.append(
+                Item(
+                    self.NAMESPACE,
+                    cid,
+                    value,
+                    kind,
+                    comp.key if comp else None,
+                    mech,
+                    repo,
+                    title=title,
+                    preview=index,
+                )
+            )
 
         for comp in COMPONENTS:
             mech = MECHANISMS[comp.mechanism]
-            add("fix", comp, comp.mechanism, f"{comp.func} mishandles {comp.inputs[0]} ({comp.repo})",
+            add(
+                "fix",
+                comp,
+                comp.mechanism,
+                f"{comp.func} mishandles {comp.inputs[0]} ({comp.repo})",
                 f"{comp.exc} from {comp.func}; {mech.title}; reported for {comp.inputs[0]} and similar inputs "
                 f"after a refactoring of {comp.file}",
                 f"Root cause: {mech.summary}.\nFix strategy: {mech.remedy}; the change belongs in the helper "
                 f"`{comp.helper}` that {comp.func.split('.')[-1]} delegates to, not in the caller.\n"
                 f"Patch digest: {comp.file}: `{comp.helper}` now handles the case before building the result.\n"
-                f"Verification: run {comp.test_file} (class {comp.test_class}).")
-            add("decoy", comp, comp.mechanism, f"{comp.exc} around {comp.func.split('.')[-1]} in {comp.repo}",
+                f"Verification: run {comp.test_file} (class {comp.test_class}).",
+            )
+            add(
+                "decoy",
+                comp,
+                comp.mechanism,
+                f"{comp.exc} around {comp.func.split('.')[-1]} in {comp.repo}",
                 f"{comp.exc} raised near {comp.func}; same traceback shape; workaround in {comp.decoy_file}",
                 f"Root cause: {comp.decoy_func} passes an unexpected value downstream.\nFix strategy: guard the "
                 f"value in `{comp.decoy_func}` ({comp.decoy_file}) and coerce it before returning.\n"
                 f"Patch digest: {comp.decoy_file}: early return in `{comp.decoy_func}`.\n"
-                f"Verification: the original reproducer no longer raises.")
+                f"Verification: the original reproducer no longer raises.",
+            )
         for mech in MECHANISMS.values():
             for k in range(3):
-                add("mech", None, mech.key, f"{mech.title} (case {k + 1})",
+                add(
+                    "mech",
+                    None,
+                    mech.key,
+                    f"{mech.title} (case {k + 1})",
                     f"{mech.summary}; seen in several projects",
                     f"Root cause: {mech.summary}.\nFix strategy: {mech.remedy}.\nVerification: add a regression test "
-                    f"for the reported input.")
+                    f"for the reported input.",
+                )
         self.by_comp: dict[tuple[str, str], Item] = {(c.kind, c.comp or ""): c for c in self.cards if c.comp}
 
     def changes(self) -> list[dict]:
         """The corpus as `memory_change` events (no run, unobserved origin)."""
-        return [{"type": "memory_change", "v": 1, "namespace": c.namespace, "item_id": c.item_id,
-                 "version": "1", "op": "create", "value": c.value} for c in self.cards]
+        return [
+            {
+                "type": "memory_change",
+                "v": 1,
+                "namespace": c.namespace,
+                "item_id": c.item_id,
+                "version": "1",
+                "op": "create",
+                "value": c.value,
+            }
+            for c in self.cards
+        ]
 
     def search(self, task: Task, rng: random.Random, force_decoy: bool) -> list[Item]:
         """Ten best-matching cards for the task's query (same repository first)."""
@@ -174,8 +216,13 @@ class Mem0Store:
     def recall(self, task: Task, limit_chars: int = 3600) -> list[Item]:
         """Host task recall: the repository scope ranked against the task text, capped in size."""
         pool = list(self.items.get(task.repo, []))
-        ranked = sorted(pool, key=lambda it: (-(it.comp == task.comp.key) * 2 - (it.mech == task.comp.mechanism),
-                                              -(it.origin_pos or 0)))
+        ranked = sorted(
+            pool,
+            key=lambda it: (
+                -(it.comp == task.comp.key) * 2 - (it.mech == task.comp.mechanism),
+                -(it.origin_pos or 0),
+            ),
+        )
         out, size = [], 40
         for it in ranked:
             if size + len(it.value) + 3 > limit_chars:
@@ -197,30 +244,62 @@ class Mem0Store:
     def agent_add(self, task: Task, episode_id: str) -> Item:
         """A memory the agent saves with its memory tool (repository scope)."""
         comp = task.comp
-        it = Item(self.scope(task.repo), uid(self.rng),
-                  f"Progress note from {task.task_id}: the {comp.exc} was reproduced before any edit.",
-                  "note", comp.key, None, task.repo, origin=episode_id, origin_pos=task.position)
+        it = Item(
+            self.scope(task.repo),
+            uid(self.rng),
+            f"Progress note from {task.task_id}: the {comp.exc} was reproduced before any edit.",
+            "note",
+            comp.key,
+            None,
+            task.repo,
+            origin=episode_id,
+            origin_pos=task.position,
+        )
         self.items.setdefault(task.repo, []).append(it)
         return it
 
-    def extract(self, task: Task, episode_id: str, found_helper: bool, resolved: bool | None) -> list[tuple[str, Item]]:
+    def extract(
+        self, task: Task, episode_id: str, found_helper: bool, resolved: bool | None
+    ) -> list[tuple[str, Item]]:
         """Memories extracted from the finished episode's conversation: (op, item) pairs."""
         comp, repo = task.comp, task.repo
         scope = self.items.setdefault(repo, [])
         ops: list[tuple[str, Item]] = []
         existing = {(it.kind, it.comp): it for it in scope}
         if ("symptom", comp.key) not in existing:
-            it = Item(self.scope(repo), uid(self.rng), symptom_sentence(comp), "symptom", comp.key,
-                      comp.mechanism, repo, origin=episode_id, origin_pos=task.position, origin_resolved=resolved)
+            it = Item(
+                self.scope(repo),
+                uid(self.rng),
+                symptom_sentence(comp),
+                "symptom",
+                comp.key,
+                comp.mechanism,
+                repo,
+                origin=episode_id,
+                origin_pos=task.position,
+                origin_resolved=resolved,
+            )
             scope.append(it)
             ops.append(("create", it))
         if found_helper:
-            text = (f"In {repo}, failures of {comp.func} for inputs like {comp.inputs[task.variant]} come from "
-                    f"`{comp.helper}` in {comp.file}; {MECHANISMS[comp.mechanism].remedy}.")
+            text = (
+                f"In {repo}, failures of {comp.func} for inputs like {comp.inputs[task.variant]} come from "
+                f"`{comp.helper}` in {comp.file}; {MECHANISMS[comp.mechanism].remedy}."
+            )
             old = existing.get(("fix", comp.key))
             if old is None:
-                it = Item(self.scope(repo), uid(self.rng), text, "fix", comp.key, comp.mechanism, repo,
-                          origin=episode_id, origin_pos=task.position, origin_resolved=resolved)
+                it = Item(
+                    self.scope(repo),
+                    uid(self.rng),
+                    text,
+                    "fix",
+                    comp.key,
+                    comp.mechanism,
+                    repo,
+                    origin=episode_id,
+                    origin_pos=task.position,
+                    origin_resolved=resolved,
+                )
                 scope.append(it)
                 ops.append(("create", it))
             elif old.value != text:
@@ -228,17 +307,35 @@ class Mem0Store:
                 old.origin, old.origin_pos, old.origin_resolved = episode_id, task.position, resolved
                 ops.append(("update", old))
         if self.rng.random() < 0.8:
-            it = Item(self.scope(repo), uid(self.rng),
-                      f"Worked on {task.task_id}; the change went to {comp.file}.",
-                      "note", comp.key, None, repo, origin=episode_id, origin_pos=task.position,
-                      origin_resolved=resolved)
+            it = Item(
+                self.scope(repo),
+                uid(self.rng),
+                f"Worked on {task.task_id}; the change went to {comp.file}.",
+                "note",
+                comp.key,
+                None,
+                repo,
+                origin=episode_id,
+                origin_pos=task.position,
+                origin_resolved=resolved,
+            )
             scope.append(it)
             ops.append(("create", it))
         if self.rng.random() < 0.5:
             text = self.rng.choice(GENERIC_MEMORIES)
             if all(it.value != text for it in scope):
-                it = Item(self.scope(repo), uid(self.rng), text, "generic", None, None, repo,
-                          origin=episode_id, origin_pos=task.position, origin_resolved=resolved)
+                it = Item(
+                    self.scope(repo),
+                    uid(self.rng),
+                    text,
+                    "generic",
+                    None,
+                    None,
+                    repo,
+                    origin=episode_id,
+                    origin_pos=task.position,
+                    origin_resolved=resolved,
+                )
                 scope.append(it)
                 ops.append(("create", it))
         if len(scope) > 40 and self.rng.random() < 0.5:
@@ -281,11 +378,25 @@ class ProxyStore:
             self.seen[mech.key].append(where)
         self.heat[mech.key] = self.heat.get(mech.key, 0) + 1
 
-        def put(store: dict[str, Item], key: str, ns: str, kind: str, value: str, title: str, preview: str) -> None:
+        def put(
+            store: dict[str, Item], key: str, ns: str, kind: str, value: str, title: str, preview: str
+        ) -> None:
             old = store.get(key)
             if old is None:
-                it = Item(ns, key, value, kind, None, mech.key, task.repo, origin=episode_id,
-                          origin_pos=task.position, origin_resolved=resolved, title=title, preview=preview)
+                it = Item(
+                    ns,
+                    key,
+                    value,
+                    kind,
+                    None,
+                    mech.key,
+                    task.repo,
+                    origin=episode_id,
+                    origin_pos=task.position,
+                    origin_resolved=resolved,
+                    title=title,
+                    preview=preview,
+                )
                 store[key] = it
                 ops.append(("create", it))
             elif old.value != value:
@@ -294,27 +405,52 @@ class ProxyStore:
                 ops.append(("update", old))
 
         name = self.skill_name(mech.key)
-        put(self.skills, name, "tdai:skills", "skill",
+        put(
+            self.skills,
+            name,
+            "tdai:skills",
+            "skill",
             f"---\nname: {name}\ndescription: {mech.title}\n---\n## When\n{mech.summary}.\n## Steps\n"
             f"1. Reproduce with the reported input.\n2. Run the check `{mech.check}` to confirm the mechanism.\n"
             f"3. {mech.remedy[0].upper() + mech.remedy[1:]}.\n4. Re-run the narrow test module.\n"
             f"Learned from: {', '.join(self.seen[mech.key][:4])}",
-            name, f"procedure for {mech.title}")
+            name,
+            f"procedure for {mech.title}",
+        )
         if self.heat[mech.key] >= 2:
-            put(self.scenes, f"scenes/{mech.key}.md", "tdai:scenes", "scene",
+            put(
+                self.scenes,
+                f"scenes/{mech.key}.md",
+                "tdai:scenes",
+                "scene",
                 f"# {mech.title}\nRecurring problem type seen in {', '.join(self.seen[mech.key][:5])}.\n"
-                f"Typical cause: {mech.summary}.\nLocate candidates with: grep -rn \"{mech.pattern}\" --include=*.py .\n",
-                f"scenes/{mech.key}.md", f"heat {self.heat[mech.key]}: {mech.title}")
+                f'Typical cause: {mech.summary}.\nLocate candidates with: grep -rn "{mech.pattern}" --include=*.py .\n',
+                f"scenes/{mech.key}.md",
+                f"heat {self.heat[mech.key]}: {mech.title}",
+            )
         n_principles = min(len(PERSONA_PRINCIPLES), 3 + task.position // 6)
-        persona = ("Working principles for this developer's coding tasks:\n"
-                   + "\n".join(f"- {p}" for p in PERSONA_PRINCIPLES[:n_principles]))
+        persona = "Working principles for this developer's coding tasks:\n" + "\n".join(
+            f"- {p}" for p in PERSONA_PRINCIPLES[:n_principles]
+        )
         if self.persona is None:
-            self.persona = Item("tdai:persona", "persona", persona, "persona", origin=episode_id,
-                                origin_pos=task.position, origin_resolved=resolved)
+            self.persona = Item(
+                "tdai:persona",
+                "persona",
+                persona,
+                "persona",
+                origin=episode_id,
+                origin_pos=task.position,
+                origin_resolved=resolved,
+            )
             ops.append(("create", self.persona))
         elif self.persona.value != persona:
             p = self.persona
             p.value, p.version, p.origin, p.origin_pos, p.origin_resolved = (
-                persona, p.version + 1, episode_id, task.position, resolved)
+                persona,
+                p.version + 1,
+                episode_id,
+                task.position,
+                resolved,
+            )
             ops.append(("update", p))
         return ops

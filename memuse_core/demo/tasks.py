@@ -48,8 +48,9 @@ def _task_text(comp: Component, variant: int, rng: random.Random) -> str:
     short = comp.func.split(".")[-1]
     module = comp.file.removeprefix("src/").removesuffix(".py").replace("/", ".")
     line = 200 + rng.randrange(1800)
-    lead = rng.choice(["Since upgrading", "After the last release", "While porting our code base",
-                       "In a fresh virtualenv"])
+    lead = rng.choice(
+        ["Since upgrading", "After the last release", "While porting our code base", "In a fresh virtualenv"]
+    )
     first = symptom_sentence(comp) if variant == 0 else f"`{comp.func}` misbehaves for {inp}."
     return (
         f"{comp.func} fails for {inp}\n\n"
@@ -58,7 +59,7 @@ def _task_text(comp: Component, variant: int, rng: random.Random) -> str:
         f"    >>> import {module.rsplit('.', 1)[0]}\n"
         f"    >>> # call {short} with {inp}\n"
         f"    Traceback (most recent call last):\n"
-        f"      File \"{comp.file}\", line {line}, in {short}\n"
+        f'      File "{comp.file}", line {line}, in {short}\n'
         f"    {comp.exc}: unexpected value for {inp}\n\n"
         f"Expected: the call handles {inp} like the documented cases and returns the usual result."
     )
@@ -106,6 +107,7 @@ def task_sequence(n_tasks: int, seed: int) -> list[Task]:
         u = rng.random()
         p = 0.96 if u < 0.64 else (0.6 if u < 0.78 else 0.07)
         text = _task_text(comp, variant, rng)
-        tasks.append(Task(pos, f"{REPOS[r]['org']}__{r}-{pr}", r, comp, variant, p, text,
-                          symptom_sentence(comp)))
+        tasks.append(
+            Task(pos, f"{REPOS[r]['org']}__{r}-{pr}", r, comp, variant, p, text, symptom_sentence(comp))
+        )
     return tasks

@@ -53,8 +53,16 @@ def validation_reason(err: ValidationError) -> tuple[str | None, str]:
 
 
 _EVENT_TAGS = {
-    "run", "episode_start", "model_call", "tool_result", "retraction", "history_rewrite",
-    "memory_change", "memory_search", "memory_delivery", "episode_end",
+    "run",
+    "episode_start",
+    "model_call",
+    "tool_result",
+    "retraction",
+    "history_rewrite",
+    "memory_change",
+    "memory_search",
+    "memory_delivery",
+    "episode_end",
 }
 
 
@@ -165,7 +173,9 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def write_events(w: EventWriter, imp: Importer, p: Path, on_event: Callable[[int], None] | None = None) -> int:
+def write_events(
+    w: EventWriter, imp: Importer, p: Path, on_event: Callable[[int], None] | None = None
+) -> int:
     """Feed every event of a file to a writer and finish it; returns the number of events.
     Raises IngestError naming the line for bad input (the caller rolls back)."""
     n = 0

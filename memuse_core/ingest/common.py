@@ -16,8 +16,14 @@ from pydantic import ValidationError
 from ..events import Event, HistoryRewrite, Message, ModelCall, Request, Response, ToolCall, Usage
 from .base import IngestError, open_text
 
-_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer",
-               float: "a number", bool: "true/false"}
+_TYPE_NAMES = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true/false",
+}
 
 
 def type_name(v: Any) -> str:
@@ -98,12 +104,16 @@ def parse_json(path: Path, text: str, line: int | None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        where = (line if line is not None else e.lineno)
+        where = line if line is not None else e.lineno
         if not text.strip():
             raise IngestError(path, line, None, "empty line where a JSON value was expected") from None
         if e.pos >= len(text.rstrip()):
-            raise IngestError(path, where, None, "invalid JSON (the text ends before the JSON value is "
-                                                 "complete: truncated?)") from None
+            raise IngestError(
+                path,
+                where,
+                None,
+                "invalid JSON (the text ends before the JSON value is complete: truncated?)",
+            ) from None
         raise IngestError(path, where, None, f"invalid JSON ({e.msg} at column {e.colno})") from None
     except RecursionError:
         raise IngestError(path, line, None, "invalid JSON (nested too deeply)") from None
@@ -128,8 +138,16 @@ class Fields:
             raise self.fail(field, f"expected an object, got {type_name(v)}")
         return v
 
-    def get(self, d: dict[str, Any], key: str, typ: type | tuple[type, ...], field: str,
-            *, required: bool = False, default: Any = None) -> Any:
+    def get(
+        self,
+        d: dict[str, Any],
+        key: str,
+        typ: type | tuple[type, ...],
+        field: str,
+        *,
+        required: bool = False,
+        default: Any = None,
+    ) -> Any:
         """`d[key]` checked against `typ`; None/absent gives `default` unless required."""
         name = f"{field}.{key}" if field else key
         v = d.get(key)
@@ -259,14 +277,19 @@ class CallChain:
             # The input does not repeat the previous one (a condenser or history processor changed
             # it): record the change so the recording checks see no unexplained gap (A.1.3).
             r = min(len(self.prev), len(messages)) - k
-            self.rewrite = HistoryRewrite(episode_id=self.episode_id, before_call_id=call_id, kept_prefix=k,
-                                          replacement=list(messages[k:k + r]))
+            self.rewrite = HistoryRewrite(
+                episode_id=self.episode_id,
+                before_call_id=call_id,
+                kept_prefix=k,
+                replacement=list(messages[k : k + r]),
+            )
         self.n += 1
         self.prev_id, self.prev = call_id, list(messages)
         return ModelCall(episode_id=self.episode_id, call_id=call_id, request=req, response=response, **kw)
 
-    def emit(self, messages: list[Message], response: Response | None,
-             **kw: Any) -> tuple[list[HistoryRewrite | ModelCall], ModelCall]:
+    def emit(
+        self, messages: list[Message], response: Response | None, **kw: Any
+    ) -> tuple[list[HistoryRewrite | ModelCall], ModelCall]:
         """`call`, plus the `history_rewrite` that must precede it when the input was rewritten."""
         call = self.call(messages, response, **kw)
         return ([self.rewrite] if self.rewrite is not None else []) + [call], call
@@ -320,8 +343,9 @@ def guarded(path: Path, pairs: Iterator[tuple[int | None, Event]]) -> Iterator[t
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(x) for x in first.get("loc", ()))
-        raise IngestError(path, line, loc or None, f"cannot build event: {first.get('msg', 'invalid value')}") \
-            from None
+        raise IngestError(
+            path, line, loc or None, f"cannot build event: {first.get('msg', 'invalid value')}"
+        ) from None
     except (TypeError, AttributeError, KeyError, IndexError, ValueError) as e:
         raise IngestError(path, line, None, f"unexpected structure ({type(e).__name__}: {e})") from None
 

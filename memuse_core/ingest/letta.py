@@ -74,8 +74,11 @@ class LettaImporter:
         if looks_native(head):
             return False
         h = head.lstrip()
-        return h.startswith(b"{") and b'"agents"' in h[:200] and (
-            b'"agent_type"' in head or b'"blocks"' in head or path.suffix == ".af")
+        return (
+            h.startswith(b"{")
+            and b'"agents"' in h[:200]
+            and (b'"agent_type"' in head or b'"blocks"' in head or path.suffix == ".af")
+        )
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
         doc = load_json(path)
@@ -132,16 +135,25 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         if isinstance(a, dict) and isinstance(a.get("llm_config"), dict):
             first_model = a["llm_config"].get("model")
             break
-    yield RunEvent(run_id=run_id, config=run_config("letta"), label=run_name, agent="Letta",
-                   model=first_model if isinstance(first_model, str) else None,
-                   meta={"source": path.name, "format": "letta-agent-file",
-                         "agents": [a.get("name") for a in agents if isinstance(a, dict)]})
+    yield RunEvent(
+        run_id=run_id,
+        config=run_config("letta"),
+        label=run_name,
+        agent="Letta",
+        model=first_model if isinstance(first_model, str) else None,
+        meta={
+            "source": path.name,
+            "format": "letta-agent-file",
+            "agents": [a.get("name") for a in agents if isinstance(a, dict)],
+        },
+    )
     for ai, a in enumerate(agents):
         yield from _agent(f, f.obj(a, f"agents[{ai}]"), f"agents[{ai}]", ai, run_id, blocks)
 
 
-def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
-           blocks: dict[str, dict[str, Any]]) -> Iterator[Event]:
+def _agent(
+    f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str, blocks: dict[str, dict[str, Any]]
+) -> Iterator[Event]:
     name = f.get(a, "name", str, field) or f"agent-{pos}"
     ns = f"letta:{name}"
     ep = f"{run_id}/{safe_id(str(a.get('id') or pos))}"
@@ -170,8 +182,13 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
         compiled = found[0] if found else None
     shown = {e.item_id or "": e.value or "" for e in compiled.entries} if compiled else {}
 
-    yield EpisodeStart(episode_id=ep, run_id=run_id, task_id=name, position=pos,
-                       task=a.get("description") if isinstance(a.get("description"), str) else None)
+    yield EpisodeStart(
+        episode_id=ep,
+        run_id=run_id,
+        task_id=name,
+        position=pos,
+        task=a.get("description") if isinstance(a.get("description"), str) else None,
+    )
 
     # Memory items: compiled (older) state first, then the current value when it differs.
     versions: dict[str, str] = {}
@@ -182,17 +199,28 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
         if label in shown and version_of(plain_value(shown[label])) != cur:
             old = plain_value(shown[label])
             versions[label] = version_of(old)
-            yield MemoryChange(namespace=ns, item_id=label, version=versions[label], op="create", value=old,
-                               run_id=run_id)
-            yield MemoryChange(namespace=ns, item_id=label, version=cur, op="update", value=value, run_id=run_id)
+            yield MemoryChange(
+                namespace=ns, item_id=label, version=versions[label], op="create", value=old, run_id=run_id
+            )
+            yield MemoryChange(
+                namespace=ns, item_id=label, version=cur, op="update", value=value, run_id=run_id
+            )
         else:
             versions[label] = cur
-            yield MemoryChange(namespace=ns, item_id=label, version=cur, op="create", value=value, run_id=run_id)
+            yield MemoryChange(
+                namespace=ns, item_id=label, version=cur, op="create", value=value, run_id=run_id
+            )
     for label, v in shown.items():
         if label not in labels_attached:
             versions[label] = version_of(plain_value(v))
-            yield MemoryChange(namespace=ns, item_id=label, version=versions[label], op="create",
-                               value=plain_value(v), run_id=run_id)
+            yield MemoryChange(
+                namespace=ns,
+                item_id=label,
+                version=versions[label],
+                op="create",
+                value=plain_value(v),
+                run_id=run_id,
+            )
 
     # Entries and placements of the compiled blocks.
     entries: list[Entry] = []
@@ -210,21 +238,45 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
             if sys_text.count(element) != 1:
                 continue
             b = by_label.get(label, {})
-            extra = {"description": b.get("description"), "chars_limit": b.get("limit"),
-                     "read_only": b.get("read_only")}
-            entries.append(Entry(namespace=ns, item_id=label, id_scheme="letta-label", version=versions.get(label),
-                                 value=e.value, digest=text_digest(e.value or ""), display_key=label,
-                                 labels={k: v for k, v in extra.items() if v not in (None, "")}))
+            extra = {
+                "description": b.get("description"),
+                "chars_limit": b.get("limit"),
+                "read_only": b.get("read_only"),
+            }
+            entries.append(
+                Entry(
+                    namespace=ns,
+                    item_id=label,
+                    id_scheme="letta-label",
+                    version=versions.get(label),
+                    value=e.value,
+                    digest=text_digest(e.value or ""),
+                    display_key=label,
+                    labels={k: v for k, v in extra.items() if v not in (None, "")},
+                )
+            )
             spans.append((label, start, element))
 
     def delivery(call_id: str) -> MemoryDelivery:
         digest = text_digest(sys_text)
         return MemoryDelivery(
-            episode_id=ep, delivery_id=f"{call_id}/core-memory", route="host", form="core_memory",
-            consuming_call_id=call_id, entries=[x.model_copy() for x in entries],
-            placements=[Placement(slot=f"system:memory_blocks/{label}", kind="block", text=t, digest=text_digest(t),
-                                  proof=Proof(message_index=sys_idx, message_digest=digest, start=s))
-                        for label, s, t in spans])
+            episode_id=ep,
+            delivery_id=f"{call_id}/core-memory",
+            route="host",
+            form="core_memory",
+            consuming_call_id=call_id,
+            entries=[x.model_copy() for x in entries],
+            placements=[
+                Placement(
+                    slot=f"system:memory_blocks/{label}",
+                    kind="block",
+                    text=t,
+                    digest=text_digest(t),
+                    proof=Proof(message_index=sys_idx, message_digest=digest, start=s),
+                )
+                for label, s, t in spans
+            ],
+        )
 
     chain = CallChain(ep)
     hist: list[Message] = []
@@ -233,8 +285,15 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
     for m, raw, reasoning in messages:
         if m.role == "assistant":
             mdl = raw.get("model") if isinstance(raw.get("model"), str) else None
-            evs, call = chain.emit(hist, Response(content=m.content if isinstance(m.content, str) else m.text(),
-                                                  tool_calls=m.tool_calls, reasoning=reasoning), model=mdl)
+            evs, call = chain.emit(
+                hist,
+                Response(
+                    content=m.content if isinstance(m.content, str) else m.text(),
+                    tool_calls=m.tool_calls,
+                    reasoning=reasoning,
+                ),
+                model=mdl,
+            )
             yield from evs
             if entries and sys_idx is not None and sys_idx < len(hist):
                 yield delivery(call.call_id)
@@ -244,8 +303,14 @@ def _agent(f: Fields, a: dict[str, Any], field: str, pos: int, run_id: str,
             last_call_len = len(hist)
         elif m.role == "tool" and m.tool_call_id in issued:
             src = issued[m.tool_call_id or ""]
-            yield ToolResultEvent(episode_id=ep, call_id=src[0], tool_call_id=m.tool_call_id, name=src[1],
-                                  arguments=src[2], output=m.text())
+            yield ToolResultEvent(
+                episode_id=ep,
+                call_id=src[0],
+                tool_call_id=m.tool_call_id,
+                name=src[1],
+                arguments=src[2],
+                output=m.text(),
+            )
         hist.append(m)
     if hist and len(hist) > last_call_len + 1:
         evs, call = chain.emit(hist, None, status="incomplete")

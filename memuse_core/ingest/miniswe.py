@@ -111,7 +111,8 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
     raw_msgs = f.get(doc, "messages", list, "", required=True)
     fmt = f.get(doc, "trajectory_format", str, "", default=None)
     tool_calling = fmt == "mini-swe-agent-1.1" or any(
-        isinstance(m, dict) and m.get("role") in ("tool", "exit") for m in raw_msgs)
+        isinstance(m, dict) and m.get("role") in ("tool", "exit") for m in raw_msgs
+    )
     iid = f.get(doc, "instance_id", str, "", default=None) or stem(path)
     run_name = run_name_of(path, iid)
     run_id = f"{run_name}:{iid}"
@@ -132,13 +133,18 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
     assistants = [i for i, m in enumerate(msgs) if m.role == "assistant"]
     exit_msg = next((raw_msgs[i] for i in range(len(msgs)) if msgs[i].role == "exit"), None)
     exit_extra = f.get(exit_msg, "extra", dict, "messages[exit]", default={}) if exit_msg else {}
-    exit_status = f.get(exit_extra, "exit_status", str, "messages[exit].extra") or \
-        f.get(info, "exit_status", str, "info")
+    exit_status = f.get(exit_extra, "exit_status", str, "messages[exit].extra") or f.get(
+        info, "exit_status", str, "info"
+    )
     submission = f.get(exit_extra, "submission", str, "messages[exit].extra")
     if submission is None:
         submission = f.get(info, "submission", str, "info")
-    crashed = bool(exit_extra.get("exception_str") or info.get("exception_str") or info.get("traceback")
-                   or exit_extra.get("traceback"))
+    crashed = bool(
+        exit_extra.get("exception_str")
+        or info.get("exception_str")
+        or info.get("traceback")
+        or exit_extra.get("traceback")
+    )
     n_failed = 0
     if api_calls is not None and api_calls > len(assistants) and crashed:
         n_failed = api_calls - len(assistants)
@@ -161,11 +167,21 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         allocation = "distributed-by-tokens" if any(weights) else "distributed-equally"
 
     task = next((m.text() for m in msgs if m.role == "user"), None)
-    yield RunEvent(run_id=run_id, config=run_config(run_name), label=run_name,
-                   agent="mini-swe-agent" + (f" {info['mini_version']}" if isinstance(info.get("mini_version"), str) else ""),
-                   model=model, meta={"source": path.name, "format": fmt or "mini-swe-agent-1",
-                                      "api_calls": api_calls, "instance_cost": total_cost,
-                                      "cost_allocation": allocation})
+    yield RunEvent(
+        run_id=run_id,
+        config=run_config(run_name),
+        label=run_name,
+        agent="mini-swe-agent"
+        + (f" {info['mini_version']}" if isinstance(info.get("mini_version"), str) else ""),
+        model=model,
+        meta={
+            "source": path.name,
+            "format": fmt or "mini-swe-agent-1",
+            "api_calls": api_calls,
+            "instance_cost": total_cost,
+            "cost_allocation": allocation,
+        },
+    )
     yield EpisodeStart(episode_id=ep, run_id=run_id, task_id=iid, position=0, repo=repo_of(iid), task=task)
 
     chain = CallChain(ep)
@@ -178,19 +194,27 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         if m.role == "assistant":
             extra = as_dict(raw.get("extra"))
             resp_raw = as_dict(extra.get("response"))
-            reasoning = raw.get("reasoning_content") if isinstance(raw.get("reasoning_content"), str) else None
+            reasoning = (
+                raw.get("reasoning_content") if isinstance(raw.get("reasoning_content"), str) else None
+            )
             ts = raw.get("timestamp", extra.get("timestamp"))
             evs, call = chain.emit(
-                history, Response(content=m.text(), tool_calls=m.tool_calls, reasoning=reasoning or None),
-                usage=openai_usage(resp_raw.get("usage")), cost_usd=costs[k],
+                history,
+                Response(content=m.text(), tool_calls=m.tool_calls, reasoning=reasoning or None),
+                usage=openai_usage(resp_raw.get("usage")),
+                cost_usd=costs[k],
                 ended_at=float(ts) if isinstance(ts, (int, float)) else None,
-                model=resp_raw.get("model") if isinstance(resp_raw.get("model"), str) else None)
+                model=resp_raw.get("model") if isinstance(resp_raw.get("model"), str) else None,
+            )
             k += 1
             yield from evs
             raw_acts = extra.get("actions")
             acts: list[Any] = raw_acts if isinstance(raw_acts, list) else []
-            actions = {a.get("tool_call_id"): a.get("command") for a in acts
-                       if isinstance(a, dict) and isinstance(a.get("tool_call_id"), str)}
+            actions = {
+                a.get("tool_call_id"): a.get("command")
+                for a in acts
+                if isinstance(a, dict) and isinstance(a.get("tool_call_id"), str)
+            }
             for tc in m.tool_calls or []:
                 if tc.id:
                     cmd = actions.get(tc.id)
@@ -200,25 +224,38 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         if m.role == "tool" and tool_calling:
             src = issued.get(m.tool_call_id or "")
             if src is None:
-                raise f.fail(f"messages[{i}].tool_call_id",
-                             f"{m.tool_call_id!r} answers no tool call of an earlier assistant message")
+                raise f.fail(
+                    f"messages[{i}].tool_call_id",
+                    f"{m.tool_call_id!r} answers no tool call of an earlier assistant message",
+                )
             extra = as_dict(raw.get("extra"))
             rc = extra.get("returncode")
-            yield ToolResultEvent(episode_id=ep, call_id=src[0], tool_call_id=m.tool_call_id, name=src[1],
-                                  arguments=src[2], output=m.text(),
-                                  exit_code=rc if isinstance(rc, int) and not isinstance(rc, bool) else None)
+            yield ToolResultEvent(
+                episode_id=ep,
+                call_id=src[0],
+                tool_call_id=m.tool_call_id,
+                name=src[1],
+                arguments=src[2],
+                output=m.text(),
+                exit_code=rc if isinstance(rc, int) and not isinstance(rc, bool) else None,
+            )
         history.append(m)
     # Text actions: the observation of the last step reaches no later input; keep it as a tool
     # result of the last call so it is not lost (the submission output, a final format error).
     if not tool_calling and n_failed == 0 and chain.prev_id is not None:
         last = max(i for i, m in enumerate(msgs) if m.role == "assistant")
-        trailing = [m for m in msgs[last + 1:] if m.role == "user" and m.text()]
+        trailing = [m for m in msgs[last + 1 :] if m.role == "user" and m.text()]
         action = _BASH_BLOCK.search(msgs[last].text())
         for m in trailing:
             rc = _RETURNCODE.search(m.text())
-            yield ToolResultEvent(episode_id=ep, call_id=chain.prev_id, name="bash" if action else None,
-                                  arguments=action.group(1) if action else None, output=m.text(),
-                                  exit_code=int(rc.group(1)) if rc else None)
+            yield ToolResultEvent(
+                episode_id=ep,
+                call_id=chain.prev_id,
+                name="bash" if action else None,
+                arguments=action.group(1) if action else None,
+                output=m.text(),
+                exit_code=int(rc.group(1)) if rc else None,
+            )
     # Calls that were sent but failed (timeouts, server errors): recorded without a response.
     for _ in range(n_failed):
         yield from chain.emit(history, None, status="error", cost_usd=costs[k] if k < len(costs) else None)[0]

@@ -28,9 +28,14 @@ class NativeImporter:
         except json.JSONDecodeError:
             # A truncated first line of a .jsonl file is still our format (reported per line) when
             # it opens like an event; other JSON Lines formats (OpenHands outputs) do not.
-            return path.name.endswith((".jsonl", ".jsonl.gz")) and re.match(rb'\{\s*"(?:type|v)"\s*:', first) is not None
-        return isinstance(obj, dict) and isinstance(obj.get("type"), str) and (
-            "v" in obj or obj.get("type") in ("run", "episode_start", "model_call", "memory_change")
+            return (
+                path.name.endswith((".jsonl", ".jsonl.gz"))
+                and re.match(rb'\{\s*"(?:type|v)"\s*:', first) is not None
+            )
+        return (
+            isinstance(obj, dict)
+            and isinstance(obj.get("type"), str)
+            and ("v" in obj or obj.get("type") in ("run", "episode_start", "model_call", "memory_change"))
         )
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
@@ -42,7 +47,7 @@ class NativeImporter:
         n = 0
         with open_binary(path) as f:
             for chunk in f:
-                for raw in (chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,)):
+                for raw in chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,):
                     n += 1
                     if raw[:1] != b"{" and not raw.decode("utf-8", "replace").strip():
                         continue
@@ -61,8 +66,12 @@ class NativeImporter:
                         field, reason = validation_reason(e)
                         raise IngestError(path, n, field, reason) from None
                     if ev.v > EVENT_SCHEMA_VERSION:
-                        raise IngestError(path, n, "v", f"event schema version {ev.v} is newer than "
-                                          f"this MemUse ({EVENT_SCHEMA_VERSION})")
+                        raise IngestError(
+                            path,
+                            n,
+                            "v",
+                            f"event schema version {ev.v} is newer than this MemUse ({EVENT_SCHEMA_VERSION})",
+                        )
                     yield n, ev
 
 

@@ -66,8 +66,10 @@ from .common import (
 )
 from .observers import active_observers, observe_lines
 
-EXTRA_INFO_HEAD = ('The following information has been included based on a keyword match for "{trigger}".\n'
-                   "It may or may not be relevant to the user's request.\n\n")
+EXTRA_INFO_HEAD = (
+    'The following information has been included based on a keyword match for "{trigger}".\n'
+    "It may or may not be relevant to the user's request.\n\n"
+)
 
 
 class OpenHandsImporter:
@@ -83,8 +85,11 @@ class OpenHandsImporter:
             return b'"source"' in head and (b'"action"' in head or b'"observation"' in head)
         if h.startswith(b"{"):
             first = h.split(b"\n", 1)[0]
-            return b'"history"' in first and (b'"instance_id"' in first or b'"metrics"' in first) \
+            return (
+                b'"history"' in first
+                and (b'"instance_id"' in first or b'"metrics"' in first)
                 and b'"source"' in first
+            )
         return False
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
@@ -98,11 +103,29 @@ class OpenHandsImporter:
                 raise f.fail(None, f"expected a list of events, got {type(doc).__name__}")
             run_name = stem(path)
             list_run = f"oh:{safe_id(run_name)}"
-            yield None, RunEvent(run_id=list_run, config=run_config(run_name), label=run_name, agent="OpenHands",
-                                 meta={"source": path.name, "format": "openhands-events"})
-            for ev in convert_history(f, doc, "", run_id=list_run, episode_id=f"{list_run}/ep",
-                                      task_id=run_name, position=0, instance={}, metrics={}, test_result={},
-                                      error=None):
+            yield (
+                None,
+                RunEvent(
+                    run_id=list_run,
+                    config=run_config(run_name),
+                    label=run_name,
+                    agent="OpenHands",
+                    meta={"source": path.name, "format": "openhands-events"},
+                ),
+            )
+            for ev in convert_history(
+                f,
+                doc,
+                "",
+                run_id=list_run,
+                episode_id=f"{list_run}/ep",
+                task_id=run_name,
+                position=0,
+                instance={},
+                metrics={},
+                test_result={},
+                error=None,
+            ):
                 yield None, ev
             return
         run_id: str | None = None
@@ -118,21 +141,39 @@ class OpenHandsImporter:
                 run_name = Path(out_dir).name or stem(path)
                 run_id = f"oh:{safe_id(stem(path))}"
                 llm = as_dict(meta.get("llm_config"))
-                yield n, RunEvent(run_id=run_id, config=run_config(run_name), label=run_name,
-                                  agent=f"OpenHands {meta.get('agent_class') or ''}".strip(),
-                                  model=llm.get("model") if isinstance(llm.get("model"), str) else None,
-                                  meta={"source": path.name, "format": "openhands-output",
-                                        "max_iterations": meta.get("max_iterations"),
-                                        "git_commit": meta.get("git_commit")})
+                yield (
+                    n,
+                    RunEvent(
+                        run_id=run_id,
+                        config=run_config(run_name),
+                        label=run_name,
+                        agent=f"OpenHands {meta.get('agent_class') or ''}".strip(),
+                        model=llm.get("model") if isinstance(llm.get("model"), str) else None,
+                        meta={
+                            "source": path.name,
+                            "format": "openhands-output",
+                            "max_iterations": meta.get("max_iterations"),
+                            "git_commit": meta.get("git_commit"),
+                        },
+                    ),
+                )
             iid = f.get(doc, "instance_id", (str, int), "", required=True)
             iid = str(iid)
             history = f.get(doc, "history", list, "", required=True)
-            for ev in convert_history(f, history, "history", run_id=run_id, episode_id=f"{run_id}/{safe_id(iid)}",
-                                      task_id=iid, position=pos,
-                                      instance=f.get(doc, "instance", dict, "", default={}),
-                                      metrics=f.get(doc, "metrics", dict, "", default={}),
-                                      test_result=f.get(doc, "test_result", dict, "", default={}),
-                                      error=doc.get("error"), instruction=doc.get("instruction")):
+            for ev in convert_history(
+                f,
+                history,
+                "history",
+                run_id=run_id,
+                episode_id=f"{run_id}/{safe_id(iid)}",
+                task_id=iid,
+                position=pos,
+                instance=f.get(doc, "instance", dict, "", default={}),
+                metrics=f.get(doc, "metrics", dict, "", default={}),
+                test_result=f.get(doc, "test_result", dict, "", default={}),
+                error=doc.get("error"),
+                instruction=doc.get("instruction"),
+            ):
                 yield n, ev
             pos += 1
         if run_id is None:
@@ -168,8 +209,10 @@ def render_recall(extras: dict[str, Any]) -> tuple[str, list[tuple[str, str, str
     parts: list[str] = []
     repo_name = extras.get("repo_name") or ""
     if repo_name:
-        parts.append(f"<REPOSITORY_INFO>\nRepository {repo_name} is cloned to {extras.get('repo_directory') or ''}.\n"
-                     "</REPOSITORY_INFO>")
+        parts.append(
+            f"<REPOSITORY_INFO>\nRepository {repo_name} is cloned to {extras.get('repo_directory') or ''}.\n"
+            "</REPOSITORY_INFO>"
+        )
     if extras.get("repo_instructions"):
         parts.append(f"<REPOSITORY_INSTRUCTIONS>\n{extras['repo_instructions']}\n</REPOSITORY_INSTRUCTIONS>")
     hosts = extras.get("runtime_hosts") or {}
@@ -202,9 +245,21 @@ def _obs_text(ev: dict[str, Any]) -> str:
     return f"{md.get('prefix') or ''}{content}{md.get('suffix') or ''}"
 
 
-def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, episode_id: str, task_id: str,
-                    position: int, instance: dict[str, Any], metrics: dict[str, Any],
-                    test_result: dict[str, Any], error: Any, instruction: Any = None) -> Iterator[Event]:
+def convert_history(
+    f: Fields,
+    history: list[Any],
+    field: str,
+    *,
+    run_id: str,
+    episode_id: str,
+    task_id: str,
+    position: int,
+    instance: dict[str, Any],
+    metrics: dict[str, Any],
+    test_result: dict[str, Any],
+    error: Any,
+    instruction: Any = None,
+) -> Iterator[Event]:
     """The events of one OpenHands history (list of serialized events)."""
     evs = []
     for i, e in enumerate(history):
@@ -225,23 +280,54 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
             if rid not in resp_ids:
                 resp_ids.append(rid)
     usages = f.get(metrics, "token_usages", list, "metrics", default=[])
-    token_usage = {u["response_id"]: u for u in usages if isinstance(u, dict) and isinstance(u.get("response_id"), str)}
-    cost_list = [c.get("cost") for c in f.get(metrics, "costs", list, "metrics", default=[]) if isinstance(c, dict)]
-    total = metrics.get("accumulated_cost") if isinstance(metrics.get("accumulated_cost"), (int, float)) else None
-    n_plain = sum(1 for e in evs if e.get("source") == "agent" and e.get("action") == "message"
-                  and not isinstance(e.get("tool_call_metadata"), dict))
+    token_usage = {
+        u["response_id"]: u for u in usages if isinstance(u, dict) and isinstance(u.get("response_id"), str)
+    }
+    cost_list = [
+        c.get("cost") for c in f.get(metrics, "costs", list, "metrics", default=[]) if isinstance(c, dict)
+    ]
+    total = (
+        metrics.get("accumulated_cost") if isinstance(metrics.get("accumulated_cost"), (int, float)) else None
+    )
+    n_plain = sum(
+        1
+        for e in evs
+        if e.get("source") == "agent"
+        and e.get("action") == "message"
+        and not isinstance(e.get("tool_call_metadata"), dict)
+    )
     n_calls = len(resp_ids) + n_plain
     if len(cost_list) == n_calls and all(isinstance(c, (int, float)) for c in cost_list):
         costs: list[float | None] = [float(c) for c in cost_list if c is not None]
     else:
-        weights = [float((token_usage.get(r) or {}).get("prompt_tokens") or 0) for r in resp_ids] + [0.0] * n_plain
+        weights = [float((token_usage.get(r) or {}).get("prompt_tokens") or 0) for r in resp_ids] + [
+            0.0
+        ] * n_plain
         costs = distribute_cost(total, weights)
 
-    task = instruction if isinstance(instruction, str) else next(
-        (e["args"]["content"] for e in evs if e.get("source") == "user" and e.get("action") == "message"
-         and isinstance(e.get("args"), dict) and isinstance(e["args"].get("content"), str)), None)
-    yield EpisodeStart(episode_id=episode_id, run_id=run_id, task_id=task_id, position=position,
-                       repo=instance.get("repo") if isinstance(instance.get("repo"), str) else None, task=task)
+    task = (
+        instruction
+        if isinstance(instruction, str)
+        else next(
+            (
+                e["args"]["content"]
+                for e in evs
+                if e.get("source") == "user"
+                and e.get("action") == "message"
+                and isinstance(e.get("args"), dict)
+                and isinstance(e["args"].get("content"), str)
+            ),
+            None,
+        )
+    )
+    yield EpisodeStart(
+        episode_id=episode_id,
+        run_id=run_id,
+        task_id=task_id,
+        position=position,
+        repo=instance.get("repo") if isinstance(instance.get("repo"), str) else None,
+        task=task,
+    )
 
     chain = CallChain(episode_id)
     hist: list[Message] = []
@@ -259,12 +345,23 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
                 continue  # not (or no longer) in the input
             digest = text_digest(r.text)
             yield MemoryDelivery(
-                episode_id=episode_id, delivery_id=f"{call_id}/recall/{r.event_id}", route="host", form=r.form,
-                consuming_call_id=call_id, entries=[e.model_copy() for e in r.entries],
-                placements=[Placement(slot=f"user:extra_info/{e.item_id}", kind="block", text=t,
-                                      digest=text_digest(t),
-                                      proof=Proof(message_index=index, message_digest=digest, start=s))
-                            for e, (s, t) in zip(r.entries, r.spans)])
+                episode_id=episode_id,
+                delivery_id=f"{call_id}/recall/{r.event_id}",
+                route="host",
+                form=r.form,
+                consuming_call_id=call_id,
+                entries=[e.model_copy() for e in r.entries],
+                placements=[
+                    Placement(
+                        slot=f"user:extra_info/{e.item_id}",
+                        kind="block",
+                        text=t,
+                        digest=text_digest(t),
+                        proof=Proof(message_index=index, message_digest=digest, start=s),
+                    )
+                    for e, (s, t) in zip(r.entries, r.spans)
+                ],
+            )
 
     hist_src: list[int | None] = []
     """Event id each history message came from (condensation forgets by event id)."""
@@ -283,7 +380,12 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
             push(Message(role="system", content=f.text(args, "content", f"{where}.args") or ""), e)
             tools = args.get("tools") if isinstance(args.get("tools"), list) else None
         elif action == "message" and src == "user":
-            push(Message(role="user", content=f.text(args, "content", f"{where}.args") or e.get("message", "")), e)
+            push(
+                Message(
+                    role="user", content=f.text(args, "content", f"{where}.args") or e.get("message", "")
+                ),
+                e,
+            )
         elif observation == "recall":
             extras = f.get(e, "extras", dict, where, default={})
             text, blocks = render_recall(extras)
@@ -294,16 +396,35 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
             entries = []
             for name, trigger, block in blocks:
                 spans.append((text.index(block), block))
-                value = block[len("<EXTRA_INFO>\n") + len(EXTRA_INFO_HEAD.format(trigger=trigger)):
-                              -len("\n</EXTRA_INFO>")]
-                entries.append(Entry(namespace="openhands:microagents", item_id=name, id_scheme="microagent-name",
-                                     value=value, digest=text_digest(value), display_key=trigger or None,
-                                     labels={"trigger": trigger}))
+                value = block[
+                    len("<EXTRA_INFO>\n") + len(EXTRA_INFO_HEAD.format(trigger=trigger)) : -len(
+                        "\n</EXTRA_INFO>"
+                    )
+                ]
+                entries.append(
+                    Entry(
+                        namespace="openhands:microagents",
+                        item_id=name,
+                        id_scheme="microagent-name",
+                        value=value,
+                        digest=text_digest(value),
+                        display_key=trigger or None,
+                        labels={"trigger": trigger},
+                    )
+                )
             if entries:
                 rtype = extras.get("recall_type") if isinstance(extras.get("recall_type"), str) else "recall"
                 eid = e.get("id")
-                recalls.append(_Recall(hist[-1], text, rtype, entries, spans,
-                                       eid if isinstance(eid, int) and not isinstance(eid, bool) else i))
+                recalls.append(
+                    _Recall(
+                        hist[-1],
+                        text,
+                        rtype,
+                        entries,
+                        spans,
+                        eid if isinstance(eid, int) and not isinstance(eid, bool) else i,
+                    )
+                )
         elif src == "agent" and action is not None and tcm is not None:
             mr = f.get(tcm, "model_response", dict, f"{where}.tool_call_metadata", required=True)
             rid = mr.get("id") or f"event-{e.get('id', i)}"
@@ -311,15 +432,25 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
                 continue  # a further action of a response already recorded
             done.add(rid)
             choices = f.get(mr, "choices", list, f"{where}.tool_call_metadata.model_response", required=True)
-            if not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
-                raise f.fail(f"{where}.tool_call_metadata.model_response.choices", "expected a message choice")
+            if (
+                not choices
+                or not isinstance(choices[0], dict)
+                or not isinstance(choices[0].get("message"), dict)
+            ):
+                raise f.fail(
+                    f"{where}.tool_call_metadata.model_response.choices", "expected a message choice"
+                )
             msg = choices[0]["message"]
             mfield = f"{where}.tool_call_metadata.model_response.choices[0].message"
             content = f.text(msg, "content", mfield)
             tcs = openai_tool_calls(f, msg.get("tool_calls"), f"{mfield}.tool_calls")
-            emitted, call = chain.emit(hist, Response(content=content, tool_calls=tcs),
-                                       usage=openai_usage(mr.get("usage")), cost_usd=costs[k],
-                                       model=mr.get("model") if isinstance(mr.get("model"), str) else None)
+            emitted, call = chain.emit(
+                hist,
+                Response(content=content, tool_calls=tcs),
+                usage=openai_usage(mr.get("usage")),
+                cost_usd=costs[k],
+                model=mr.get("model") if isinstance(mr.get("model"), str) else None,
+            )
             call.request.tools = tools
             k += 1
             yield from emitted
@@ -341,15 +472,23 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
             tcid = tcm.get("tool_call_id")
             src_call = issued.get(tcid) if isinstance(tcid, str) else None
             if src_call is None:
-                raise f.fail(f"{where}.tool_call_metadata.tool_call_id",
-                             f"{tcid!r} answers no tool call of an earlier model response")
+                raise f.fail(
+                    f"{where}.tool_call_metadata.tool_call_id",
+                    f"{tcid!r} answers no tool call of an earlier model response",
+                )
             out = _obs_text(e)
             extras = as_dict(e.get("extras"))
             md = as_dict(extras.get("metadata"))
             code = md.get("exit_code")
-            yield ToolResultEvent(episode_id=episode_id, call_id=src_call[0], tool_call_id=tcid, name=src_call[1],
-                                  arguments=src_call[2], output=out,
-                                  exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None)
+            yield ToolResultEvent(
+                episode_id=episode_id,
+                call_id=src_call[0],
+                tool_call_id=tcid,
+                name=src_call[1],
+                arguments=src_call[2],
+                output=out,
+                exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            )
             push(Message(role="tool", content=out, tool_call_id=tcid, name=src_call[1]), e)
         elif action == "condensation":
             forgotten = _forgotten(args)
@@ -368,8 +507,12 @@ def convert_history(f: Fields, history: list[Any], field: str, *, run_id: str, e
         resolved = report.get("resolved")
     sub = test_result.get("git_patch")
     status = "error" if error else ("finished" if finished else "stopped")
-    yield EpisodeEnd(episode_id=episode_id, resolved=resolved if isinstance(resolved, bool) else None,
-                     exit_status=status, submission=sub if isinstance(sub, str) and sub else None)
+    yield EpisodeEnd(
+        episode_id=episode_id,
+        resolved=resolved if isinstance(resolved, bool) else None,
+        exit_status=status,
+        submission=sub if isinstance(sub, str) and sub else None,
+    )
 
 
 OPENHANDS = register(OpenHandsImporter())

@@ -43,9 +43,15 @@ def default_workers(n_files: int) -> int:
     return max(1, min(n_files, os.cpu_count() or 1))
 
 
-def ingest_files(con: duckdb.DuckDBPyConnection, paths: list[Path], *, workers: int | None = None,
-                 known_blobs: set[int] | None = None, on_event: Callable[[int], None] | None = None,
-                 min_bytes: int = PARALLEL_MIN_BYTES) -> Iterator[tuple[Path, IngestResult | IngestError]]:
+def ingest_files(
+    con: duckdb.DuckDBPyConnection,
+    paths: list[Path],
+    *,
+    workers: int | None = None,
+    known_blobs: set[int] | None = None,
+    on_event: Callable[[int], None] | None = None,
+    min_bytes: int = PARALLEL_MIN_BYTES,
+) -> Iterator[tuple[Path, IngestResult | IngestError]]:
     """Import `paths` (each in its own transaction) and yield (path, result or error) in order.
 
     Uses worker processes when the input is large enough (`min_bytes`) and `workers` is not 0;
@@ -114,8 +120,13 @@ def _progress(out: Any, idx: int, k: int) -> None:
     out.put((idx, "progress", k))
 
 
-def _worker(tasks: Any, out: Any, existing: tuple[set[str], set[str]], known_files: dict[str, str],
-            state: tuple[Any, ...]) -> None:
+def _worker(
+    tasks: Any,
+    out: Any,
+    existing: tuple[set[str], set[str]],
+    known_files: dict[str, str],
+    state: tuple[Any, ...],
+) -> None:
     _set_observer_state(state)
     while True:
         task = tasks.get()
@@ -160,8 +171,13 @@ class _FileState:
 
 
 class _Parallel:
-    def __init__(self, con: duckdb.DuckDBPyConnection, paths: list[Path], workers: int,
-                 on_event: Callable[[int], None] | None) -> None:
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        paths: list[Path],
+        workers: int,
+        on_event: Callable[[int], None] | None,
+    ) -> None:
         self.con, self.paths, self.on_event = con, paths, on_event
         self.n_workers = min(workers, len(paths))
         self.eps, self.runs = existing_ids(con)
@@ -171,8 +187,12 @@ class _Parallel:
         ctx = mp.get_context("spawn")  # never fork a process that holds a DuckDB connection
         tasks, out = ctx.Queue(), ctx.Queue(maxsize=64)
         state = _observer_state()
-        procs = [ctx.Process(target=_worker, args=(tasks, out, (self.eps, self.runs), self.known_files, state),
-                             daemon=True) for _ in range(self.n_workers)]
+        procs = [
+            ctx.Process(
+                target=_worker, args=(tasks, out, (self.eps, self.runs), self.known_files, state), daemon=True
+            )
+            for _ in range(self.n_workers)
+        ]
         for pr in procs:
             pr.start()
         sent = 0
@@ -207,8 +227,14 @@ class _Parallel:
             self.con.execute("ROLLBACK")
             self.in_tx = False
 
-    def _one(self, idx: int, st: _FileState, out: Any, procs: list[Any],
-             buffered: dict[int, deque[tuple[str, Any]]]) -> IngestResult | IngestError:
+    def _one(
+        self,
+        idx: int,
+        st: _FileState,
+        out: Any,
+        procs: list[Any],
+        buffered: dict[int, deque[tuple[str, Any]]],
+    ) -> IngestResult | IngestError:
         """Apply one file's messages, in order, up to its final one (done, error or skipped)."""
         pending: IngestResult | IngestError | None = None  # the outcome once the file is dead
         q = buffered.setdefault(idx, deque())
@@ -224,7 +250,9 @@ class _Parallel:
                 if kind == "error":
                     self._rollback()
                     err = IngestError(*payload)
-                    if isinstance(pending, IngestError) and (pending.line or 1 << 62) <= (err.line or 1 << 62):
+                    if isinstance(pending, IngestError) and (pending.line or 1 << 62) <= (
+                        err.line or 1 << 62
+                    ):
                         return pending
                     return err
                 if kind == "start":
@@ -234,11 +262,15 @@ class _Parallel:
                     row = rows[0] if rows else None
                     if row:  # an earlier file of this call had the same content
                         st.dead = True
-                        pending = IngestResult(str(st.path), st.format, "skipped", error=f"already imported from {row[0]}")
+                        pending = IngestResult(
+                            str(st.path), st.format, "skipped", error=f"already imported from {row[0]}"
+                        )
                     else:
                         self.con.execute("BEGIN TRANSACTION")
                         self.in_tx = True
-                        st.file_id = self.con.execute("SELECT coalesce(max(file_id), 0) + 1 FROM files").fetchall()[0][0]
+                        st.file_id = self.con.execute(
+                            "SELECT coalesce(max(file_id), 0) + 1 FROM files"
+                        ).fetchall()[0][0]
                 elif kind == "rows" and not st.dead:
                     bad = self._insert(st, payload)
                     if bad is not None:
@@ -249,8 +281,10 @@ class _Parallel:
                     if pending is not None:
                         return pending
                     n, episodes = payload
-                    self.con.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                     [st.file_id, str(st.path), st.sha, st.size, st.format, n, dt.datetime.now()])
+                    self.con.execute(
+                        "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [st.file_id, str(st.path), st.sha, st.size, st.format, n, dt.datetime.now()],
+                    )
                     self.con.execute("COMMIT")
                     self.in_tx = False
                     self.eps.update(st.ids["episodes"])
@@ -269,7 +303,8 @@ class _Parallel:
                     raise RuntimeError(
                         f"an import worker process died (exit code {dead[0].exitcode}); the files committed before "
                         "it are kept: run the same import again (a script that calls ingest_files needs an "
-                        "`if __name__ == '__main__':` guard, or pass workers=0)") from None
+                        "`if __name__ == '__main__':` guard, or pass workers=0)"
+                    ) from None
                 continue
             if kind == "progress":
                 if self.on_event is not None and payload:
@@ -296,6 +331,8 @@ class _Parallel:
         key, seen = ("episode_id", self.eps) if table == "episodes" else ("run_id", self.runs)
         for value, seq in zip(tbl.column(key).to_pylist(), tbl.column("seq").to_pylist(), strict=True):
             if value in seen:
-                return IngestError(st.path, seq, None, f"{key} {value!r} is already stored (import each recording once)")
+                return IngestError(
+                    st.path, seq, None, f"{key} {value!r} is already stored (import each recording once)"
+                )
         st.ids[table].extend(tbl.column(key).to_pylist())
         return None

@@ -61,8 +61,11 @@ class ReflexionImporter:
         if h.startswith(b"["):
             return b'"memory"' in head and b'"is_success"' in head
         first = h.split(b"\n", 1)[0]
-        return h.startswith(b"{") and b'"reflections"' in first and (
-            b'"is_solved"' in first or b'"solution"' in first)
+        return (
+            h.startswith(b"{")
+            and b'"reflections"' in first
+            and (b'"is_solved"' in first or b'"solution"' in first)
+        )
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
         yield from guarded(path, self._events(path))
@@ -74,15 +77,25 @@ class ReflexionImporter:
             doc = load_json(path)
             if not isinstance(doc, list):
                 raise f.fail(None, "expected a list of task results")
-            yield None, RunEvent(run_id=run_id, config=run_config("reflexion"), label=stem(path), agent="Reflexion",
-                                 meta={"source": path.name, "format": "reflexion-alfworld"})
+            yield (
+                None,
+                RunEvent(
+                    run_id=run_id,
+                    config=run_config("reflexion"),
+                    label=stem(path),
+                    agent="Reflexion",
+                    meta={"source": path.name, "format": "reflexion-alfworld"},
+                ),
+            )
             for pos, item in enumerate(doc):
                 where = f"[{pos}]"
                 item = f.obj(item, where)
                 name = f.get(item, "name", str, where, required=True)
                 memory = f.get(item, "memory", list, where, default=[])
                 ok = f.get(item, "is_success", bool, where)
-                for ev in _task(f, run_id, pos, name, memory, f"{where}.memory", ok, None, None, written_here=False):
+                for ev in _task(
+                    f, run_id, pos, name, memory, f"{where}.memory", ok, None, None, written_here=False
+                ):
                     yield None, ev
             return
         n_tasks = 0
@@ -92,22 +105,54 @@ class ReflexionImporter:
             f = Fields(path, n)
             item = f.obj(parse_json(path, raw, n), "")
             if n_tasks == 0:
-                yield n, RunEvent(run_id=run_id, config=run_config("reflexion"), label=stem(path), agent="Reflexion",
-                                  meta={"source": path.name, "format": "reflexion-programming",
-                                        "language": item.get("language")})
+                yield (
+                    n,
+                    RunEvent(
+                        run_id=run_id,
+                        config=run_config("reflexion"),
+                        label=stem(path),
+                        agent="Reflexion",
+                        meta={
+                            "source": path.name,
+                            "format": "reflexion-programming",
+                            "language": item.get("language"),
+                        },
+                    ),
+                )
             name = f.get(item, "name", str, "", required=True)
             refl = f.get(item, "reflections", list, "", default=[])
             solved = f.get(item, "is_solved", bool, "")
-            for ev in _task(f, run_id, n_tasks, name, refl, "reflections", solved,
-                            f.get(item, "prompt", str, ""), f.get(item, "solution", str, ""), written_here=True):
+            for ev in _task(
+                f,
+                run_id,
+                n_tasks,
+                name,
+                refl,
+                "reflections",
+                solved,
+                f.get(item, "prompt", str, ""),
+                f.get(item, "solution", str, ""),
+                written_here=True,
+            ):
                 yield n, ev
             n_tasks += 1
         if n_tasks == 0:
             raise IngestError(path, None, None, "no tasks in file")
 
 
-def _task(f: Fields, run_id: str, pos: int, name: str, reflections: list[Any], field: str, ok: bool | None,
-          prompt: str | None, solution: str | None, *, written_here: bool) -> Iterator[Event]:
+def _task(
+    f: Fields,
+    run_id: str,
+    pos: int,
+    name: str,
+    reflections: list[Any],
+    field: str,
+    ok: bool | None,
+    prompt: str | None,
+    solution: str | None,
+    *,
+    written_here: bool,
+) -> Iterator[Event]:
     ep = f"{run_id}/{safe_id(name)}"
     ns = f"reflexion:{name}"
     yield EpisodeStart(episode_id=ep, run_id=run_id, task_id=name, position=pos, task=prompt)
@@ -115,15 +160,36 @@ def _task(f: Fields, run_id: str, pos: int, name: str, reflections: list[Any], f
     for i, r in enumerate(reflections):
         if not isinstance(r, str):
             raise f.fail(f"{field}[{i}]", f"expected a string, got {type(r).__name__}")
-        yield MemoryChange(namespace=ns, item_id=f"trial-{i}", version="1", op="create", value=r,
-                           episode_id=ep if written_here else None, run_id=run_id)
-        entries.append(Entry(namespace=ns, item_id=f"trial-{i}", id_scheme="reflexion-trial", version="1",
-                             value=r, digest=text_digest(r), display_key=f"Trial {i}:"))
+        yield MemoryChange(
+            namespace=ns,
+            item_id=f"trial-{i}",
+            version="1",
+            op="create",
+            value=r,
+            episode_id=ep if written_here else None,
+            run_id=run_id,
+        )
+        entries.append(
+            Entry(
+                namespace=ns,
+                item_id=f"trial-{i}",
+                id_scheme="reflexion-trial",
+                version="1",
+                value=r,
+                digest=text_digest(r),
+                display_key=f"Trial {i}:",
+            )
+        )
     if entries:
-        yield MemoryDelivery(episode_id=ep, delivery_id=f"{ep}/reflections", route="host", form="reflection",
-                             entries=entries)
-    yield EpisodeEnd(episode_id=ep, resolved=ok, exit_status=None if ok is None else ("success" if ok else "failure"),
-                     submission=solution or None)
+        yield MemoryDelivery(
+            episode_id=ep, delivery_id=f"{ep}/reflections", route="host", form="reflection", entries=entries
+        )
+    yield EpisodeEnd(
+        episode_id=ep,
+        resolved=ok,
+        exit_status=None if ok is None else ("success" if ok else "failure"),
+        submission=solution or None,
+    )
 
 
 REFLEXION = register(ReflexionImporter())

@@ -57,7 +57,8 @@ class SweAgentImporter:
             return False
         top = h[:300]
         return (b'"environment"' in top or b'"trajectory"' in top) and (
-            b'"observation"' in head or b'"history"' in head)
+            b'"observation"' in head or b'"history"' in head
+        )
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
         doc = load_json(path)
@@ -120,17 +121,30 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         agent_cfg = as_dict(cfg.get("agent"))
         mc = as_dict(agent_cfg.get("model"))
         model = mc.get("name") if isinstance(mc.get("name"), str) else None
-    yield RunEvent(run_id=run_id, config=run_config(run_name), label=run_name,
-                   agent=f"SWE-agent {info.get('swe_agent_version') or version}", model=model,
-                   meta={"source": path.name, "format": f"swe-agent-{version}", "api_calls": api_calls,
-                         "instance_cost": total, "cost_allocation": "distributed-equally",
-                         "environment": doc.get("environment") if isinstance(doc.get("environment"), str) else None})
+    yield RunEvent(
+        run_id=run_id,
+        config=run_config(run_name),
+        label=run_name,
+        agent=f"SWE-agent {info.get('swe_agent_version') or version}",
+        model=model,
+        meta={
+            "source": path.name,
+            "format": f"swe-agent-{version}",
+            "api_calls": api_calls,
+            "instance_cost": total,
+            "cost_allocation": "distributed-equally",
+            "environment": doc.get("environment") if isinstance(doc.get("environment"), str) else None,
+        },
+    )
     yield EpisodeStart(episode_id=ep, run_id=run_id, task_id=iid, position=0, repo=repo_of(iid), task=task)
 
     chain = CallChain(ep)
     if not has_query and len(assistants) < len(steps):
-        raise f.fail("history", f"has {len(assistants)} assistant messages for {len(steps)} trajectory "
-                                "steps (and the steps carry no `query`)")
+        raise f.fail(
+            "history",
+            f"has {len(assistants)} assistant messages for {len(steps)} trajectory "
+            "steps (and the steps carry no `query`)",
+        )
     for k, s in enumerate(steps):
         field = f"trajectory[{k}]"
         if has_query:
@@ -147,15 +161,27 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         obs = f.get(s, "observation", str, field, default="")
         action = f.get(s, "action", str, field)
         for tc in tcs or []:
-            yield ToolResultEvent(episode_id=ep, call_id=call.call_id, tool_call_id=tc.id, name=tc.name,
-                                  arguments=action if action is not None else tc.arguments, output=obs)
+            yield ToolResultEvent(
+                episode_id=ep,
+                call_id=call.call_id,
+                tool_call_id=tc.id,
+                name=tc.name,
+                arguments=action if action is not None else tc.arguments,
+                output=obs,
+            )
         if not tcs and k == len(steps) - 1 and obs:
             # Text actions: the last observation reaches no later input; keep it as a tool result.
-            yield ToolResultEvent(episode_id=ep, call_id=call.call_id, name=None, arguments=action, output=obs)
+            yield ToolResultEvent(
+                episode_id=ep, call_id=call.call_id, name=None, arguments=action, output=obs
+            )
     status = info.get("exit_status")
     sub = info.get("submission")
-    yield EpisodeEnd(episode_id=ep, resolved=None, exit_status=status if isinstance(status, str) else None,
-                     submission=sub if isinstance(sub, str) and sub else None)
+    yield EpisodeEnd(
+        episode_id=ep,
+        resolved=None,
+        exit_status=status if isinstance(status, str) else None,
+        submission=sub if isinstance(sub, str) and sub else None,
+    )
 
 
 SWE_AGENT = register(SweAgentImporter())

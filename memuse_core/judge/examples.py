@@ -18,12 +18,22 @@ def acted_on_episode(eid: str = "acted", *, padding: int = 0) -> list[Event]:
     """A host recall names a helper the task never mentions; the agent greps and edits it; tests pass."""
     b = EpisodeBuilder(eid, task=TASK)
     b.step("Let me look around.", "ls src", "dates.py util.py")
-    b.host_block("recall", "Relevant memories:\n- The real check lives in `_clamp_day` in src/util.py; "
-                 "fix it there, not in parse_date.",
-                 entries=[entry("m-clamp", "The real check lives in `_clamp_day` in src/util.py; fix it there, "
-                                "not in parse_date.")])
-    b.step("Memory points at the helper; let me inspect it.", "grep -n _clamp_day src/util.py",
-           "12:def _clamp_day(y, m, d):")
+    b.host_block(
+        "recall",
+        "Relevant memories:\n- The real check lives in `_clamp_day` in src/util.py; "
+        "fix it there, not in parse_date.",
+        entries=[
+            entry(
+                "m-clamp",
+                "The real check lives in `_clamp_day` in src/util.py; fix it there, not in parse_date.",
+            )
+        ],
+    )
+    b.step(
+        "Memory points at the helper; let me inspect it.",
+        "grep -n _clamp_day src/util.py",
+        "12:def _clamp_day(y, m, d):",
+    )
     b.step("Edit the helper.", "sed -i 's/return d/return min(d, last_day(y, m))/' src/util.py", "")
     for i in range(padding):
         b.step(f"Check file {i}.", f"cat docs/page{i}.txt", "nothing relevant " * 20)
@@ -35,8 +45,11 @@ def acted_on_episode(eid: str = "acted", *, padding: int = 0) -> list[Event]:
 def ignored_episode(eid: str = "ignored") -> list[Event]:
     """A recalled style tip that the agent never uses: influence none after reading the window."""
     b = EpisodeBuilder(eid, task=TASK)
-    b.host_block("recall", "Relevant memories:\n- Use the black formatter with --line-length 100 in ci_lint.yaml.",
-                 entries=[entry("m-black", "Use the black formatter with --line-length 100 in ci_lint.yaml.")])
+    b.host_block(
+        "recall",
+        "Relevant memories:\n- Use the black formatter with --line-length 100 in ci_lint.yaml.",
+        entries=[entry("m-black", "Use the black formatter with --line-length 100 in ci_lint.yaml.")],
+    )
     b.step("Find the parser.", "grep -n parse_date src/dates.py", "3:def parse_date(s):")
     b.step("Fix it.", "sed -i 's/strptime/fromisoformat/' src/dates.py", "")
     b.step("Test.", "pytest tests/test_dates.py", "5 passed")
@@ -47,10 +60,16 @@ def ignored_episode(eid: str = "ignored") -> list[Event]:
 def referenced_episode(eid: str = "referenced") -> list[Event]:
     """The agent mentions the recalled helper but never acts on it."""
     b = EpisodeBuilder(eid, task=TASK)
-    b.host_block("recall", "Relevant memories:\n- Older releases patched `legacy_date_shim` for this.",
-                 entries=[entry("m-shim", "Older releases patched `legacy_date_shim` for this.")])
-    b.step("Memory mentions legacy_date_shim, but this codebase has no shim; I will fix parse_date directly.",
-           "grep -n parse_date src/dates.py", "3:def parse_date(s):")
+    b.host_block(
+        "recall",
+        "Relevant memories:\n- Older releases patched `legacy_date_shim` for this.",
+        entries=[entry("m-shim", "Older releases patched `legacy_date_shim` for this.")],
+    )
+    b.step(
+        "Memory mentions legacy_date_shim, but this codebase has no shim; I will fix parse_date directly.",
+        "grep -n parse_date src/dates.py",
+        "3:def parse_date(s):",
+    )
     b.step("Fix it.", "sed -i 's/strptime/fromisoformat/' src/dates.py", "")
     b.final("Done.")
     return b.finish(resolved=True)
@@ -60,15 +79,29 @@ def selected_episode(eid: str = "selected") -> list[Event]:
     """A search preview lists a card id; the agent fetches the full card (a separate delivery)."""
     b = EpisodeBuilder(eid, task=TASK)
     preview = "[card-dates-0042] parse_date crash on invalid days"
-    full = ("[card-dates-0042] parse_date crash on invalid days\nFix: validate with `calendar.monthrange` "
-            "before building the date.")
+    full = (
+        "[card-dates-0042] parse_date crash on invalid days\nFix: validate with `calendar.monthrange` "
+        "before building the date."
+    )
     sid = b.search("parse_date invalid day", [("card-dates-0042", preview)])
-    b.step("Search memory.", "memory_search 'parse_date invalid day'", preview,
-           tool_memory=([entry("card-dates-0042", preview, namespace="cards")], "search_preview"), search_id=sid)
-    b.step("Open that card.", "memory_get card-dates-0042", full,
-           tool_memory=([entry("card-dates-0042", full, namespace="cards", version="2")], "full_card"))
-    b.step("Apply the card's check.", "sed -i 's/date(y, m, d)/calendar.monthrange(y, m) and date(y, m, d)/' "
-           "src/dates.py", "")
+    b.step(
+        "Search memory.",
+        "memory_search 'parse_date invalid day'",
+        preview,
+        tool_memory=([entry("card-dates-0042", preview, namespace="cards")], "search_preview"),
+        search_id=sid,
+    )
+    b.step(
+        "Open that card.",
+        "memory_get card-dates-0042",
+        full,
+        tool_memory=([entry("card-dates-0042", full, namespace="cards", version="2")], "full_card"),
+    )
+    b.step(
+        "Apply the card's check.",
+        "sed -i 's/date(y, m, d)/calendar.monthrange(y, m) and date(y, m, d)/' src/dates.py",
+        "",
+    )
     b.step("Test.", "pytest tests/test_dates.py", "5 passed")
     b.final("Done.")
     return b.finish(resolved=True)

@@ -36,19 +36,33 @@ def make_client(settings: JudgeSettings) -> openai.AsyncOpenAI:
     key = os.environ.get(settings.api_key_env)
     if not key:
         if settings.base_url is None:
-            raise JudgeConfigError(f"set {settings.api_key_env} (or pick another variable with --api-key-env) "
-                                   "to use the LLM judge, or give --base-url for a local endpoint")
+            raise JudgeConfigError(
+                f"set {settings.api_key_env} (or pick another variable with --api-key-env) "
+                "to use the LLM judge, or give --base-url for a local endpoint"
+            )
         key = "not-needed"
     if not settings.model:
         raise JudgeConfigError("the LLM judge needs --model")
-    return openai.AsyncOpenAI(api_key=key, base_url=settings.base_url, max_retries=0, timeout=settings.timeout)
+    return openai.AsyncOpenAI(
+        api_key=key, base_url=settings.base_url, max_retries=0, timeout=settings.timeout
+    )
 
 
-_RETRYABLE = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError)
+_RETRYABLE = (
+    openai.RateLimitError,
+    openai.APITimeoutError,
+    openai.APIConnectionError,
+    openai.InternalServerError,
+)
 
 
-async def _create(client: openai.AsyncOpenAI, settings: JudgeSettings, res: JudgmentResult,
-                  log: list[dict[str, Any]], **kw: Any) -> Any:
+async def _create(
+    client: openai.AsyncOpenAI,
+    settings: JudgeSettings,
+    res: JudgmentResult,
+    log: list[dict[str, Any]],
+    **kw: Any,
+) -> Any:
     delay = settings.backoff
     for attempt in range(settings.max_retries + 1):
         try:
@@ -100,14 +114,24 @@ def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any) -> int:
 def _assistant_dict(msg: Any) -> dict[str, Any]:
     d: dict[str, Any] = {"role": "assistant", "content": msg.content}
     if msg.tool_calls:
-        d["tool_calls"] = [{"id": tc.id, "type": "function",
-                            "function": {"name": tc.function.name, "arguments": tc.function.arguments}}
-                           for tc in msg.tool_calls]
+        d["tool_calls"] = [
+            {
+                "id": tc.id,
+                "type": "function",
+                "function": {"name": tc.function.name, "arguments": tc.function.arguments},
+            }
+            for tc in msg.tool_calls
+        ]
     return d
 
 
-async def judge_llm(pkg: EvidencePackage, client: openai.AsyncOpenAI, settings: JudgeSettings,
-                    prompts: Prompts, res: JudgmentResult | None = None) -> JudgmentResult:
+async def judge_llm(
+    pkg: EvidencePackage,
+    client: openai.AsyncOpenAI,
+    settings: JudgeSettings,
+    prompts: Prompts,
+    res: JudgmentResult | None = None,
+) -> JudgmentResult:
     """Judge one span with the LLM loop; never raises for judge failures (error span instead).
 
     Pass `res` to observe progress (the batch runner records it as interrupted on Ctrl-C)."""
@@ -129,8 +153,12 @@ async def judge_llm(pkg: EvidencePackage, client: openai.AsyncOpenAI, settings: 
     budget = settings.context_tokens - settings.reserve_tokens
     est0 = (sum(len(m["content"]) for m in messages) + len(json.dumps(schemas))) // 4
     if est0 > budget:
-        return _finish(res, "error", f"preflight: prompts, tools and mandatory evidence need ~{est0} tokens, "
-                       f"over the input budget of {budget}")
+        return _finish(
+            res,
+            "error",
+            f"preflight: prompts, tools and mandatory evidence need ~{est0} tokens, "
+            f"over the input budget of {budget}",
+        )
     forced = False
     while True:
         if res.calls >= settings.max_calls:
@@ -142,8 +170,12 @@ async def judge_llm(pkg: EvidencePackage, client: openai.AsyncOpenAI, settings: 
             messages.append({"role": "user", "content": prompts.forced})
         res.calls += 1
         round_no = res.calls
-        kw: dict[str, Any] = {"model": settings.model, "messages": messages, "tools": schemas,
-                              "temperature": settings.temperature}
+        kw: dict[str, Any] = {
+            "model": settings.model,
+            "messages": messages,
+            "tools": schemas,
+            "temperature": settings.temperature,
+        }
         if forced:
             kw["tool_choice"] = {"type": "function", "function": {"name": ANSWER_TOOL}}
         t0 = time.time()
@@ -172,7 +204,12 @@ async def judge_llm(pkg: EvidencePackage, client: openai.AsyncOpenAI, settings: 
                 continue
             chk = check_answer(pkg, tools, tc.function.arguments)
             att = Attempt(call=round_no, forced=forced)
-            if forced and chk.answer is not None and chk.violations and all(v.coercible for v in chk.violations):
+            if (
+                forced
+                and chk.answer is not None
+                and chk.violations
+                and all(v.coercible for v in chk.violations)
+            ):
                 fixed, att.coerced = coerce_undetermined(chk.answer, chk.violations)
                 chk = check_answer(pkg, tools, fixed)
             att.violations = [v.to_dict() for v in chk.violations]
@@ -211,7 +248,11 @@ async def judge_llm(pkg: EvidencePackage, client: openai.AsyncOpenAI, settings: 
         if rejected_now:
             res.followups += 1
         ct = int(getattr(getattr(resp, "usage", None), "completion_tokens", 0) or 0)
-        est = (prompt_tokens or sum(len(str(m.get("content") or "")) for m in messages[:start]) // 4) + ct + added // 4
+        est = (
+            (prompt_tokens or sum(len(str(m.get("content") or "")) for m in messages[:start]) // 4)
+            + ct
+            + added // 4
+        )
         if est > budget:
             rolled.append({"call": round_no, "estimated_tokens": est, "messages": messages[start:]})
             del messages[start:]

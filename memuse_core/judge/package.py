@@ -149,13 +149,20 @@ def episode_evidence(rec: EpisodeRecord) -> EpisodeEvidence:
         return cv.messages[i].role if cv is not None and 0 <= i < len(cv.messages) else None
 
     steps = [StepSource(st.t, st.call.call.response, st.observations, st.tool_results) for st in rec.steps]
-    return render_evidence(rec.episode_id, rec.start.task or "", rec.start.reference, steps, rec.deliveries,
-                           call_step, role_at)
+    return render_evidence(
+        rec.episode_id, rec.start.task or "", rec.start.reference, steps, rec.deliveries, call_step, role_at
+    )
 
 
-def render_evidence(episode_id: str, task: str, reference: str | None, steps: list[StepSource],
-                    deliveries: list[MemoryDelivery], call_step: dict[str, int | None],
-                    role_at: Callable[[str, int], str | None]) -> EpisodeEvidence:
+def render_evidence(
+    episode_id: str,
+    task: str,
+    reference: str | None,
+    steps: list[StepSource],
+    deliveries: list[MemoryDelivery],
+    call_step: dict[str, int | None],
+    role_at: Callable[[str, int], str | None],
+) -> EpisodeEvidence:
     """Step and memory files of an episode from its parts; shared by the record path
     (`episode_evidence`) and the store's evidence loader (`store.evidence`), so both render alike.
 
@@ -186,7 +193,9 @@ def render_evidence(episode_id: str, task: str, reference: str | None, steps: li
         rendered[st.t], refs[st.t] = _render_step(st, ds)
         for d in ds:
             memory[d.delivery_id] = _render_memory(d, dstep.get(d.delivery_id))
-    return EpisodeEvidence(episode_id, task, reference, len(steps), rendered, refs, memory, dstep, list(deliveries))
+    return EpisodeEvidence(
+        episode_id, task, reference, len(steps), rendered, refs, memory, dstep, list(deliveries)
+    )
 
 
 def _render_step(st: StepSource, deliveries: list[MemoryDelivery]) -> tuple[str, list[str]]:
@@ -207,7 +216,9 @@ def _render_step(st: StepSource, deliveries: list[MemoryDelivery]) -> tuple[str,
             head = f"### Result {i}"
             if i - 1 < len(st.tool_results):
                 tr = st.tool_results[i - 1]
-                bits = [b for b in (tr.name, None if tr.exit_code is None else f"exit code {tr.exit_code}") if b]
+                bits = [
+                    b for b in (tr.name, None if tr.exit_code is None else f"exit code {tr.exit_code}") if b
+                ]
                 if bits:
                     head += f" ({', '.join(bits)})"
             text = obs
@@ -239,27 +250,42 @@ def build_package(ev: EpisodeEvidence, span: SpanContext, *, reference: bool = F
     own = set(span.delivery_ids)
     files: dict[str, str] = {"task.md": "# Task\n\n" + ev.task}
     if reference and ev.reference:
-        files["reference.md"] = "# Reference solution (informs relevance and accuracy only)\n\n" + ev.reference
+        files["reference.md"] = (
+            "# Reference solution (informs relevance and accuracy only)\n\n" + ev.reference
+        )
     # Prior context B_S
-    idx = ["# Prior context index", "",
-           f"Visible messages of the first consuming input (step S{span.first_step}), in input order,",
-           "with the target delivery cut out. Reading this index does not read the sources.", ""]
+    idx = [
+        "# Prior context index",
+        "",
+        f"Visible messages of the first consuming input (step S{span.first_step}), in input order,",
+        "with the target delivery cut out. Reading this index does not read the sources.",
+        "",
+    ]
     for ps in span.prior_sources:
         path = f"prior/P{ps.pos}.md"
         mark = " (memory-only message: target delivery, kept as a position marker)" if ps.memory_only else ""
         cut = f"; {len(ps.cut)} target placement(s) cut out" if ps.cut else ""
-        idx.append(f"- [P{ps.pos}] message {ps.message_index}, role {ps.role}, {len(ps.text)} chars{cut}{mark}: {path}")
+        idx.append(
+            f"- [P{ps.pos}] message {ps.message_index}, role {ps.role}, {len(ps.text)} chars{cut}{mark}: {path}"
+        )
         files[path] = f"# [P{ps.pos}] message {ps.message_index} ({ps.role})\n\n{ps.text}"
     if not span.prior_sources:
         idx.append("(no visible prior sources)")
     files["prior/index.md"] = "\n".join(idx)
     # Target
-    pl = ["# Target delivery: placements verbatim", "",
-          f"span {span.span_id}; form {span.form}; route {span.route}; first consuming step "
-          f"S{span.first_step}; restated {span.restatements} time(s)", ""]
+    pl = [
+        "# Target delivery: placements verbatim",
+        "",
+        f"span {span.span_id}; form {span.form}; route {span.route}; first consuming step "
+        f"S{span.first_step}; restated {span.restatements} time(s)",
+        "",
+    ]
     for i, p in enumerate(span.placements, 1):
-        pl += [f"## Placement {i}: slot {p.slot} ({p.kind})", p.text if p.text is not None
-               else f"⟦redacted, {p.size or 0} characters⟧", ""]
+        pl += [
+            f"## Placement {i}: slot {p.slot} ({p.kind})",
+            p.text if p.text is not None else f"⟦redacted, {p.size or 0} characters⟧",
+            "",
+        ]
     files["target/placements.md"] = "\n".join(pl)
     infos: list[EntryInfo] = []
     el = ["# Target entries", "", "Assess every entry below; copy `entry` and `item_id` exactly.", ""]
@@ -279,12 +305,19 @@ def build_package(ev: EpisodeEvidence, span: SpanContext, *, reference: bool = F
             el += [f"{kind}:", "```", e.exposed_text, "```"]
         copies = [c for c in span.earlier_copies if c.entry_pos == e.pos]
         for c in copies:
-            cont = {True: "; contains all of the target's exposed text",
-                    False: "; does not contain all of the target's exposed text", None: ""}[c.contains_target]
-            el.append(f"- earlier copy {c.delivery_id} (step S{c.step}): {VISIBILITY_TEXT[c.visibility]}{cont}")
+            cont = {
+                True: "; contains all of the target's exposed text",
+                False: "; does not contain all of the target's exposed text",
+                None: "",
+            }[c.contains_target]
+            el.append(
+                f"- earlier copy {c.delivery_id} (step S{c.step}): {VISIBILITY_TEXT[c.visibility]}{cont}"
+            )
         for did, s, form in later:
-            el.append(f"- later retrieval of the same item, recorded as delivery {did}, consumed at step S{s} "
-                      f"(form {form}); it is judged in its own span")
+            el.append(
+                f"- later retrieval of the same item, recorded as delivery {did}, consumed at step S{s} "
+                f"(form {form}); it is judged in its own span"
+            )
         el.append("")
     files["target/entries.md"] = "\n".join(el)
     # Steps and referenced memory
@@ -293,10 +326,12 @@ def build_package(ev: EpisodeEvidence, span: SpanContext, *, reference: bool = F
         path = step_path(t)
         ds = ev.step_refs.get(t, [])
         if ds:
+
             def sub(m: re.Match[str]) -> str:
                 did = m.group(1)
                 tgt = "target/placements.md" if did in own else memory_path(did)
                 return _MEM_REF.format(did=did, path=tgt)
+
             text = _PLACEHOLDER_RE.sub(sub, text)
             rl = []
             for did in ds:
@@ -313,12 +348,22 @@ def build_package(ev: EpisodeEvidence, span: SpanContext, *, reference: bool = F
             for f in [step_path(t), *refs.get(step_path(t), [])]:
                 if f not in mandatory:
                     mandatory.append(f)
-    return EvidencePackage(span.span_id, span.episode_id, files, mandatory, refs, infos,
-                           span.first_step, ev.T, len(span.prior_sources))
+    return EvidencePackage(
+        span.span_id,
+        span.episode_id,
+        files,
+        mandatory,
+        refs,
+        infos,
+        span.first_step,
+        ev.T,
+        len(span.prior_sources),
+    )
 
 
-def _later_retrievals(ev: EpisodeEvidence, own: set[str], first: int, ns: str, item: str | None,
-                      exposed: str | None) -> list[tuple[str, int, str]]:
+def _later_retrievals(
+    ev: EpisodeEvidence, own: set[str], first: int, ns: str, item: str | None, exposed: str | None
+) -> list[tuple[str, int, str]]:
     """Later agent-directed deliveries of the same item with fuller text (candidate selections, A.2.2)."""
     if item is None:
         return []
@@ -336,9 +381,14 @@ def _later_retrievals(ev: EpisodeEvidence, own: set[str], first: int, ns: str, i
 
 def brief(pkg: EvidencePackage, inline: list[str]) -> str:
     """The span-specific first user message: file list, requirements, and inlined files."""
-    lines = [f"Span {pkg.span_id} (episode {pkg.episode_id}); the episode has {pkg.T} steps; "
-             f"first consuming step S{pkg.first_step}.", "",
-             f"{ENTRIES_MARKER} {pkg.entries_json()}", "", "## Files in the evidence package"]
+    lines = [
+        f"Span {pkg.span_id} (episode {pkg.episode_id}); the episode has {pkg.T} steps; "
+        f"first consuming step S{pkg.first_step}.",
+        "",
+        f"{ENTRIES_MARKER} {pkg.entries_json()}",
+        "",
+        "## Files in the evidence package",
+    ]
     for path, text in pkg.files.items():
         flags = []
         if path in pkg.mandatory:
@@ -371,8 +421,11 @@ def choose_inline(pkg: EvidencePackage, extra_chars: int) -> list[str]:
     if "reference.md" in pkg.files:
         order.append("reference.md")
     order += pkg.prior_paths()
-    for t in [*range(pkg.first_step, wend + 1), *range(wend + 1, pkg.T + 1),
-              *range(pkg.first_step - 1, 0, -1)]:
+    for t in [
+        *range(pkg.first_step, wend + 1),
+        *range(wend + 1, pkg.T + 1),
+        *range(pkg.first_step - 1, 0, -1),
+    ]:
         order += pkg.step_files(t)
     for p in order:
         if p in out:

@@ -186,7 +186,15 @@ def verdict_for(res: JudgmentResult) -> None:
     """Attach the verdict of an accepted answer (verdict assembly, 3.5; effect reset, A.3.1)."""
     if res.answer is None:
         return
-    sig = [EntrySignals(relevance=a.relevance, accuracy=a.accuracy, novelty=a.novelty, influence=a.influence,
-                        effect=a.effect, window_read=res.window_read.get(a.entry, False))
-           for a in sorted(res.answer.assessments, key=lambda a: a.entry)]
+    sig = [
+        EntrySignals(
+            relevance=a.relevance,
+            accuracy=a.accuracy,
+            novelty=a.novelty,
+            influence=a.influence,
+            effect=a.effect,
+            window_read=res.window_read.get(a.entry, False),
+        )
+        for a in sorted(res.answer.assessments, key=lambda a: a.entry)
+    ]
     res.verdict = span_verdict(res.span_id, sig, res.judgment_id)

@@ -30,28 +30,58 @@ from .tools import EvidenceTools
 from .validate import check_answer, mandatory_chars
 
 _TOKEN_RES = [
-    re.compile(r"`([^`\n]{3,80})`"),                                           # quoted code / commands
+    re.compile(r"`([^`\n]{3,80})`"),  # quoted code / commands
     re.compile(r"[\w.-]*[\w-]+/[\w./-]+|[\w-]+\.(?:py|js|ts|rs|go|java|rb|cfg|toml|ya?ml|json|ini|txt|md)\b"),
     re.compile(r"(?<!\w)_*[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?!-\w)"),  # dotted names
-    re.compile(r"(?<![\w-])_*[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+(?![\w-])"),     # snake_case, _private_name
-    re.compile(r"(?<!\w)_+[A-Za-z][A-Za-z0-9]{3,}(?!\w)"),                     # _private
+    re.compile(r"(?<![\w-])_*[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+(?![\w-])"),  # snake_case, _private_name
+    re.compile(r"(?<!\w)_+[A-Za-z][A-Za-z0-9]{3,}(?!\w)"),  # _private
     re.compile(r"(?<!\w)_*[a-z]+[A-Z][A-Za-z0-9]*|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"),  # camel/CapWords
-    re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]{1,}"),                              # flags
-    re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\b\d{3,}\b"),                         # values
-    re.compile(r"(?<![\w-])[a-z]+(?:-[a-z0-9]+){1,}(?![\w-])"),                # kebab ids (card-x-0001)
+    re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]{1,}"),  # flags
+    re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\b\d{3,}\b"),  # values
+    re.compile(r"(?<![\w-])[a-z]+(?:-[a-z0-9]+){1,}(?![\w-])"),  # kebab ids (card-x-0001)
 ]
 _DISTINCT = re.compile(r"_|[a-z][A-Z]")
 _IDENT = re.compile(r"_*[A-Za-z][\w.]*(?:_|[a-z][A-Z])[\w.]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
-_HEDGE = re.compile(r"\?|\bmaybe\b|\bmight\b|\bperhaps\b|\bnot sure\b|\bwhether\b|\bpossibly\b|\bsuspect\b", re.I)
-_TEST = re.compile(r"\b(pytest|tox|unittest|nosetests|runtests|make test|npm test|go test|cargo test)\b|\btests?/", re.I)
+_HEDGE = re.compile(
+    r"\?|\bmaybe\b|\bmight\b|\bperhaps\b|\bnot sure\b|\bwhether\b|\bpossibly\b|\bsuspect\b", re.I
+)
+_TEST = re.compile(
+    r"\b(pytest|tox|unittest|nosetests|runtests|make test|npm test|go test|cargo test)\b|\btests?/", re.I
+)
 _PASS = re.compile(r"\b\d+ passed\b|\bOK\b|\ball tests pass", re.I)
 _FAIL = re.compile(r"\b\d+ failed\b|\bFAILED\b|\bTraceback\b|\bError\b")
 _EDIT = re.compile(r"\b(sed -i|patch|apply_patch|str_replace|cat >|tee |perl -pi|write_file|edit)\b", re.I)
-_RETREAT = re.compile(r"\b(git checkout|git restore|git stash|revert|undo|red herring|dead end|wrong (?:place|file|lead)|"
-                      r"not the (?:cause|problem)|does ?n[o']t help|back out)\b", re.I)
-_STOP = {"self", "none", "true", "false", "return", "import", "from", "class", "def", "with", "that", "this",
-         "when", "then", "else", "file", "files", "test", "tests", "error", "value", "memory", "memories"}
+_RETREAT = re.compile(
+    r"\b(git checkout|git restore|git stash|revert|undo|red herring|dead end|wrong (?:place|file|lead)|"
+    r"not the (?:cause|problem)|does ?n[o']t help|back out)\b",
+    re.I,
+)
+_STOP = {
+    "self",
+    "none",
+    "true",
+    "false",
+    "return",
+    "import",
+    "from",
+    "class",
+    "def",
+    "with",
+    "that",
+    "this",
+    "when",
+    "then",
+    "else",
+    "file",
+    "files",
+    "test",
+    "tests",
+    "error",
+    "value",
+    "memory",
+    "memories",
+}
 
 
 def _word(c: str) -> bool:
@@ -117,7 +147,11 @@ def _split_step(text: str) -> tuple[str, str, str]:
     sec: dict[str, str] = {}
     for i in range(1, len(parts) - 1, 2):
         sec[parts[i]] = sec.get(parts[i], "") + parts[i + 1]
-    return sec.get("Reasoning", "") + "\n" + sec.get("Response", ""), sec.get("Tool calls", ""), sec.get("Results", "")
+    return (
+        sec.get("Reasoning", "") + "\n" + sec.get("Response", ""),
+        sec.get("Tool calls", ""),
+        sec.get("Results", ""),
+    )
 
 
 class _Reader:
@@ -138,8 +172,9 @@ class _Reader:
         return _Step(t, _split_step(self.full(step_path(t))))
 
 
-def judge_rules(pkg: EvidencePackage, settings: JudgeSettings | None = None,
-                res: JudgmentResult | None = None) -> JudgmentResult:
+def judge_rules(
+    pkg: EvidencePackage, settings: JudgeSettings | None = None, res: JudgmentResult | None = None
+) -> JudgmentResult:
     """Judge one span with the rules judge (deterministic; no network)."""
     settings = settings or JudgeSettings(judge="rules")
     res = res or JudgmentResult(span_id=pkg.span_id)
@@ -165,14 +200,21 @@ def judge_rules(pkg: EvidencePackage, settings: JudgeSettings | None = None,
         for o in pkg.entries:
             if o.pos != e.pos:
                 others |= ent_toks[o.pos]
-        assessments.append(_assess(pkg, e, ent_toks[e.pos], others, prior_toks, prior_words, task_text,
-                                   hedged, after))
+        assessments.append(
+            _assess(pkg, e, ent_toks[e.pos], others, prior_toks, prior_words, task_text, hedged, after)
+        )
     answer = JudgeAnswer(assessments=assessments, summary=_summary(assessments), confidence=0.5)
     chk = check_answer(pkg, tools, answer)
     res.tool_calls = tools.reads + tools.searches
     res.transcript = {"tool_log": log, "coverage": tools.ledger.snapshot()}
-    res.attempts.append(Attempt(call=0, accepted=chk.ok, violations=[v.to_dict() for v in chk.violations],
-                                answer=answer.model_dump()))
+    res.attempts.append(
+        Attempt(
+            call=0,
+            accepted=chk.ok,
+            violations=[v.to_dict() for v in chk.violations],
+            answer=answer.model_dump(),
+        )
+    )
     res.ended_at = time.time()
     if chk.ok:
         res.status, res.answer, res.window_read = "accepted", answer, chk.window_read
@@ -183,21 +225,41 @@ def judge_rules(pkg: EvidencePackage, settings: JudgeSettings | None = None,
     return res
 
 
-def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: set[str],
-            prior_toks: str, prior_words: str, task_text: str,
-            hedged: str, after: dict[int, _Step]) -> EntryAssessment:
+def _assess(
+    pkg: EvidencePackage,
+    e: EntryInfo,
+    toks: frozenset[str],
+    others: set[str],
+    prior_toks: str,
+    prior_words: str,
+    task_text: str,
+    hedged: str,
+    after: dict[int, _Step],
+) -> EntryAssessment:
     notes: list[str] = []
     if e.exposed_text is None:
-        return EntryAssessment(entry=e.pos, item_id=e.item_id, relevance=False, accuracy="uncontradicted", novelty=None, influence=None,
-                               effect=None, notes="rules: exposure unknown, the entry's own text cannot be "
-                               "separated from the placement; novelty and influence undetermined")
+        return EntryAssessment(
+            entry=e.pos,
+            item_id=e.item_id,
+            relevance=False,
+            accuracy="uncontradicted",
+            novelty=None,
+            influence=None,
+            effect=None,
+            notes="rules: exposure unknown, the entry's own text cannot be "
+            "separated from the placement; novelty and influence undetermined",
+        )
     specific = {t for t in toks if not has(prior_toks, t)}
     quotes = _quote_probes(e.exposed_text, prior_toks)
     exclusive = {t for t in specific if t not in others}
     ids = {x for x in (e.item_id,) if x and len(x) >= 4 and not has(prior_toks, x)}
     # Novelty (A.2.2): distinctive tokens first, content words as a fallback.
     if toks:
-        novelty = "redundant" if not specific else ("confirming" if all(has(hedged, k) for k in specific) else "novel")
+        novelty = (
+            "redundant"
+            if not specific
+            else ("confirming" if all(has(hedged, k) for k in specific) else "novel")
+        )
     else:
         ws = words(e.exposed_text)
         novelty = "redundant" if ws and sum(w in prior_words for w in ws) >= 0.9 * len(ws) else "novel"
@@ -227,24 +289,35 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
                 (selected if t in handoff else acted).append(t)
             elif used:
                 shared.append(t)
-            elif (any(k in text_said and has(text_said, k) for k in keys)
-                  or (e.item_id and has(text_said, e.item_id)) or any(q in text_said for q in quotes)):
+            elif (
+                any(k in text_said and has(text_said, k) for k in keys)
+                or (e.item_id and has(text_said, e.item_id))
+                or any(q in text_said for q in quotes)
+            ):
                 said.append(t)
         if acted:
             influence, anchors = "acted_on", acted[:5]
-            notes.append("an action uses memory-specific content absent from the prior sources at "
-                         + ", ".join(f"[S{t}]" for t in acted[:5]))
+            notes.append(
+                "an action uses memory-specific content absent from the prior sources at "
+                + ", ".join(f"[S{t}]" for t in acted[:5])
+            )
         elif selected:
             influence, anchors = "selected", selected[:3]
-            notes.append("retrieval of a fuller recorded delivery of the same item at "
-                         + ", ".join(f"[S{t}]" for t in selected[:3]))
+            notes.append(
+                "retrieval of a fuller recorded delivery of the same item at "
+                + ", ".join(f"[S{t}]" for t in selected[:3])
+            )
         elif shared:
             influence, evidence = None, shared[:5]
-            notes.append("actions use content that co-delivered entries also state: attribution undetermined at "
-                         + ", ".join(f"[S{t}]" for t in shared[:5]))
+            notes.append(
+                "actions use content that co-delivered entries also state: attribution undetermined at "
+                + ", ".join(f"[S{t}]" for t in shared[:5])
+            )
         elif said:
             influence, evidence = "referenced", said[:5]
-            notes.append("mentioned without an attributable action at " + ", ".join(f"[S{t}]" for t in said[:5]))
+            notes.append(
+                "mentioned without an attributable action at " + ", ".join(f"[S{t}]" for t in said[:5])
+            )
         else:
             notes.append(f"no reference, selection or attributable action in S{ws_}-S{we}")
     # Relevance (A.2.2): use of memory-specific content, or an identifier (not a bare path or
@@ -258,14 +331,29 @@ def _assess(pkg: EvidencePackage, e: EntryInfo, toks: frozenset[str], others: se
             accuracy = "corroborated"
         elif effect == "harmed":
             accuracy = "contradicted"
-        notes.append(f"effect {effect or 'undetermined'}" + (f" ({', '.join(f'[S{t}]' for t in ev)})" if ev else ""))
+        notes.append(
+            f"effect {effect or 'undetermined'}" + (f" ({', '.join(f'[S{t}]' for t in ev)})" if ev else "")
+        )
     notes.insert(0, f"rules judge: {len(specific)} memory-specific token(s); novelty {novelty}")
-    return EntryAssessment.model_validate({
-        "entry": e.pos, "item_id": e.item_id, "relevance": relevance, "accuracy": accuracy, "novelty": novelty,
-        "influence": influence, "effect": effect, "anchors": anchors, "evidence": evidence, "notes": "; ".join(notes)})
+    return EntryAssessment.model_validate(
+        {
+            "entry": e.pos,
+            "item_id": e.item_id,
+            "relevance": relevance,
+            "accuracy": accuracy,
+            "novelty": novelty,
+            "influence": influence,
+            "effect": effect,
+            "anchors": anchors,
+            "evidence": evidence,
+            "notes": "; ".join(notes),
+        }
+    )
 
 
-def _effect(anchors: list[int], keys: set[str], after: dict[int, _Step], T: int) -> tuple[str | None, list[int]]:
+def _effect(
+    anchors: list[int], keys: set[str], after: dict[int, _Step], T: int
+) -> tuple[str | None, list[int]]:
     """Observed effect from later records (A.2.2 "Observed effect"), or undetermined.
 
     harmed: after the first anchor the agent retreats from the memory-named target (revert, "wrong
@@ -309,6 +397,8 @@ def _quote_probes(text: str, prior: str, n: int = 24) -> list[str]:
 
 
 def _summary(assessments: list[EntryAssessment]) -> str:
-    parts = [f"entry {a.entry}: {a.influence or 'undetermined'}" + (f"/{a.effect}" if a.effect else "")
-             for a in assessments]
+    parts = [
+        f"entry {a.entry}: {a.influence or 'undetermined'}" + (f"/{a.effect}" if a.effect else "")
+        for a in assessments
+    ]
     return "rules judge (lexical evidence): " + ", ".join(parts)

@@ -37,6 +37,8 @@ def flush_seconds(judge: str) -> float:
     results as they come), 10 s for the rules judge (hundreds of spans per second; each
     transaction costs a connection and a commit)."""
     return 10.0 if judge == "rules" else 2.0
+
+
 CHUNK_EPISODES = 200
 """Episodes loaded per store read (one query per table); an episode's spans always share a chunk."""
 STORE_LOCK = threading.Lock()
@@ -91,27 +93,39 @@ class BatchSummary:
 
     def lines(self) -> list[str]:
         rate = self.judged / self.seconds if self.seconds > 0 else 0.0
-        out = [f"judge {self.judge} (batch {self.batch_id}): {self.judged} of {self.planned} spans judged "
-               f"in {self.seconds:.1f} s ({rate:.1f} spans/s)",
-               f"  accepted {self.accepted}; errors {sum(self.errors.values())}"
-               + (" (" + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()) + ")" if self.errors else "")
-               + f"; interrupted {self.interrupted}",
-               f"  follow-up spans {self.followup_spans}; forced answers {self.forced}; rollbacks {self.rollbacks}; "
-               f"retries {self.retries}"]
+        out = [
+            f"judge {self.judge} (batch {self.batch_id}): {self.judged} of {self.planned} spans judged "
+            f"in {self.seconds:.1f} s ({rate:.1f} spans/s)",
+            f"  accepted {self.accepted}; errors {sum(self.errors.values())}"
+            + (
+                " (" + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()) + ")"
+                if self.errors
+                else ""
+            )
+            + f"; interrupted {self.interrupted}",
+            f"  follow-up spans {self.followup_spans}; forced answers {self.forced}; rollbacks {self.rollbacks}; "
+            f"retries {self.retries}",
+        ]
         if self.judge == "llm":
             started = self.judged + self.interrupted
             cps = self.calls / started if started else 0.0
-            out.append(f"  calls {self.calls} ({cps:.2f}/span); input tokens uncached "
-                       f"{self.input_tokens - self.cached_tokens:,}, cached {self.cached_tokens:,}; output "
-                       f"{self.output_tokens:,}; cost ${self.cost_usd:.4f}")
+            out.append(
+                f"  calls {self.calls} ({cps:.2f}/span); input tokens uncached "
+                f"{self.input_tokens - self.cached_tokens:,}, cached {self.cached_tokens:,}; output "
+                f"{self.output_tokens:,}; cost ${self.cost_usd:.4f}"
+            )
         if self.replayed or self.auto_neutral or self.skipped_done:
-            out.append(f"  journal replayed {self.replayed}; auto-neutral verdicts {self.auto_neutral}; "
-                       f"already judged {self.skipped_done}")
+            out.append(
+                f"  journal replayed {self.replayed}; auto-neutral verdicts {self.auto_neutral}; "
+                f"already judged {self.skipped_done}"
+            )
         if self.stopped:
             out.append(f"  stopped: {self.stopped}")
         if self.planned == 0 and not self.skipped_done:
-            out.append("  no eligible spans: build the evaluation context first (`memuse build`), or check "
-                       "`memuse info`")
+            out.append(
+                "  no eligible spans: build the evaluation context first (`memuse build`), or check "
+                "`memuse info`"
+            )
         return out
 
 
@@ -181,7 +195,9 @@ class _Writer:
 
     def due(self) -> bool:
         """Enough results, or old enough, to be worth a transaction."""
-        return bool(self.pending) and (len(self.pending) >= FLUSH_EVERY or time.monotonic() - self.last >= self.every)
+        return bool(self.pending) and (
+            len(self.pending) >= FLUSH_EVERY or time.monotonic() - self.last >= self.every
+        )
 
     def take(self) -> list[JudgmentResult]:
         """Hand the pending results to a writer (the caller writes them with `write`)."""
@@ -221,8 +237,14 @@ class _Writer:
             self.journal.close()
 
 
-def _prepare(db: Any, settings: JudgeSettings, span_ids: list[str] | None, limit: int | None,
-             summary: BatchSummary, rank_by_rules: bool = False) -> list[tuple[str, str]]:
+def _prepare(
+    db: Any,
+    settings: JudgeSettings,
+    span_ids: list[str] | None,
+    limit: int | None,
+    summary: BatchSummary,
+    rank_by_rules: bool = False,
+) -> list[tuple[str, str]]:
     from ..store import connect
     from ..store.judging import (
         done_spans,
@@ -244,8 +266,10 @@ def _prepare(db: Any, settings: JudgeSettings, span_ids: list[str] | None, limit
             if missing:
                 from ..store.connection import StoreError
 
-                raise StoreError(f"not an eligible span: {sorted(missing)[0]} (see `memuse info`; only eligible "
-                                 "spans are judged)")
+                raise StoreError(
+                    f"not an eligible span: {sorted(missing)[0]} (see `memuse info`; only eligible "
+                    "spans are judged)"
+                )
         else:
             done = done_spans(con, settings.judge)
             todo = [p for p in elig if p[0] not in done]
@@ -270,9 +294,18 @@ AUTO_WORKER_SPANS = 100
 """Smallest rules batch that `workers=None` splits over the cores (below it one process is as fast)."""
 
 
-def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = None, limit: int | None = None,
-              concurrency: int = 4, max_cost: float | None = None, progress: Progress | None = None,
-              rank_by_rules: bool = False, workers: int | None = 1) -> BatchSummary:
+def run_batch(
+    db: Any,
+    settings: JudgeSettings,
+    *,
+    span_ids: list[str] | None = None,
+    limit: int | None = None,
+    concurrency: int = 4,
+    max_cost: float | None = None,
+    progress: Progress | None = None,
+    rank_by_rules: bool = False,
+    workers: int | None = 1,
+) -> BatchSummary:
     """Judge every pending eligible span (or the given ones); safe to interrupt and resume.
 
     `rank_by_rules` judges first the spans whose rules-judge verdict flags misuse, then use, then
@@ -320,7 +353,9 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
         elif settings.judge == "rules":
             status = _run_rules(db, settings, todo, writer, summary, progress)
         else:
-            status = asyncio.run(_run_llm(db, settings, todo, writer, summary, concurrency, max_cost, progress))
+            status = asyncio.run(
+                _run_llm(db, settings, todo, writer, summary, concurrency, max_cost, progress)
+            )
     except KeyboardInterrupt:
         status = "interrupted"
         summary.stopped = "interrupted; run the same command again to resume"
@@ -330,9 +365,16 @@ def run_batch(db: Any, settings: JudgeSettings, *, span_ids: list[str] | None = 
     return summary
 
 
-def _run_rules(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], writer: _Writer,
-               summary: BatchSummary, progress: Progress | None, external_stop: Any = None,
-               on_result: Callable[[JudgmentResult], None] | None = None) -> str:
+def _run_rules(
+    db: Any,
+    settings: JudgeSettings,
+    todo: list[tuple[str, str]],
+    writer: _Writer,
+    summary: BatchSummary,
+    progress: Progress | None,
+    external_stop: Any = None,
+    on_result: Callable[[JudgmentResult], None] | None = None,
+) -> str:
     """Judge `todo` with the rules judge in this process; returns done / stopped.
 
     Episodes are loaded a chunk at a time (one query per table per chunk); all spans of an
@@ -358,8 +400,14 @@ def _run_rules(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], wr
     return "done"
 
 
-def _judge_rules_chunk(loaded: list[tuple[EpisodeEvidence, SpanContext]], settings: JudgeSettings, writer: _Writer, summary: BatchSummary, progress: Progress | None,
-                       on_result: Callable[[JudgmentResult], None] | None) -> None:
+def _judge_rules_chunk(
+    loaded: list[tuple[EpisodeEvidence, SpanContext]],
+    settings: JudgeSettings,
+    writer: _Writer,
+    summary: BatchSummary,
+    progress: Progress | None,
+    on_result: Callable[[JudgmentResult], None] | None,
+) -> None:
     from .rules import judge_rules
 
     for ev, span in loaded:
@@ -367,7 +415,11 @@ def _judge_rules_chunk(loaded: list[tuple[EpisodeEvidence, SpanContext]], settin
         try:
             judge_rules(build_package(ev, span, reference=settings.reference), settings, res)
         except Exception as e:  # a bad span becomes an error span, never a default grade
-            res.status, res.reason, res.ended_at = "error", f"rules_failure: {type(e).__name__}: {e}", time.time()
+            res.status, res.reason, res.ended_at = (
+                "error",
+                f"rules_failure: {type(e).__name__}: {e}",
+                time.time(),
+            )
         writer.add(res)
         summary.add(res)
         if on_result is not None:
@@ -396,10 +448,18 @@ def _llm_chunk(db: Any, chunk: list[tuple[str, str]], settings: JudgeSettings) -
     return [(sid, pkg) for _, sid, pkg in out]
 
 
-async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], writer: _Writer,
-                   summary: BatchSummary, concurrency: int, max_cost: float | None,
-                   progress: Progress | None, external_stop: Any = None,
-                   on_result: Callable[[JudgmentResult], None] | None = None) -> str:
+async def _run_llm(
+    db: Any,
+    settings: JudgeSettings,
+    todo: list[tuple[str, str]],
+    writer: _Writer,
+    summary: BatchSummary,
+    concurrency: int,
+    max_cost: float | None,
+    progress: Progress | None,
+    external_stop: Any = None,
+    on_result: Callable[[JudgmentResult], None] | None = None,
+) -> str:
     """Judge `todo` with the LLM loop at `concurrency` spans in flight; returns done / stopped /
     interrupted.
 
@@ -445,6 +505,7 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
                     writer.pending[:0] = batch
                     write_error.append(e)
                     stop.set()
+
             flushing = asyncio.ensure_future(asyncio.to_thread(write))
 
     async def one(span_id: str, pkg: Any) -> None:
@@ -457,7 +518,11 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
         except asyncio.CancelledError:
             raise
         except Exception as e:
-            res.status, res.reason, res.ended_at = "error", f"judge_failure: {type(e).__name__}: {e}", time.time()
+            res.status, res.reason, res.ended_at = (
+                "error",
+                f"judge_failure: {type(e).__name__}: {e}",
+                time.time(),
+            )
         finally:
             sem.release()
         inflight.pop(res.judgment_id, None)
@@ -489,8 +554,11 @@ async def _run_llm(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]]
             # the collections the loop's temporaries trigger (a full one over every loaded chunk
             # stalled all calls in flight for ~150 ms). Unfrozen when the batch ends.
             gc.freeze()
-            nxt = (asyncio.ensure_future(asyncio.to_thread(_llm_chunk, db, chunks[i + 1], settings))
-                   if i + 1 < len(chunks) and not stopped() else None)
+            nxt = (
+                asyncio.ensure_future(asyncio.to_thread(_llm_chunk, db, chunks[i + 1], settings))
+                if i + 1 < len(chunks) and not stopped()
+                else None
+            )
             for span_id, pkg in work:
                 await sem.acquire()
                 if stopped():
@@ -567,6 +635,7 @@ def judge_span(db: Any, span_id: str, judge: str = "rules", **settings: Any) -> 
                 return await judge_llm(pkg, client, s, Prompts.load())
             finally:
                 await client.close()
+
         res = asyncio.run(go())
     w = _Writer(db)
     w.add(res)

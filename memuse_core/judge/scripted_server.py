@@ -120,7 +120,7 @@ def listed_entries(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for line in _text(m.get("content")).splitlines():
             if line.startswith(ENTRIES_MARKER):
                 try:
-                    return list(json.loads(line[len(ENTRIES_MARKER):]))
+                    return list(json.loads(line[len(ENTRIES_MARKER) :]))
                 except json.JSONDecodeError:
                     return []
         break
@@ -133,8 +133,12 @@ _LISTED = re.compile(r"^- (\S+) \((\d+) chars(?:; ([^)]*))?\)$", re.M)
 def unshown_files(messages: list[dict[str, Any]]) -> list[str]:
     """Step, prior and memory files the first user message lists but does not show in full."""
     user = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
-    return [m.group(1) for m in _LISTED.finditer(user) if "counts as read" not in (m.group(3) or "")
-            and m.group(1).startswith(("steps/", "memory/", "prior/P"))]
+    return [
+        m.group(1)
+        for m in _LISTED.finditer(user)
+        if "counts as read" not in (m.group(3) or "")
+        and m.group(1).startswith(("steps/", "memory/", "prior/P"))
+    ]
 
 
 def auto_answer(messages: list[dict[str, Any]], reply: ScriptedReply) -> dict[str, Any]:
@@ -142,9 +146,16 @@ def auto_answer(messages: list[dict[str, Any]], reply: ScriptedReply) -> dict[st
     out = []
     for e in listed_entries(messages):
         a: dict[str, Any] = {
-            "entry": e.get("entry"), "item_id": e.get("item_id"), "relevance": False,
-            "accuracy": "uncontradicted", "novelty": None, "influence": None, "effect": None,
-            "anchors": [], "evidence": [], "notes": "scripted answer",
+            "entry": e.get("entry"),
+            "item_id": e.get("item_id"),
+            "relevance": False,
+            "accuracy": "uncontradicted",
+            "novelty": None,
+            "influence": None,
+            "effect": None,
+            "anchors": [],
+            "evidence": [],
+            "notes": "scripted answer",
         }
         a.update(reply.answer_overrides)
         a.update(reply.entry_overrides.get(int(e.get("entry", -1)), {}))
@@ -156,7 +167,7 @@ def _common_prefix(a: str, b: str) -> int:
     """Length of the common prefix (block compare, then characters: linear time)."""
     n = min(len(a), len(b))
     i, step = 0, 4096
-    while i + step <= n and a[i:i + step] == b[i:i + step]:
+    while i + step <= n and a[i : i + step] == b[i : i + step]:
         i += step
     while i < n and a[i] == b[i]:
         i += 1
@@ -173,8 +184,14 @@ class _Httpd(ThreadingHTTPServer):
 class ScriptedServer:
     """A local chat-completions server with scripted replies (see module docstring)."""
 
-    def __init__(self, script: Script | ReplyFn | None = None, *, latency: float | None = None,
-                 host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        script: Script | ReplyFn | None = None,
+        *,
+        latency: float | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
         self.script = script if script is not None else Script()
         base_latency = self.script.latency if isinstance(self.script, Script) else 0.0
         self.latency = base_latency if latency is None else latency
@@ -229,8 +246,12 @@ class ScriptedServer:
         if callable(self.script):
             reply = self.script(body, idx)
         elif self.script.read_unshown_first and idx == 0 and (todo := unshown_files(msgs)):
-            reply = ScriptedReply(tool_calls=[ScriptedToolCall(name="read_evidence", arguments={"path": p, "limit": 40000})
-                                              for p in todo])
+            reply = ScriptedReply(
+                tool_calls=[
+                    ScriptedToolCall(name="read_evidence", arguments={"path": p, "limit": 40000})
+                    for p in todo
+                ]
+            )
         elif self.script.read_unshown_first and idx - 1 < len(self.script.replies) and idx > 0:
             reply = self.script.replies[idx - 1]
         elif not self.script.read_unshown_first and idx < len(self.script.replies):
@@ -244,34 +265,47 @@ class ScriptedServer:
         usage = {"prompt_tokens": len(ser) // 4, "cached_tokens": min(cached, len(ser)) // 4}
         return reply, n, usage
 
-    def _completion(self, body: dict[str, Any], reply: ScriptedReply, n: int,
-                    usage: dict[str, int]) -> dict[str, Any]:
+    def _completion(
+        self, body: dict[str, Any], reply: ScriptedReply, n: int, usage: dict[str, int]
+    ) -> dict[str, Any]:
         msgs = body.get("messages") or []
         calls = []
         for i, tc in enumerate(reply.tool_calls):
             args = tc.arguments if isinstance(tc.arguments, str) else json.dumps(tc.arguments)
-            calls.append({"id": f"call_{n}_{i}", "type": "function",
-                          "function": {"name": tc.name, "arguments": args}})
+            calls.append(
+                {"id": f"call_{n}_{i}", "type": "function", "function": {"name": tc.name, "arguments": args}}
+            )
         if reply.answer == "auto":
-            calls.append({"id": f"call_{n}_a", "type": "function",
-                          "function": {"name": "answer",
-                                       "arguments": json.dumps(auto_answer(msgs, reply))}})
+            calls.append(
+                {
+                    "id": f"call_{n}_a",
+                    "type": "function",
+                    "function": {"name": "answer", "arguments": json.dumps(auto_answer(msgs, reply))},
+                }
+            )
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if calls:
             message["tool_calls"] = calls
         out_tokens = max(1, len(json.dumps(message)) // 4)
-        u = {"prompt_tokens": usage["prompt_tokens"], "completion_tokens": out_tokens,
-             "cached_tokens": usage["cached_tokens"]}
+        u = {
+            "prompt_tokens": usage["prompt_tokens"],
+            "completion_tokens": out_tokens,
+            "cached_tokens": usage["cached_tokens"],
+        }
         if reply.usage:
             u.update(reply.usage)
         return {
-            "id": f"chatcmpl-scripted-{n}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"chatcmpl-scripted-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": body.get("model", "scripted"),
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": u["prompt_tokens"], "completion_tokens": u["completion_tokens"],
-                      "total_tokens": u["prompt_tokens"] + u["completion_tokens"],
-                      "prompt_tokens_details": {"cached_tokens": u["cached_tokens"]}},
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {
+                "prompt_tokens": u["prompt_tokens"],
+                "completion_tokens": u["completion_tokens"],
+                "total_tokens": u["prompt_tokens"] + u["completion_tokens"],
+                "prompt_tokens_details": {"cached_tokens": u["cached_tokens"]},
+            },
         }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -286,7 +320,9 @@ class ScriptedServer:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
-            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)
@@ -324,8 +360,11 @@ class ScriptedServer:
                     headers = {}
                     if reply.retry_after is not None:
                         headers["Retry-After"] = str(reply.retry_after)
-                    self._send(reply.status, {"error": {"message": reply.error, "type": "scripted",
-                                                        "code": str(reply.status)}}, headers)
+                    self._send(
+                        reply.status,
+                        {"error": {"message": reply.error, "type": "scripted", "code": str(reply.status)}},
+                        headers,
+                    )
                     return
                 self._send(200, server._completion(body, reply, n, usage))
 
@@ -345,13 +384,18 @@ def load_script(path: str | Path) -> Script:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m memuse_core.judge.scripted_server",
-                                 description="Serve scripted chat-completions replies on localhost.")
+    ap = argparse.ArgumentParser(
+        prog="python -m memuse_core.judge.scripted_server",
+        description="Serve scripted chat-completions replies on localhost.",
+    )
     ap.add_argument("--script", help="JSON script file (default: answer every span automatically)")
     ap.add_argument("--port", type=int, default=8099)
     ap.add_argument("--latency", type=float, default=None, help="seconds added to every reply")
-    ap.add_argument("--read-unshown-first", action="store_true",
-                    help="start each conversation by reading every file not shown in full")
+    ap.add_argument(
+        "--read-unshown-first",
+        action="store_true",
+        help="start each conversation by reading every file not shown in full",
+    )
     a = ap.parse_args(argv)
     try:
         script = load_script(a.script) if a.script else Script()

@@ -194,7 +194,9 @@ class EvidenceTools:
             return f"error: {e}"
         try:
             if name == READ_TOOL:
-                return self.read(args.get("path"), args.get("offset", 0), args.get("limit"), round_no=round_no)
+                return self.read(
+                    args.get("path"), args.get("offset", 0), args.get("limit"), round_no=round_no
+                )
             if name == SEARCH_TOOL:
                 return self.search(args.get("query"), args.get("path_prefix"), args.get("max_results", 20))
             return f"error: unknown tool {name!r}; use read_evidence, search_evidence or answer"
@@ -220,23 +222,56 @@ def tool_schemas() -> list[dict[str, Any]]:
 @lru_cache(maxsize=1)
 def _schemas() -> list[dict[str, Any]]:
     return [
-        {"type": "function", "function": {
-            "name": SEARCH_TOOL,
-            "description": "Find text in the evidence package. Returns short excerpts with file and "
-                           "offset; excerpts never count as read.",
-            "parameters": {"type": "object", "properties": {
-                "query": {"type": "string", "description": "Text to find (case-insensitive)."},
-                "path_prefix": {"type": "string", "description": "Only files under this prefix, e.g. steps/."},
-                "max_results": {"type": "integer", "description": "At most this many excerpts (default 20)."},
-            }, "required": ["query"], "additionalProperties": False}}},
-        {"type": "function", "function": {
-            "name": READ_TOOL,
-            "description": "Read one file of the evidence package, page by page. Only text returned "
-                           "here counts as read; continue with the offset given at the end of a page.",
-            "parameters": {"type": "object", "properties": {
-                "path": {"type": "string", "description": "Package path, e.g. steps/S7.md or prior/P2.md."},
-                "offset": {"type": "integer", "description": "First character to return (default 0)."},
-                "limit": {"type": "integer", "description": f"Characters to return (default {DEFAULT_PAGE}, max {MAX_PAGE})."},
-            }, "required": ["path"], "additionalProperties": False}}},
+        {
+            "type": "function",
+            "function": {
+                "name": SEARCH_TOOL,
+                "description": "Find text in the evidence package. Returns short excerpts with file and "
+                "offset; excerpts never count as read.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "description": "Text to find (case-insensitive)."},
+                        "path_prefix": {
+                            "type": "string",
+                            "description": "Only files under this prefix, e.g. steps/.",
+                        },
+                        "max_results": {
+                            "type": "integer",
+                            "description": "At most this many excerpts (default 20).",
+                        },
+                    },
+                    "required": ["query"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": READ_TOOL,
+                "description": "Read one file of the evidence package, page by page. Only text returned "
+                "here counts as read; continue with the offset given at the end of a page.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "path": {
+                            "type": "string",
+                            "description": "Package path, e.g. steps/S7.md or prior/P2.md.",
+                        },
+                        "offset": {
+                            "type": "integer",
+                            "description": "First character to return (default 0).",
+                        },
+                        "limit": {
+                            "type": "integer",
+                            "description": f"Characters to return (default {DEFAULT_PAGE}, max {MAX_PAGE}).",
+                        },
+                    },
+                    "required": ["path"],
+                    "additionalProperties": False,
+                },
+            },
+        },
         answer_tool_schema(),
     ]

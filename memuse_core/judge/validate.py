@@ -69,8 +69,10 @@ class CheckResult:
 
     def feedback(self) -> str:
         """The tool result sent back for a rejected answer."""
-        lines = [f"Answer rejected: {len(self.violations)} problem(s). Fix them and call answer again "
-                 "(read what is missing first, or set the affected signal to null)."]
+        lines = [
+            f"Answer rejected: {len(self.violations)} problem(s). Fix them and call answer again "
+            "(read what is missing first, or set the affected signal to null)."
+        ]
         lines += [f"- [{v.kind}] {v.message}" for v in self.violations]
         return "\n".join(lines)
 
@@ -130,7 +132,9 @@ def check_answer(pkg: EvidencePackage, tools: EvidenceTools, raw: str | JudgeAns
         if pos not in by_pos:
             vs.append(Violation("structure", f"entry {pos} was not delivered in this span", pos))
         elif n > 1:
-            vs.append(Violation("structure", f"entry {pos} is assessed {n} times; give exactly one assessment", pos))
+            vs.append(
+                Violation("structure", f"entry {pos} is assessed {n} times; give exactly one assessment", pos)
+            )
     missing = [p for p in by_pos if p not in seen]
     if missing:
         vs.append(Violation("structure", f"missing assessment for entries {missing}"))
@@ -148,48 +152,100 @@ def check_answer(pkg: EvidencePackage, tools: EvidenceTools, raw: str | JudgeAns
     return res
 
 
-def _check_entry(pkg: EvidencePackage, read: set[int], a: EntryAssessment,
-                 window: tuple[int, int] | None, item_id: str | None, prior_unread: list[str],
-                 vs: list[Violation], res: CheckResult) -> None:
+def _check_entry(
+    pkg: EvidencePackage,
+    read: set[int],
+    a: EntryAssessment,
+    window: tuple[int, int] | None,
+    item_id: str | None,
+    prior_unread: list[str],
+    vs: list[Violation],
+    res: CheckResult,
+) -> None:
     e = a.entry
     if a.item_id != item_id:
-        vs.append(Violation("structure", f"entry {e}: item_id must be {item_id!r} exactly, got {a.item_id!r}", e))
+        vs.append(
+            Violation("structure", f"entry {e}: item_id must be {item_id!r} exactly, got {a.item_id!r}", e)
+        )
     # Anchors and evidence steps: integers inside the episode; anchors inside the credit window.
     for kind, steps in (("anchors", a.anchors), ("evidence", a.evidence)):
         bad = [t for t in steps if not 1 <= t <= pkg.T]
         if bad:
-            vs.append(Violation("structure", f"entry {e}: {kind} {bad} are not steps of the episode (S1-S{pkg.T})", e))
+            vs.append(
+                Violation(
+                    "structure", f"entry {e}: {kind} {bad} are not steps of the episode (S1-S{pkg.T})", e
+                )
+            )
     outside = [t for t in a.anchors if window is None or not window[0] <= t <= window[1]]
     if outside:
         win = f"S{window[0]}-S{window[1]}" if window else "empty"
-        vs.append(Violation("structure", f"entry {e}: anchors {_span(outside)} lie outside its credit window ({win})", e))
+        vs.append(
+            Violation(
+                "structure", f"entry {e}: anchors {_span(outside)} lie outside its credit window ({win})", e
+            )
+        )
     if a.influence in ("acted_on", "selected") and not a.anchors:
-        vs.append(Violation("structure", f"entry {e}: influence {a.influence} needs at least one anchor step", e))
+        vs.append(
+            Violation("structure", f"entry {e}: influence {a.influence} needs at least one anchor step", e)
+        )
     if a.influence == "none" and a.anchors:
         vs.append(Violation("structure", f"entry {e}: influence none must have an empty anchor list", e))
     cited = [t for t in set(a.anchors) | set(a.evidence) if 1 <= t <= pkg.T]
     unread_cited = _unread_steps(read, sorted(cited))
     if unread_cited:
-        vs.append(Violation("unread_anchor", f"entry {e}: cited steps not read in full (with their referenced "
-                            f"memory files): {_span(unread_cited)}", e))
+        vs.append(
+            Violation(
+                "unread_anchor",
+                f"entry {e}: cited steps not read in full (with their referenced "
+                f"memory files): {_span(unread_cited)}",
+                e,
+            )
+        )
     win_steps = range(window[0], window[1] + 1) if window else range(0)
     win_unread = _unread_steps(read, win_steps)
     res.window_read[e] = not win_unread
     # Conditional reads.
     if a.novelty is not None and prior_unread:
-        vs.append(Violation("incomplete_read", f"entry {e}: novelty {a.novelty} needs every prior source read: "
-                            f"unread {', '.join(prior_unread)}", e, "novelty"))
+        vs.append(
+            Violation(
+                "incomplete_read",
+                f"entry {e}: novelty {a.novelty} needs every prior source read: "
+                f"unread {', '.join(prior_unread)}",
+                e,
+                "novelty",
+            )
+        )
     if a.influence == "acted_on" and prior_unread:
-        vs.append(Violation("incomplete_read", f"entry {e}: acted_on needs every prior source read: unread "
-                            f"{', '.join(prior_unread)}", e, "influence"))
+        vs.append(
+            Violation(
+                "incomplete_read",
+                f"entry {e}: acted_on needs every prior source read: unread {', '.join(prior_unread)}",
+                e,
+                "influence",
+            )
+        )
     if a.influence in ("selected", "referenced", "none") and win_unread:
-        vs.append(Violation("incomplete_read", f"entry {e}: influence {a.influence} needs the whole credit window "
-                            f"read: unread {_span(win_unread)}", e, "influence"))
+        vs.append(
+            Violation(
+                "incomplete_read",
+                f"entry {e}: influence {a.influence} needs the whole credit window "
+                f"read: unread {_span(win_unread)}",
+                e,
+                "influence",
+            )
+        )
     if a.influence == "acted_on" and a.effect is not None and window is not None:
         eff_unread = _unread_steps(read, range(window[0], pkg.T + 1))
         if eff_unread:
-            vs.append(Violation("incomplete_read", f"entry {e}: effect {a.effect} needs every step from S{window[0]} "
-                                f"to the episode end read: unread {_span(eff_unread)}", e, "effect"))
+            vs.append(
+                Violation(
+                    "incomplete_read",
+                    f"entry {e}: effect {a.effect} needs every step from S{window[0]} "
+                    f"to the episode end read: unread {_span(eff_unread)}",
+                    e,
+                    "effect",
+                )
+            )
 
 
 def coerce_undetermined(answer: JudgeAnswer, violations: list[Violation]) -> tuple[JudgeAnswer, list[str]]:
@@ -211,7 +267,12 @@ def coerce_undetermined(answer: JudgeAnswer, violations: list[Violation]) -> tup
             changed.append(f"entry {a.entry}: {s} -> null (required read incomplete)")
         if "influence" in sig:
             upd["effect"] = None  # effect is assessed only for acted_on entries
-        note = a.notes + " [checker: " + ", ".join(sorted(sig)) + " set to undetermined: required reads incomplete]"
+        note = (
+            a.notes
+            + " [checker: "
+            + ", ".join(sorted(sig))
+            + " set to undetermined: required reads incomplete]"
+        )
         upd["notes"] = note.strip()
         out.append(a.model_copy(update=upd))
     return answer.model_copy(update={"assessments": out}), changed
@@ -222,5 +283,12 @@ def mandatory_chars(pkg: EvidencePackage) -> int:
     return sum(len(pkg.files[p]) for p in pkg.mandatory)
 
 
-__all__ = ["CheckResult", "Violation", "check_answer", "coerce_undetermined", "mandatory_chars",
-           "parse_answer", "step_path"]
+__all__ = [
+    "CheckResult",
+    "Violation",
+    "check_answer",
+    "coerce_undetermined",
+    "mandatory_chars",
+    "parse_answer",
+    "step_path",
+]

@@ -24,8 +24,21 @@ from typing import Any
 
 from .result import JudgeSettings, JudgmentResult
 
-_LIGHT = ("span_id", "judgment_id", "status", "reason", "calls", "followups", "forced", "rollbacks", "retries",
-          "input_tokens", "cached_tokens", "output_tokens", "cost_usd")
+_LIGHT = (
+    "span_id",
+    "judgment_id",
+    "status",
+    "reason",
+    "calls",
+    "followups",
+    "forced",
+    "rollbacks",
+    "retries",
+    "input_tokens",
+    "cached_tokens",
+    "output_tokens",
+    "cost_usd",
+)
 
 
 def _shards(todo: list[tuple[str, str]], n: int) -> list[list[tuple[str, str]]]:
@@ -78,10 +91,24 @@ def _worker(db: str, settings_json: str, shard_q: Any, batch_id: str, q: Any, st
             # SIGTERM (parent's Ctrl-C, or the parent died) stops between spans; the finally
             # below still writes every finished result
             signal.signal(signal.SIGTERM, _raise_interrupt)
-            status = _run_rules(db, settings, shard, writer, summary, None, external_stop=stop, on_result=on_result)
+            status = _run_rules(
+                db, settings, shard, writer, summary, None, external_stop=stop, on_result=on_result
+            )
         else:
-            status = asyncio.run(_run_llm(db, settings, shard, writer, summary, concurrency, None, None,
-                                          external_stop=stop, on_result=on_result))
+            status = asyncio.run(
+                _run_llm(
+                    db,
+                    settings,
+                    shard,
+                    writer,
+                    summary,
+                    concurrency,
+                    None,
+                    None,
+                    external_stop=stop,
+                    on_result=on_result,
+                )
+            )
     except KeyboardInterrupt:
         status = "interrupted"
     finally:
@@ -105,15 +132,20 @@ class WorkerPool:
     parent's journal replay and span selection; forked ones after it (they start instantly). The
     parent holds no store connection and no open journal while it forks."""
 
-    def __init__(self, db: Any, settings: JudgeSettings, workers: int, batch_id: str,
-                 method: str = "spawn") -> None:
+    def __init__(
+        self, db: Any, settings: JudgeSettings, workers: int, batch_id: str, method: str = "spawn"
+    ) -> None:
         ctx: Any = mp.get_context(method)
         self.q = ctx.Queue()
         self.stop = ctx.Event()
         self.shard_qs = [ctx.Queue() for _ in range(workers)]
-        self.procs = [ctx.Process(target=_worker, args=(str(db), settings.model_dump_json(), sq, batch_id, self.q,
-                                                        self.stop, os.getpid()))
-                      for sq in self.shard_qs]
+        self.procs = [
+            ctx.Process(
+                target=_worker,
+                args=(str(db), settings.model_dump_json(), sq, batch_id, self.q, self.stop, os.getpid()),
+            )
+            for sq in self.shard_qs
+        ]
         for p in self.procs:
             p.start()
 
@@ -129,8 +161,14 @@ class WorkerPool:
                 p.terminate()
                 p.join()
 
-    def run(self, todo: list[tuple[str, str]], summary: Any, concurrency: int, max_cost: float | None,
-            progress: Any) -> str:
+    def run(
+        self,
+        todo: list[tuple[str, str]],
+        summary: Any,
+        concurrency: int,
+        max_cost: float | None,
+        progress: Any,
+    ) -> str:
         """Judge `todo` over the workers; returns done / stopped / interrupted."""
         procs, q, stop = self.procs, self.q, self.stop
         shards = _shards(todo, len(procs))
@@ -144,7 +182,9 @@ class WorkerPool:
             try:
                 kind, payload = q.get(timeout=0.5)
             except queue.Empty:
-                if all(not p.is_alive() for p in procs) or (deadline is not None and time.monotonic() > deadline):
+                if all(not p.is_alive() for p in procs) or (
+                    deadline is not None and time.monotonic() > deadline
+                ):
                     break
                 continue
             except KeyboardInterrupt:  # stop the workers; they record their in-flight spans as interrupted
@@ -162,7 +202,9 @@ class WorkerPool:
             summary.add(JudgmentResult(**payload))
             if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
                 stop.set()
-                summary.stopped = f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
+                summary.stopped = (
+                    f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
+                )
             if progress:
                 progress(summary)
         self._join()
@@ -172,8 +214,17 @@ class WorkerPool:
         return "stopped" if stop.is_set() else "done"
 
 
-def run_llm_workers(db: Any, settings: JudgeSettings, todo: list[tuple[str, str]], summary: Any,
-                    concurrency: int, workers: int, max_cost: float | None, progress: Any) -> str:
+def run_llm_workers(
+    db: Any,
+    settings: JudgeSettings,
+    todo: list[tuple[str, str]],
+    summary: Any,
+    concurrency: int,
+    workers: int,
+    max_cost: float | None,
+    progress: Any,
+) -> str:
     """Judge `todo` with `workers` processes; returns done / stopped / interrupted."""
     return WorkerPool(db, settings, workers, summary.batch_id, start_method()).run(
-        todo, summary, concurrency, max_cost, progress)
+        todo, summary, concurrency, max_cost, progress
+    )

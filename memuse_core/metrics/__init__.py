@@ -80,27 +80,41 @@ from .tables import (
 )
 
 
-def overview_frame(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None,
-                   level: str = "config") -> pd.DataFrame:
+def overview_frame(
+    con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None, level: str = "config"
+) -> pd.DataFrame:
     """One row per configuration (or run): profile means, yields, token efficiency, triage rates
     and coverage. Shares are fractions; undefined values are NaN. Backs the app's overview page."""
     stats = group_stats(con, runs, level, details=False)  # type: ignore[arg-type]
     rows = []
     for (cfg, run), g in stats.items():
-        row: dict[str, object] = {"config": cfg, "run_id": run, "episodes": g.episodes,
-                                  "spans": g.spans, "profiled_spans": g.profiled_spans}
+        row: dict[str, object] = {
+            "config": cfg,
+            "run_id": run,
+            "episodes": g.episodes,
+            "spans": g.spans,
+            "profiled_spans": g.profiled_spans,
+        }
         row |= g.profile.model_dump()
         row |= {f"u_{k}": v for k, v in g.uncertainty.model_dump().items()}
-        row |= {"benefit_yield": g.yields.benefit, "harm_yield": g.yields.harm,
-                "token_efficiency": g.token_efficiency, "est_tokens": g.est_tokens,
-                "n_triage": g.n_triage, "auto_neutral": g.auto_neutral}
+        row |= {
+            "benefit_yield": g.yields.benefit,
+            "harm_yield": g.yields.harm,
+            "token_efficiency": g.token_efficiency,
+            "est_tokens": g.est_tokens,
+            "n_triage": g.n_triage,
+            "auto_neutral": g.auto_neutral,
+        }
         row |= {f"triage_{k}": v for k, v in g.triage.model_dump().items()}
         row |= {f"rate_{k}": v for k, v in g.triage_rates.model_dump().items()}
-        row |= {f"coverage_{k}": getattr(g.coverage, k)
-                for k in ("profiled", "relevant", "beneficial", "harmful")}
-        row |= {"recurring_items": g.recurring.recurring_items,
-                "relevant_from_recurring": g.recurring.share_from_recurring,
-                "relevance_coverage_without_recurring": g.recurring.relevance_coverage_without}
+        row |= {
+            f"coverage_{k}": getattr(g.coverage, k) for k in ("profiled", "relevant", "beneficial", "harmful")
+        }
+        row |= {
+            "recurring_items": g.recurring.recurring_items,
+            "relevant_from_recurring": g.recurring.share_from_recurring,
+            "relevance_coverage_without_recurring": g.recurring.relevance_coverage_without,
+        }
         rows.append(row)
     return pd.DataFrame(rows).astype({"run_id": object}) if rows else pd.DataFrame()
 

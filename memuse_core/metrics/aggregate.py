@@ -38,8 +38,12 @@ Key = tuple[str, str | None]
 """(config, run_id); run_id None for a configuration pooled over its runs."""
 
 _AXES = ("relevance", "corroboration", "information_gain", "acted_on", "benefit", "harm")
-_UNC = {"u_accuracy": "uncontradicted", "u_novelty": "novelty_undetermined",
-        "u_influence": "influence_undetermined", "u_effect": "effect_undetermined"}
+_UNC = {
+    "u_accuracy": "uncontradicted",
+    "u_novelty": "novelty_undetermined",
+    "u_influence": "influence_undetermined",
+    "u_effect": "effect_undetermined",
+}
 
 
 def ratio(num: float | int | None, den: float | int | None, scale: float = 1.0) -> float | None:
@@ -91,60 +95,94 @@ def _coverage_part(g: GroupStats, r: pd.Series) -> None:
     e = _i(r["episodes"])
     g.episodes = e
     g.coverage = Coverage(
-        episodes=e, with_deliveries=_i(r["with_spans"]),
-        profiled=ratio(_i(r["profiled"]), e), relevant=ratio(_i(r["relevant"]), e),
-        beneficial=ratio(_i(r["beneficial"]), e), harmful=ratio(_i(r["harmful"]), e),
-        n_profiled=_i(r["profiled"]), n_relevant=_i(r["relevant"]),
-        n_beneficial=_i(r["beneficial"]), n_harmful=_i(r["harmful"]))
+        episodes=e,
+        with_deliveries=_i(r["with_spans"]),
+        profiled=ratio(_i(r["profiled"]), e),
+        relevant=ratio(_i(r["relevant"]), e),
+        beneficial=ratio(_i(r["beneficial"]), e),
+        harmful=ratio(_i(r["harmful"]), e),
+        n_profiled=_i(r["profiled"]),
+        n_relevant=_i(r["relevant"]),
+        n_beneficial=_i(r["beneficial"]),
+        n_harmful=_i(r["harmful"]),
+    )
 
 
 def _recurring_part(g: GroupStats, r: pd.Series) -> None:
     rel, rec = _i(r["relevant_entries"]), _i(r["relevant_from_recurring"])
     g.recurring = Recurring(
-        recurring_items=_i(r["recurring_items"]), relevant_entries=rel, relevant_from_recurring=rec,
+        recurring_items=_i(r["recurring_items"]),
+        relevant_entries=rel,
+        relevant_from_recurring=rec,
         share_from_recurring=ratio(rec, rel),
-        relevance_coverage_without=ratio(_i(r["episodes_relevant_wo_recurring"]), _i(r["episodes"])))
+        relevance_coverage_without=ratio(_i(r["episodes_relevant_wo_recurring"]), _i(r["episodes"])),
+    )
 
 
 def _use_part(g: GroupStats, r: pd.Series) -> None:
     d = {k: _i(r[k]) for k in r.index if k not in ("config", "run_id")}
     acted, unused = d["acted_on"], d["unused_relevant"]
     g.use = UseEffects(
-        judged_entries=d["judged"], relevant=d["relevant"], acted_on=acted,
-        improved=d["improved"], no_effect=d["no_effect"], harmed=d["harmed"],
+        judged_entries=d["judged"],
+        relevant=d["relevant"],
+        acted_on=acted,
+        improved=d["improved"],
+        no_effect=d["no_effect"],
+        harmed=d["harmed"],
         effect_undetermined=d["effect_undetermined"],
-        improved_share=ratio(d["improved"], acted), no_effect_share=ratio(d["no_effect"], acted),
+        improved_share=ratio(d["improved"], acted),
+        no_effect_share=ratio(d["no_effect"], acted),
         harmed_share=ratio(d["harmed"], acted),
         effect_undetermined_share=ratio(d["effect_undetermined"], acted),
-        anchored=d["anchored"], delayed=d["delayed"], delayed_5=d["delayed_5"],
+        anchored=d["anchored"],
+        delayed=d["delayed"],
+        delayed_5=d["delayed_5"],
         delayed_share=ratio(d["delayed"], d["anchored"]),
         delayed_5_share=ratio(d["delayed_5"], d["anchored"]),
-        selected=d["selected"], referenced=d["referenced"],
-        influence_undetermined=d["influence_undetermined"], ignored=d["ignored"],
-        ignored_irrelevant=d["ignored_irrelevant"], unused_relevant=unused,
+        selected=d["selected"],
+        referenced=d["referenced"],
+        influence_undetermined=d["influence_undetermined"],
+        ignored=d["ignored"],
+        ignored_irrelevant=d["ignored_irrelevant"],
+        unused_relevant=unused,
         unused_relevant_share=ratio(unused, d["relevant"]),
-        unused_novel=d["unused_novel"], unused_confirming=d["unused_confirming"],
+        unused_novel=d["unused_novel"],
+        unused_confirming=d["unused_confirming"],
         unused_redundant=d["unused_redundant"],
         unused_novelty_undetermined=d["unused_novelty_undetermined"],
         unused_novel_share=ratio(d["unused_novel"], unused),
-        episodes_acted_on=d["ep_acted"], episodes_beneficial=d["ep_beneficial"],
+        episodes_acted_on=d["ep_acted"],
+        episodes_beneficial=d["ep_beneficial"],
         episodes_beneficial_resolved=d["ep_beneficial_resolved"],
-        episodes_beneficial_failed=d["ep_beneficial_failed"], episodes_harmful=d["ep_harmful"],
+        episodes_beneficial_failed=d["ep_beneficial_failed"],
+        episodes_harmful=d["ep_harmful"],
         episodes_harmful_resolved=d["ep_harmful_resolved"],
-        episodes_harmful_failed=d["ep_harmful_failed"])
+        episodes_harmful_failed=d["ep_harmful_failed"],
+    )
 
 
 def _forms(df: pd.DataFrame) -> list[FormRow]:
     tot_tok = float(df.tokens.sum())
     tot_ben = int(df.beneficial.sum())
-    return [FormRow(form=r.form, route=r.route, tokens=float(r.tokens),
-                    token_share=ratio(r.tokens, tot_tok), beneficial=int(r.beneficial),
-                    beneficial_share=ratio(r.beneficial, tot_ben), judged=int(r.judged),
-                    relevant=int(r.relevant), acted_on=int(r.acted_on), selected=int(r.selected),
-                    harmful=int(r.harmful),
-                    relevant_rate=ratio(r.relevant, r.judged), acted_on_rate=ratio(r.acted_on, r.judged),
-                    harmful_rate=ratio(r.harmful, r.judged))
-            for r in df.itertuples()]
+    return [
+        FormRow(
+            form=r.form,
+            route=r.route,
+            tokens=float(r.tokens),
+            token_share=ratio(r.tokens, tot_tok),
+            beneficial=int(r.beneficial),
+            beneficial_share=ratio(r.beneficial, tot_ben),
+            judged=int(r.judged),
+            relevant=int(r.relevant),
+            acted_on=int(r.acted_on),
+            selected=int(r.selected),
+            harmful=int(r.harmful),
+            relevant_rate=ratio(r.relevant, r.judged),
+            acted_on_rate=ratio(r.acted_on, r.judged),
+            harmful_rate=ratio(r.harmful, r.judged),
+        )
+        for r in df.itertuples()
+    ]
 
 
 def origin_summary(df: pd.DataFrame) -> OriginSummary:
@@ -156,22 +194,29 @@ def origin_summary(df: pd.DataFrame) -> OriginSummary:
     known = traced.origin_resolved.dropna()
     failed = int((~known.astype(bool)).sum())
     return OriginSummary(
-        entries=len(df), earlier_same_run=len(traced),
+        entries=len(df),
+        earlier_same_run=len(traced),
         same_repo=int(traced.same_repo.astype(bool).sum()),
         other_repo=int((~traced.same_repo.astype(bool)).sum()),
-        same_episode=int((df.origin == "same_episode").sum()), other=int((df.origin == "other").sum()),
+        same_episode=int((df.origin == "same_episode").sum()),
+        other=int((df.origin == "other").sum()),
         unobserved=int((df.origin == "unobserved").sum()),
         gap_median=float(np.median(gaps)) if len(gaps) else None,
-        gap_min=int(gaps.min()) if len(gaps) else None, gap_max=int(gaps.max()) if len(gaps) else None,
-        source_resolved=int(known.astype(bool).sum()), source_failed=failed,
+        gap_min=int(gaps.min()) if len(gaps) else None,
+        gap_max=int(gaps.max()) if len(gaps) else None,
+        source_resolved=int(known.astype(bool).sum()),
+        source_failed=failed,
         source_no_result=int(traced.origin_resolved.isna().sum()),
-        source_failed_share=ratio(failed, len(known)))
+        source_failed_share=ratio(failed, len(known)),
+    )
 
 
 def histories(origins: pd.DataFrame, items: pd.DataFrame | None = None) -> Histories:
     """Histories of one group from its `effect_origins` rows (and, pooled, its `item_effects`)."""
-    h = Histories(benefit=origin_summary(origins[origins.effect == "benefit"]),
-                  harm=origin_summary(origins[origins.effect == "harm"]))
+    h = Histories(
+        benefit=origin_summary(origins[origins.effect == "benefit"]),
+        harm=origin_summary(origins[origins.effect == "harm"]),
+    )
     ben = origins[origins.effect == "benefit"]
     harm = origins[origins.effect == "harm"]
     h.items_beneficial = int(ben[["namespace", "item_id"]].drop_duplicates().shape[0])
@@ -206,9 +251,14 @@ def _cost(g: GroupStats, c: pd.Series | None, j: pd.Series | None) -> None:
     g.cost = cost
 
 
-def group_stats(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None,
-                level: q.Level = "config", *, details: bool = True,
-                facts: q.Facts | None = None) -> dict[Key, GroupStats]:
+def group_stats(
+    con: duckdb.DuckDBPyConnection,
+    runs: Sequence[str] | None = None,
+    level: q.Level = "config",
+    *,
+    details: bool = True,
+    facts: q.Facts | None = None,
+) -> dict[Key, GroupStats]:
     """Aggregates per configuration (`level="config"`), per run (`"run"`) or both (`"both"`,
     keys (config, None) and (config, run)).
 
@@ -255,9 +305,14 @@ def group_stats(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = Non
     return out
 
 
-def build_report(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None,
-                 baseline: str | None = None, *, replicates: int = oc.BOOTSTRAP_REPLICATES,
-                 seed: int = oc.DEFAULT_SEED) -> Report:
+def build_report(
+    con: duckdb.DuckDBPyConnection,
+    runs: Sequence[str] | None = None,
+    baseline: str | None = None,
+    *,
+    replicates: int = oc.BOOTSTRAP_REPLICATES,
+    seed: int = oc.DEFAULT_SEED,
+) -> Report:
     """The full report: every configuration pooled over its selected runs, with each run nested,
     and the baseline comparison of task outcomes (A.5.4) when `baseline` names a configuration."""
     with q.facts(con, runs) as f:
@@ -269,21 +324,37 @@ def build_report(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = No
     per_run = {k: g for k, g in both.items() if k[1] is not None}
     configs = sorted({c for c, _ in pooled})
     if baseline is not None and baseline not in configs:
-        raise ValueError(f"baseline configuration {baseline!r} is not in the selected runs "
-                         f"(configurations: {', '.join(configs) or 'none'})")
-    rep = Report(baseline=baseline, bootstrap_replicates=replicates, seed=seed,
-                 runs=list(runs) if runs is not None else None)
+        raise ValueError(
+            f"baseline configuration {baseline!r} is not in the selected runs "
+            f"(configurations: {', '.join(configs) or 'none'})"
+        )
+    rep = Report(
+        baseline=baseline,
+        bootstrap_replicates=replicates,
+        seed=seed,
+        runs=list(runs) if runs is not None else None,
+    )
     for cfg in configs:
         cs = ConfigStats(**pooled[(cfg, None)].model_dump())
         oc.fill_comparison(cs.outcome, outcomes, pairs, cfg, baseline, replicates, seed)
-        cs.runs = {run: g for (c, run), g in sorted(per_run.items(), key=lambda kv: str(kv[0][1]))
-                   if c == cfg and run is not None}
+        cs.runs = {
+            run: g
+            for (c, run), g in sorted(per_run.items(), key=lambda kv: str(kv[0][1]))
+            if c == cfg and run is not None
+        }
         harm = items[(items.config == cfg) & (items.harmful > 0)]
         cs.harmful_items = [
-            ItemEffect(namespace=r.namespace, item_id=r.item_id, acted_on=int(r.acted_on),
-                       beneficial=int(r.beneficial), harmful=int(r.harmful),
-                       runs_beneficial=int(r.runs_beneficial), runs_harmful=int(r.runs_harmful),
-                       harmed_tasks=[str(t) for t in (r.harmed_tasks if r.harmed_tasks is not None else [])])
-            for r in harm.itertuples()]
+            ItemEffect(
+                namespace=r.namespace,
+                item_id=r.item_id,
+                acted_on=int(r.acted_on),
+                beneficial=int(r.beneficial),
+                harmful=int(r.harmful),
+                runs_beneficial=int(r.runs_beneficial),
+                runs_harmful=int(r.runs_harmful),
+                harmed_tasks=[str(t) for t in (r.harmed_tasks if r.harmed_tasks is not None else [])],
+            )
+            for r in harm.itertuples()
+        ]
         rep.configs[cfg] = cs
     return rep

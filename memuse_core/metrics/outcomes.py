@@ -28,17 +28,27 @@ def _sd(values: list[float]) -> float | None:
 
 def run_outcome(episodes: int, resolved: int, no_result: int) -> Outcome:
     """Outcome of one run."""
-    return Outcome(runs=1, episodes=episodes, resolved=resolved, no_result=no_result,
-                   resolve_rate=resolved / episodes if episodes else None)
+    return Outcome(
+        runs=1,
+        episodes=episodes,
+        resolved=resolved,
+        no_result=no_result,
+        resolve_rate=resolved / episodes if episodes else None,
+    )
 
 
 def config_outcome(run_rows: pd.DataFrame) -> Outcome:
     """Outcome of a configuration from its per-run rows (`run_outcomes`): mean ± sample sd of the
     run resolve rates."""
     rates = [r.resolved / r.episodes for r in run_rows.itertuples() if r.episodes]
-    return Outcome(runs=len(run_rows), episodes=int(run_rows.episodes.sum()),
-                   resolved=int(run_rows.resolved.sum()), no_result=int(run_rows.no_result.sum()),
-                   resolve_rate=float(np.mean(rates)) if rates else None, resolve_rate_sd=_sd(rates))
+    return Outcome(
+        runs=len(run_rows),
+        episodes=int(run_rows.episodes.sum()),
+        resolved=int(run_rows.resolved.sum()),
+        no_result=int(run_rows.no_result.sum()),
+        resolve_rate=float(np.mean(rates)) if rates else None,
+        resolve_rate_sd=_sd(rates),
+    )
 
 
 def task_means(outcomes: pd.DataFrame, config: str) -> pd.Series:
@@ -49,9 +59,13 @@ def task_means(outcomes: pd.DataFrame, config: str) -> pd.Series:
     return pd.Series(val, index=sub.task_id.astype(str).to_numpy()).groupby(level=0).mean()
 
 
-def paired_bootstrap(outcomes: pd.DataFrame, config: str, baseline: str,
-                     replicates: int = BOOTSTRAP_REPLICATES, seed: int = DEFAULT_SEED
-                     ) -> tuple[float | None, float | None, float | None, int]:
+def paired_bootstrap(
+    outcomes: pd.DataFrame,
+    config: str,
+    baseline: str,
+    replicates: int = BOOTSTRAP_REPLICATES,
+    seed: int = DEFAULT_SEED,
+) -> tuple[float | None, float | None, float | None, int]:
     """Resolve-rate difference `config - baseline` and its paired bootstrap 95% interval.
 
     Tasks attempted by both configurations are resampled with replacement; each sampled task keeps
@@ -72,7 +86,7 @@ def paired_bootstrap(outcomes: pd.DataFrame, config: str, baseline: str,
     step = max(1, 2_000_000 // n)
     for i in range(0, replicates, step):
         k = min(step, replicates - i)
-        means[i:i + k] = d[rng.integers(0, n, size=(k, n))].mean(axis=1)
+        means[i : i + k] = d[rng.integers(0, n, size=(k, n))].mean(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(d.mean()), float(lo), float(hi), n
 
@@ -86,8 +100,15 @@ def gains_losses(pairs: pd.DataFrame, config: str, baseline: str) -> tuple[float
     return float(sel.gains.mean()), float(sel.losses.mean()), len(sel)
 
 
-def fill_comparison(out: Outcome, outcomes: pd.DataFrame, pairs: pd.DataFrame, config: str,
-                    baseline: str | None, replicates: int, seed: int) -> Outcome:
+def fill_comparison(
+    out: Outcome,
+    outcomes: pd.DataFrame,
+    pairs: pd.DataFrame,
+    config: str,
+    baseline: str | None,
+    replicates: int,
+    seed: int,
+) -> Outcome:
     """Add the baseline comparison to a configuration's outcome."""
     if baseline is None:
         return out

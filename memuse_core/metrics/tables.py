@@ -48,13 +48,23 @@ def outcomes_table(rep: Report, by: By = "config") -> pd.DataFrame:
     rows = []
     for cfg, run, g in _groups(rep, by):
         o = g.outcome
-        rows.append({
-            "config": cfg, "run": run, "runs": o.runs, "episodes": o.episodes,
-            "resolved %": _pct(o.resolve_rate), "sd (pp)": _pct(o.resolve_rate_sd),
-            "no result": o.no_result,
-            f"Δ vs {rep.baseline or 'baseline'} (pp)": _pct(o.diff),
-            "95% CI low": _pct(o.diff_ci_low), "95% CI high": _pct(o.diff_ci_high),
-            "gains": o.gains, "losses": o.losses, "run pairs": o.run_pairs})
+        rows.append(
+            {
+                "config": cfg,
+                "run": run,
+                "runs": o.runs,
+                "episodes": o.episodes,
+                "resolved %": _pct(o.resolve_rate),
+                "sd (pp)": _pct(o.resolve_rate_sd),
+                "no result": o.no_result,
+                f"Δ vs {rep.baseline or 'baseline'} (pp)": _pct(o.diff),
+                "95% CI low": _pct(o.diff_ci_low),
+                "95% CI high": _pct(o.diff_ci_high),
+                "gains": o.gains,
+                "losses": o.losses,
+                "run pairs": o.run_pairs,
+            }
+        )
     return _frame(rows, by)
 
 
@@ -63,13 +73,23 @@ def profiles_table(rep: Report, by: By = "config") -> pd.DataFrame:
     rows = []
     for cfg, run, g in _groups(rep, by):
         p = g.profile
-        rows.append({
-            "config": cfg, "run": run, "profiled spans": g.profiled_spans,
-            "relevance %": _pct(p.relevance), "corroboration %": _pct(p.corroboration),
-            "information gain %": _pct(p.information_gain), "acted on %": _pct(p.acted_on),
-            "benefit %": _pct(p.benefit), "harm %": _pct(p.harm),
-            "benefit yield /100 spans": g.yields.benefit, "harm yield /100 spans": g.yields.harm,
-            "token efficiency /M tokens": g.token_efficiency, "delivered tokens (est.)": g.est_tokens})
+        rows.append(
+            {
+                "config": cfg,
+                "run": run,
+                "profiled spans": g.profiled_spans,
+                "relevance %": _pct(p.relevance),
+                "corroboration %": _pct(p.corroboration),
+                "information gain %": _pct(p.information_gain),
+                "acted on %": _pct(p.acted_on),
+                "benefit %": _pct(p.benefit),
+                "harm %": _pct(p.harm),
+                "benefit yield /100 spans": g.yields.benefit,
+                "harm yield /100 spans": g.yields.harm,
+                "token efficiency /M tokens": g.token_efficiency,
+                "delivered tokens (est.)": g.est_tokens,
+            }
+        )
     return _frame(rows, by)
 
 
@@ -78,14 +98,23 @@ def uncertainty_table(rep: Report, by: By = "config") -> pd.DataFrame:
     rows = []
     for cfg, run, g in _groups(rep, by):
         u, c = g.uncertainty, g.counts
-        rows.append({
-            "config": cfg, "run": run, "uncontradicted %": _pct(u.uncontradicted),
-            "novelty undetermined %": _pct(u.novelty_undetermined),
-            "influence undetermined %": _pct(u.influence_undetermined),
-            "effect undetermined %": _pct(u.effect_undetermined),
-            "entries": c.entries, "relevant": c.relevance, "corroborated": c.corroboration,
-            "information gain": c.information_gain, "acted on": c.acted_on, "beneficial": c.benefit,
-            "harmful": c.harm})
+        rows.append(
+            {
+                "config": cfg,
+                "run": run,
+                "uncontradicted %": _pct(u.uncontradicted),
+                "novelty undetermined %": _pct(u.novelty_undetermined),
+                "influence undetermined %": _pct(u.influence_undetermined),
+                "effect undetermined %": _pct(u.effect_undetermined),
+                "entries": c.entries,
+                "relevant": c.relevance,
+                "corroborated": c.corroboration,
+                "information gain": c.information_gain,
+                "acted on": c.acted_on,
+                "beneficial": c.benefit,
+                "harmful": c.harm,
+            }
+        )
     return _frame(rows, by)
 
 
@@ -95,13 +124,26 @@ def triage_table(rep: Report, by: By = "config") -> pd.DataFrame:
     rows = []
     for cfg, run, g in _groups(rep, by):
         t, r = g.triage, g.triage_rates
-        rows.append({
-            "config": cfg, "run": run, "N_triage": g.n_triage,
-            "positive": t.positive, "negative": t.negative, "neutral": t.neutral,
-            "of which auto-neutral": g.auto_neutral, "unresolved": t.unresolved,
-            "positive %": _pct(r.positive), "negative %": _pct(r.negative),
-            "neutral %": _pct(r.neutral), "unresolved %": _pct(r.unresolved),
-            "error": t.error, "unjudged": t.unjudged, "empty": t.empty, "unassessable": t.unassessable})
+        rows.append(
+            {
+                "config": cfg,
+                "run": run,
+                "N_triage": g.n_triage,
+                "positive": t.positive,
+                "negative": t.negative,
+                "neutral": t.neutral,
+                "of which auto-neutral": g.auto_neutral,
+                "unresolved": t.unresolved,
+                "positive %": _pct(r.positive),
+                "negative %": _pct(r.negative),
+                "neutral %": _pct(r.neutral),
+                "unresolved %": _pct(r.unresolved),
+                "error": t.error,
+                "unjudged": t.unjudged,
+                "empty": t.empty,
+                "unassessable": t.unassessable,
+            }
+        )
     return _frame(rows, by)
 
 
@@ -110,13 +152,21 @@ def coverage_table(rep: Report, by: By = "config") -> pd.DataFrame:
     rows = []
     for cfg, run, g in _groups(rep, by):
         c, rc = g.coverage, g.recurring
-        rows.append({
-            "config": cfg, "run": run, "episodes (E)": c.episodes, "with deliveries": c.with_deliveries,
-            "profiled %": _pct(c.profiled), "relevant %": _pct(c.relevant),
-            "beneficial %": _pct(c.beneficial), "harmful %": _pct(c.harmful),
-            "recurring items": rc.recurring_items,
-            "relevant entries from recurring %": _pct(rc.share_from_recurring),
-            "relevant % without recurring": _pct(rc.relevance_coverage_without)})
+        rows.append(
+            {
+                "config": cfg,
+                "run": run,
+                "episodes (E)": c.episodes,
+                "with deliveries": c.with_deliveries,
+                "profiled %": _pct(c.profiled),
+                "relevant %": _pct(c.relevant),
+                "beneficial %": _pct(c.beneficial),
+                "harmful %": _pct(c.harmful),
+                "recurring items": rc.recurring_items,
+                "relevant entries from recurring %": _pct(rc.share_from_recurring),
+                "relevant % without recurring": _pct(rc.relevance_coverage_without),
+            }
+        )
     return _frame(rows, by)
 
 
@@ -125,12 +175,23 @@ def forms_table(rep: Report, by: By = "config") -> pd.DataFrame:
     rows = []
     for cfg, run, g in _groups(rep, by):
         for f in g.forms:
-            rows.append({
-                "config": cfg, "run": run, "form": f.form, "route": f.route,
-                "tokens %": _pct(f.token_share), "beneficial %": _pct(f.beneficial_share),
-                "relevant rate %": _pct(f.relevant_rate), "acted on rate %": _pct(f.acted_on_rate),
-                "harmful rate %": _pct(f.harmful_rate), "judged entries": f.judged,
-                "selected": f.selected, "beneficial": f.beneficial, "harmful": f.harmful})
+            rows.append(
+                {
+                    "config": cfg,
+                    "run": run,
+                    "form": f.form,
+                    "route": f.route,
+                    "tokens %": _pct(f.token_share),
+                    "beneficial %": _pct(f.beneficial_share),
+                    "relevant rate %": _pct(f.relevant_rate),
+                    "acted on rate %": _pct(f.acted_on_rate),
+                    "harmful rate %": _pct(f.harmful_rate),
+                    "judged entries": f.judged,
+                    "selected": f.selected,
+                    "beneficial": f.beneficial,
+                    "harmful": f.harmful,
+                }
+            )
     return _frame(rows, by)
 
 
@@ -140,21 +201,32 @@ def use_table(rep: Report, by: By = "config") -> pd.DataFrame:
     rows = []
     for cfg, run, g in _groups(rep, by):
         u = g.use
-        rows.append({
-            "config": cfg, "run": run, "judged entries": u.judged_entries, "acted on": u.acted_on,
-            "improved %": _pct(u.improved_share), "no effect %": _pct(u.no_effect_share),
-            "harmed %": _pct(u.harmed_share), "undetermined %": _pct(u.effect_undetermined_share),
-            "later than first step %": _pct(u.delayed_share), "≥5 steps later %": _pct(u.delayed_5_share),
-            "relevant": u.relevant, "unused relevant": u.unused_relevant,
-            "unused of relevant %": _pct(u.unused_relevant_share),
-            "unused novel": u.unused_novel, "unused confirming": u.unused_confirming,
-            "unused redundant": u.unused_redundant,
-            "unused novelty undetermined": u.unused_novelty_undetermined,
-            "ignored irrelevant": u.ignored_irrelevant,
-            "episodes beneficial: resolved": u.episodes_beneficial_resolved,
-            "episodes beneficial: failed": u.episodes_beneficial_failed,
-            "episodes harmful: resolved": u.episodes_harmful_resolved,
-            "episodes harmful: failed": u.episodes_harmful_failed})
+        rows.append(
+            {
+                "config": cfg,
+                "run": run,
+                "judged entries": u.judged_entries,
+                "acted on": u.acted_on,
+                "improved %": _pct(u.improved_share),
+                "no effect %": _pct(u.no_effect_share),
+                "harmed %": _pct(u.harmed_share),
+                "undetermined %": _pct(u.effect_undetermined_share),
+                "later than first step %": _pct(u.delayed_share),
+                "≥5 steps later %": _pct(u.delayed_5_share),
+                "relevant": u.relevant,
+                "unused relevant": u.unused_relevant,
+                "unused of relevant %": _pct(u.unused_relevant_share),
+                "unused novel": u.unused_novel,
+                "unused confirming": u.unused_confirming,
+                "unused redundant": u.unused_redundant,
+                "unused novelty undetermined": u.unused_novelty_undetermined,
+                "ignored irrelevant": u.ignored_irrelevant,
+                "episodes beneficial: resolved": u.episodes_beneficial_resolved,
+                "episodes beneficial: failed": u.episodes_beneficial_failed,
+                "episodes harmful: resolved": u.episodes_harmful_resolved,
+                "episodes harmful: failed": u.episodes_harmful_failed,
+            }
+        )
     return _frame(rows, by)
 
 
@@ -163,15 +235,26 @@ def histories_table(rep: Report, by: By = "config") -> pd.DataFrame:
     rows = []
     for cfg, run, g in _groups(rep, by):
         for effect, o in (("benefit", g.histories.benefit), ("harm", g.histories.harm)):
-            rows.append({
-                "config": cfg, "run": run, "effect": effect, "entries": o.entries,
-                "earlier episode, same run": o.earlier_same_run, "of which other repository": o.other_repo,
-                "same episode": o.same_episode, "other run / later": o.other,
-                "unobserved origin": o.unobserved, "median gap (tasks)": o.gap_median,
-                "min gap": o.gap_min, "max gap": o.gap_max,
-                "source resolved": o.source_resolved, "source failed": o.source_failed,
-                "source no result": o.source_no_result,
-                "source failed %": _pct(o.source_failed_share)})
+            rows.append(
+                {
+                    "config": cfg,
+                    "run": run,
+                    "effect": effect,
+                    "entries": o.entries,
+                    "earlier episode, same run": o.earlier_same_run,
+                    "of which other repository": o.other_repo,
+                    "same episode": o.same_episode,
+                    "other run / later": o.other,
+                    "unobserved origin": o.unobserved,
+                    "median gap (tasks)": o.gap_median,
+                    "min gap": o.gap_min,
+                    "max gap": o.gap_max,
+                    "source resolved": o.source_resolved,
+                    "source failed": o.source_failed,
+                    "source no result": o.source_no_result,
+                    "source failed %": _pct(o.source_failed_share),
+                }
+            )
     return _frame(rows, by)
 
 
@@ -180,12 +263,31 @@ def harmful_items_table(rep: Report) -> pd.DataFrame:
     rows = []
     for cfg, cs in rep.configs.items():
         for it in cs.harmful_items:
-            rows.append({"config": cfg, "item": f"{it.namespace}/{it.item_id}",
-                         "harmful": it.harmful, "beneficial": it.beneficial, "acted on": it.acted_on,
-                         "runs harmed": it.runs_harmful, "runs helped": it.runs_beneficial,
-                         "harmed tasks": ", ".join(it.harmed_tasks)})
-    return pd.DataFrame(rows, columns=["config", "item", "harmful", "beneficial", "acted on",
-                                       "runs harmed", "runs helped", "harmed tasks"])
+            rows.append(
+                {
+                    "config": cfg,
+                    "item": f"{it.namespace}/{it.item_id}",
+                    "harmful": it.harmful,
+                    "beneficial": it.beneficial,
+                    "acted on": it.acted_on,
+                    "runs harmed": it.runs_harmful,
+                    "runs helped": it.runs_beneficial,
+                    "harmed tasks": ", ".join(it.harmed_tasks),
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "config",
+            "item",
+            "harmful",
+            "beneficial",
+            "acted on",
+            "runs harmed",
+            "runs helped",
+            "harmed tasks",
+        ],
+    )
 
 
 def cost_table(rep: Report, by: By = "config") -> pd.DataFrame:
@@ -199,17 +301,30 @@ def cost_table(rep: Report, by: By = "config") -> pd.DataFrame:
         def per(x: float, e: int | None = e) -> float | None:
             return None if e is None else x / e
 
-        rows.append({
-            "config": cfg, "run": run, "episodes": c.episodes,
-            "agent calls /ep": per(c.agent_calls), "agent input /ep": per(c.agent_input),
-            "agent cached /ep": per(c.agent_cached), "agent output /ep": per(c.agent_output),
-            "agent reasoning /ep": per(c.agent_reasoning), "agent $ /ep": c.agent_cost_per_episode,
-            "memory calls /ep": per(c.memory_calls), "memory input /ep": per(c.memory_input),
-            "memory cached /ep": per(c.memory_cached), "memory output /ep": per(c.memory_output),
-            "memory reasoning /ep": per(c.memory_reasoning), "memory $ /ep": c.memory_cost_per_episode,
-            "calls without cost": c.agent_cost_unknown + c.memory_cost_unknown,
-            "judged spans": c.judged_spans, "judge attempts": c.judge_attempts,
-            "judge $ /span": c.judge_cost_per_span, "judge": c.judges})
+        rows.append(
+            {
+                "config": cfg,
+                "run": run,
+                "episodes": c.episodes,
+                "agent calls /ep": per(c.agent_calls),
+                "agent input /ep": per(c.agent_input),
+                "agent cached /ep": per(c.agent_cached),
+                "agent output /ep": per(c.agent_output),
+                "agent reasoning /ep": per(c.agent_reasoning),
+                "agent $ /ep": c.agent_cost_per_episode,
+                "memory calls /ep": per(c.memory_calls),
+                "memory input /ep": per(c.memory_input),
+                "memory cached /ep": per(c.memory_cached),
+                "memory output /ep": per(c.memory_output),
+                "memory reasoning /ep": per(c.memory_reasoning),
+                "memory $ /ep": c.memory_cost_per_episode,
+                "calls without cost": c.agent_cost_unknown + c.memory_cost_unknown,
+                "judged spans": c.judged_spans,
+                "judge attempts": c.judge_attempts,
+                "judge $ /span": c.judge_cost_per_span,
+                "judge": c.judges,
+            }
+        )
     return _frame(rows, by)
 
 
@@ -256,8 +371,10 @@ def markdown_table(df: pd.DataFrame) -> str:
         return "_(no rows)_"
     head = "| " + " | ".join(str(c) for c in df.columns) + " |"
     sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(_cell(v) for v in row) + " |"
-            for row in df.astype(object).where(df.notna(), None).itertuples(index=False)]
+    body = [
+        "| " + " | ".join(_cell(v) for v in row) + " |"
+        for row in df.astype(object).where(df.notna(), None).itertuples(index=False)
+    ]
     return "\n".join([head, sep, *body])
 
 
@@ -265,9 +382,11 @@ def render_markdown(rep: Report, by: By = "config") -> str:
     """The report as Markdown."""
     tables = report_tables(rep, by)
     scope = "all runs" if rep.runs is None else ", ".join(rep.runs)
-    parts = [f"# MemUse report\n\nScope: {scope}. Baseline: {rep.baseline or '—'}. "
-             f"Paired bootstrap: {rep.bootstrap_replicates} replicates, seed {rep.seed}. "
-             f"Undefined statistics (empty denominator) print as {UNDEFINED}."]
+    parts = [
+        f"# MemUse report\n\nScope: {scope}. Baseline: {rep.baseline or '—'}. "
+        f"Paired bootstrap: {rep.bootstrap_replicates} replicates, seed {rep.seed}. "
+        f"Undefined statistics (empty denominator) print as {UNDEFINED}."
+    ]
     for name, (title, _) in TABLES.items():
         parts.append(f"## {title}\n\n{markdown_table(tables[name])}")
         if name == "histories":

@@ -12,5 +12,14 @@ from .bridge import Bridge, entry_dict, placement
 from .proxy import RecordingProxy, parse_route, serve, wait_until_up
 from .recorder import AnnotationError, Recorder
 
-__all__ = ["Bridge", "Recorder", "RecordingProxy", "AnnotationError", "entry_dict", "placement", "parse_route",
-           "serve", "wait_until_up"]
+__all__ = [
+    "Bridge",
+    "Recorder",
+    "RecordingProxy",
+    "AnnotationError",
+    "entry_dict",
+    "placement",
+    "parse_route",
+    "serve",
+    "wait_until_up",
+]

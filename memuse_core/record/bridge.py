@@ -62,8 +62,14 @@ class _Http:
         return data.get("result")
 
 
-def placement(text: str, json_pointer: str, *, host_text: str | None = None, slot: str = "system_suffix",
-              kind: str = "block") -> dict[str, Any]:
+def placement(
+    text: str,
+    json_pointer: str,
+    *,
+    host_text: str | None = None,
+    slot: str = "system_suffix",
+    kind: str = "block",
+) -> dict[str, Any]:
     """A placement with its proof: pointer into the request, text digest, host-message digest."""
     proof: dict[str, Any] = {"json_pointer": json_pointer}
     if host_text is not None:
@@ -101,45 +107,108 @@ class Bridge:
         return cls(_Http(proxy_url, timeout))
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start_run(self, *, config: str, run_id: str | None = None, label: str | None = None,
-                  agent: str | None = None, model: str | None = None,
-                  meta: dict[str, Any] | None = None) -> str:
+    def start_run(
+        self,
+        *,
+        config: str,
+        run_id: str | None = None,
+        label: str | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> str:
         """Start the run (before its first episode); returns the run id."""
-        self.run_id = self._t.send("start_run", _args(run_id=run_id, config=config, label=label, agent=agent,
-                                                      model=model, meta=meta))
+        self.run_id = self._t.send(
+            "start_run", _args(run_id=run_id, config=config, label=label, agent=agent, model=model, meta=meta)
+        )
         return self.run_id  # type: ignore[return-value]
 
-    def start_episode(self, task_id: str, *, task: str | None = None, repo: str | None = None,
-                      position: int = 0, reference: str | None = None, episode_id: str | None = None) -> str:
+    def start_episode(
+        self,
+        task_id: str,
+        *,
+        task: str | None = None,
+        repo: str | None = None,
+        position: int = 0,
+        reference: str | None = None,
+        episode_id: str | None = None,
+    ) -> str:
         """Start an episode; returns its id (also kept as the bridge's current episode)."""
-        self.episode_id = self._t.send("start_episode", _args(
-            task_id=task_id, task=task, repo=repo, position=position, reference=reference,
-            episode_id=episode_id))
+        self.episode_id = self._t.send(
+            "start_episode",
+            _args(
+                task_id=task_id,
+                task=task,
+                repo=repo,
+                position=position,
+                reference=reference,
+                episode_id=episode_id,
+            ),
+        )
         return self.episode_id  # type: ignore[return-value]
 
-    def end_episode(self, *, resolved: bool | None = None, exit_status: str | None = None,
-                    submission: str | None = None) -> None:
+    def end_episode(
+        self, *, resolved: bool | None = None, exit_status: str | None = None, submission: str | None = None
+    ) -> None:
         """End the current episode with its outcome."""
-        self._t.send("end_episode", _args(episode_id=self.episode_id, resolved=resolved,
-                                          exit_status=exit_status, submission=submission))
+        self._t.send(
+            "end_episode",
+            _args(
+                episode_id=self.episode_id, resolved=resolved, exit_status=exit_status, submission=submission
+            ),
+        )
         self.episode_id = None
 
     # -- memory ------------------------------------------------------------------------------
-    def memory_change(self, item_id: str, op: str, *, value: str | None = None, namespace: str = "default",
-                      version: str | None = None, op_ref: str | None = None,
-                      origin_episode: str | None | bool = True) -> None:
+    def memory_change(
+        self,
+        item_id: str,
+        op: str,
+        *,
+        value: str | None = None,
+        namespace: str = "default",
+        version: str | None = None,
+        op_ref: str | None = None,
+        origin_episode: str | None | bool = True,
+    ) -> None:
         """An item was created, updated or deleted; by default its origin is the current episode."""
         ep = self.episode_id if origin_episode is True else (origin_episode or None)
-        self._t.send("memory_change", _args(item_id=item_id, op=op, value=value, namespace=namespace,
-                                            version=version, op_ref=op_ref, episode_id=ep,
-                                            run_id=self.run_id))
+        self._t.send(
+            "memory_change",
+            _args(
+                item_id=item_id,
+                op=op,
+                value=value,
+                namespace=namespace,
+                version=version,
+                op_ref=op_ref,
+                episode_id=ep,
+                run_id=self.run_id,
+            ),
+        )
 
-    def memory_search(self, query: str, results: list[dict[str, Any]], *, route: str = "host",
-                      scope: str | None = None, search_id: str | None = None) -> str:
+    def memory_search(
+        self,
+        query: str,
+        results: list[dict[str, Any]],
+        *,
+        route: str = "host",
+        scope: str | None = None,
+        search_id: str | None = None,
+    ) -> str:
         """A search and its ranked results; returns the search id."""
-        return self._t.send("memory_search", _args(query=query, results=results, route=route, scope=scope,
-                                                   episode_id=self.episode_id, run_id=self.run_id,
-                                                   search_id=search_id))
+        return self._t.send(
+            "memory_search",
+            _args(
+                query=query,
+                results=results,
+                route=route,
+                scope=scope,
+                episode_id=self.episode_id,
+                run_id=self.run_id,
+                search_id=search_id,
+            ),
+        )
 
     @contextmanager
     def operation(self, op_ref: str) -> Iterator[str]:
@@ -150,24 +219,55 @@ class Bridge:
         finally:
             self._t.send("set_operation", _args(episode_id=self.episode_id))
 
-    def deliver(self, entries: Sequence[Entry | dict[str, Any]], placements: list[dict[str, Any]], *,
-                route: str = "host", form: str = "task_recall", search_id: str | None = None,
-                standing: bool = False) -> str:
+    def deliver(
+        self,
+        entries: Sequence[Entry | dict[str, Any]],
+        placements: list[dict[str, Any]],
+        *,
+        route: str = "host",
+        form: str = "task_recall",
+        search_id: str | None = None,
+        standing: bool = False,
+    ) -> str:
         """Memory text placed into the next agent request (standing: restated on every call)."""
-        return self._t.send("deliver", _args(entries=[entry_dict(e) for e in entries], placements=placements,
-                                             route=route, form=form, search_id=search_id, standing=standing,
-                                             episode_id=self.episode_id))
+        return self._t.send(
+            "deliver",
+            _args(
+                entries=[entry_dict(e) for e in entries],
+                placements=placements,
+                route=route,
+                form=form,
+                search_id=search_id,
+                standing=standing,
+                episode_id=self.episode_id,
+            ),
+        )
 
     def withdraw(self, delivery_id: str) -> None:
         """Stop restating a standing delivery."""
         self._t.send("withdraw", {"delivery_id": delivery_id, "episode_id": self.episode_id})
 
-    def tool_result(self, output: str, *, tool_call_id: str | None = None, name: str | None = "bash",
-                    arguments: str | None = None, exit_code: int | None = None) -> None:
+    def tool_result(
+        self,
+        output: str,
+        *,
+        tool_call_id: str | None = None,
+        name: str | None = "bash",
+        arguments: str | None = None,
+        exit_code: int | None = None,
+    ) -> None:
         """A tool execution's output, bound to the call that requested it."""
-        self._t.send("tool_result", _args(output=output, tool_call_id=tool_call_id, name=name,
-                                          arguments=arguments, exit_code=exit_code,
-                                          episode_id=self.episode_id))
+        self._t.send(
+            "tool_result",
+            _args(
+                output=output,
+                tool_call_id=tool_call_id,
+                name=name,
+                arguments=arguments,
+                exit_code=exit_code,
+                episode_id=self.episode_id,
+            ),
+        )
 
 
 def _args(**kw: Any) -> dict[str, Any]:

@@ -21,10 +21,12 @@ from ..events import EVENT_SCHEMA_VERSION
 from .wire import MessageMap
 
 
-def history_events(prev: list[Any] | None, mm: MessageMap, *, episode_id: str, call_id: str) -> list[dict[str, Any]]:
+def history_events(
+    prev: list[Any] | None, mm: MessageMap, *, episode_id: str, call_id: str
+) -> list[dict[str, Any]]:
     """Retraction or history-rewrite events before `call_id` (raw previous messages vs this request)."""
     new = mm.raw
-    if prev is None or new[:len(prev)] == prev:
+    if prev is None or new[: len(prev)] == prev:
         return []
     removed, j = [], 0
     for i, m in enumerate(prev):
@@ -36,17 +38,34 @@ def history_events(prev: list[Any] | None, mm: MessageMap, *, episode_id: str, c
     kept = [m for i, m in enumerate(prev) if i not in gone]
     # Dropping the whole tail and sending other messages in its place is a rewrite (a summary).
     tail_replaced = bool(removed) and removed == list(range(removed[0], len(prev))) and len(new) > len(kept)
-    if removed and new[:len(kept)] == kept and not tail_replaced:
-        return [{"type": "retraction", "v": EVENT_SCHEMA_VERSION, "episode_id": episode_id,
-                 "before_call_id": call_id, "removed": removed}]
+    if removed and new[: len(kept)] == kept and not tail_replaced:
+        return [
+            {
+                "type": "retraction",
+                "v": EVENT_SCHEMA_VERSION,
+                "episode_id": episode_id,
+                "before_call_id": call_id,
+                "removed": removed,
+            }
+        ]
     k = 0
     while k < min(len(prev), len(new)) and prev[k] == new[k]:
         k += 1
-    return [{"type": "history_rewrite", "v": EVENT_SCHEMA_VERSION, "episode_id": episode_id,
-             "before_call_id": call_id, "kept_prefix": k, "replacement": mm.messages[k:]}]
+    return [
+        {
+            "type": "history_rewrite",
+            "v": EVENT_SCHEMA_VERSION,
+            "episode_id": episode_id,
+            "before_call_id": call_id,
+            "kept_prefix": k,
+            "replacement": mm.messages[k:],
+        }
+    ]
 
 
-def delta_request(request: dict[str, Any], raw: list[Any], base: tuple[str, list[Any]] | None) -> dict[str, Any]:
+def delta_request(
+    request: dict[str, Any], raw: list[Any], base: tuple[str, list[Any]] | None
+) -> dict[str, Any]:
     """The request delta-encoded against `base` = (call id, raw messages) when those are a prefix."""
     if base is None:
         return request

@@ -70,8 +70,12 @@ def verify_placement(placement: dict[str, Any], body: Any, mm: MessageMap, *, ch
     problem = _check(out, claimed, body, mm)
     if isinstance(problem, tuple):  # verified: (index, host text)
         idx, htext = problem
-        proof: dict[str, Any] = {"message_index": idx, "message_digest": text_digest(htext),
-                                 "start": htext.find(str(text)), "verified": True}
+        proof: dict[str, Any] = {
+            "message_index": idx,
+            "message_digest": text_digest(htext),
+            "start": htext.find(str(text)),
+            "verified": True,
+        }
         ptr = claimed.get("json_pointer")
         if chat and isinstance(ptr, str):
             proof["json_pointer"] = ptr
@@ -100,8 +104,7 @@ def _host_index(proof: dict[str, Any], mm: MessageMap) -> int | None:
     return None
 
 
-def _check(pl: dict[str, Any], proof: dict[str, Any], body: Any,
-           mm: MessageMap) -> str | tuple[int, str]:
+def _check(pl: dict[str, Any], proof: dict[str, Any], body: Any, mm: MessageMap) -> str | tuple[int, str]:
     """A problem sentence, or (host index, host text) when the proof holds."""
     if not proof:
         return "placement has no proof"

@@ -35,8 +35,19 @@ from urllib.parse import urlsplit
 from .recorder import ROLES, AnnotationError, Recorder
 from .wire import StreamAssembler, api_kind, parse_json_response
 
-HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
-              "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding"}
+HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailers",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "accept-encoding",
+}
 EPISODE_HEADER = "x-memuse-episode"
 OP_HEADER = "x-memuse-op"
 
@@ -94,8 +105,16 @@ class RecordingProxy(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, recorder: Recorder, upstream: str, *, host: str = "127.0.0.1", port: int = 0,
-                 timeout: float = 600.0, quiet: bool = True):
+    def __init__(
+        self,
+        recorder: Recorder,
+        upstream: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        timeout: float = 600.0,
+        quiet: bool = True,
+    ):
         self.recorder = recorder
         self.upstream = _Upstream(upstream, timeout)
         self.quiet = quiet
@@ -147,9 +166,16 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             route = parse_route(self.path)
             if route is None:
-                self._send_json(404, {"error": {"message": f"unknown proxy path {self.path.split('?')[0]}; "
-                                                "use /agent/v1/..., /memory/v1/... or /embedding/v1/...",
-                                                "type": "memuse_proxy_error"}})
+                self._send_json(
+                    404,
+                    {
+                        "error": {
+                            "message": f"unknown proxy path {self.path.split('?')[0]}; "
+                            "use /agent/v1/..., /memory/v1/... or /embedding/v1/...",
+                            "type": "memuse_proxy_error",
+                        }
+                    },
+                )
                 return
             self._forward(body, *route)
         except _ClientGone:
@@ -158,8 +184,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             sys.stderr.write("proxy: internal error\n" + traceback.format_exc(limit=3))
             try:
-                self._send_json(500, {"error": {"message": "recording proxy internal error",
-                                                "type": "memuse_proxy_error"}})
+                self._send_json(
+                    500,
+                    {"error": {"message": "recording proxy internal error", "type": "memuse_proxy_error"}},
+                )
             except Exception:
                 pass
 
@@ -208,8 +236,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _forward(self, body: bytes, role: str, episode: str | None, rest: str) -> None:
         srv = self.server
         kind = api_kind(rest.split("?", 1)[0]) if self.command == "POST" else None
-        headers = {k: v for k, v in self.headers.items()
-                   if k.lower() not in HOP_BY_HOP and not k.lower().startswith("x-memuse-")}
+        headers = {
+            k: v
+            for k, v in self.headers.items()
+            if k.lower() not in HOP_BY_HOP and not k.lower().startswith("x-memuse-")
+        }
         headers["Accept-Encoding"] = "identity"
         headers["Content-Length"] = str(len(body))
         target = f"{srv.upstream.base}/{rest}"
@@ -235,9 +266,13 @@ class _Handler(BaseHTTPRequestHandler):
         if kind is None:
             return None
         try:
-            return self.server.recorder.begin_call(role=role, kind=kind, body=body,
-                                                   episode_hint=episode or self.headers.get(EPISODE_HEADER),
-                                                   op_ref=self.headers.get(OP_HEADER))
+            return self.server.recorder.begin_call(
+                role=role,
+                kind=kind,
+                body=body,
+                episode_hint=episode or self.headers.get(EPISODE_HEADER),
+                op_ref=self.headers.get(OP_HEADER),
+            )
         except Exception:
             sys.stderr.write("proxy: could not record request\n" + traceback.format_exc(limit=3))
             return None
@@ -253,8 +288,9 @@ class _Handler(BaseHTTPRequestHandler):
             conn.request(self.command, target, body=body or None, headers=headers)
         return conn
 
-    def _response(self, conn: http.client.HTTPConnection, target: str, body: bytes,
-                  headers: dict[str, str]) -> http.client.HTTPResponse:
+    def _response(
+        self, conn: http.client.HTTPConnection, target: str, body: bytes, headers: dict[str, str]
+    ) -> http.client.HTTPResponse:
         try:
             return conn.getresponse()
         except (http.client.RemoteDisconnected, ConnectionResetError):
@@ -279,8 +315,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 if ctx is not None:
-                    srv.recorder.end_call(ctx, status="incomplete", parsed=None, http_status=resp.status,
-                                          error=f"upstream body cut off: {type(e).__name__}")
+                    srv.recorder.end_call(
+                        ctx,
+                        status="incomplete",
+                        parsed=None,
+                        http_status=resp.status,
+                        error=f"upstream body cut off: {type(e).__name__}",
+                    )
                 return
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -290,8 +331,9 @@ class _Handler(BaseHTTPRequestHandler):
                 ok = 200 <= resp.status < 300
                 parsed = parse_json_response(kind or "", data) if ok else None
                 err = None if ok else data[:20000].decode("utf-8", "replace")
-                srv.recorder.end_call(ctx, status="ok" if ok else "error", parsed=parsed,
-                                      http_status=resp.status, error=err)
+                srv.recorder.end_call(
+                    ctx, status="ok" if ok else "error", parsed=parsed, http_status=resp.status, error=err
+                )
             if self._write(data):
                 self.close_connection = True
             return
@@ -322,8 +364,9 @@ class _Handler(BaseHTTPRequestHandler):
                 extra["client_disconnected"] = True
             if cut:
                 extra["upstream_cut"] = True
-            srv.recorder.end_call(ctx, status=status, parsed=asm.result(), http_status=resp.status,
-                                  extra=extra)
+            srv.recorder.end_call(
+                ctx, status=status, parsed=asm.result(), http_status=resp.status, extra=extra
+            )
         if not gone:
             self._write(b"0\r\n\r\n")
 
@@ -337,8 +380,9 @@ class _Handler(BaseHTTPRequestHandler):
             return True
 
 
-def serve(recorder: Recorder, upstream: str, *, host: str = "127.0.0.1", port: int = 0,
-          quiet: bool = True) -> RecordingProxy:
+def serve(
+    recorder: Recorder, upstream: str, *, host: str = "127.0.0.1", port: int = 0, quiet: bool = True
+) -> RecordingProxy:
     """Start a recording proxy in a background thread and return it (`proxy.url`, `proxy.stop()`)."""
     return RecordingProxy(recorder, upstream, host=host, port=port, quiet=quiet).start()
 

@@ -115,8 +115,14 @@ def _model_event(model: Any) -> dict[str, Any]:
 class Recorder:
     """Writes the event log of a recording session (see module docstring)."""
 
-    def __init__(self, out: str | os.PathLike[str] | EventSink, *, run_id: str | None = None,
-                 config: str = "recorded", delta: bool = True):
+    def __init__(
+        self,
+        out: str | os.PathLike[str] | EventSink,
+        *,
+        run_id: str | None = None,
+        config: str = "recorded",
+        delta: bool = True,
+    ):
         self.sink = out if isinstance(out, EventSink) else EventSink(out)
         self.delta = delta
         """Write requests delta-encoded against the previous written call of the same episode and
@@ -142,9 +148,16 @@ class Recorder:
         self._run_written = True
         return [_model_event(RunEvent(run_id=self.run_id, config=self.config, label="recorded run"))]
 
-    def start_run(self, *, run_id: str | None = None, config: str | None = None, label: str | None = None,
-                  agent: str | None = None, model: str | None = None,
-                  meta: dict[str, Any] | None = None) -> str:
+    def start_run(
+        self,
+        *,
+        run_id: str | None = None,
+        config: str | None = None,
+        label: str | None = None,
+        agent: str | None = None,
+        model: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> str:
         """Write the run event (must come before the first episode)."""
         with self._lock:
             if self._run_written:
@@ -152,36 +165,80 @@ class Recorder:
             self.run_id = run_id or self.run_id
             self.config = config or self.config
             self._run_written = True
-            self.sink.write([_model_event(RunEvent(run_id=self.run_id, config=self.config, label=label,
-                                                   agent=agent, model=model, meta=meta or {}))])
+            self.sink.write(
+                [
+                    _model_event(
+                        RunEvent(
+                            run_id=self.run_id,
+                            config=self.config,
+                            label=label,
+                            agent=agent,
+                            model=model,
+                            meta=meta or {},
+                        )
+                    )
+                ]
+            )
             return self.run_id
 
-    def start_episode(self, *, task_id: str, episode_id: str | None = None, task: str | None = None,
-                      repo: str | None = None, position: int = 0, reference: str | None = None) -> str:
+    def start_episode(
+        self,
+        *,
+        task_id: str,
+        episode_id: str | None = None,
+        task: str | None = None,
+        repo: str | None = None,
+        position: int = 0,
+        reference: str | None = None,
+    ) -> str:
         """Open an episode; later calls without an explicit episode are bound to it."""
         with self._lock:
             eid = episode_id or f"{self.run_id}-e{len(self._episodes) + 1}"
             if eid in self._episodes:
                 raise AnnotationError(f"episode {eid!r} was already started")
             evs = self._ensure_run()
-            evs.append(_model_event(EpisodeStart(episode_id=eid, run_id=self.run_id, task_id=task_id,
-                                                 position=position, repo=repo, task=task,
-                                                 reference=reference)))
+            evs.append(
+                _model_event(
+                    EpisodeStart(
+                        episode_id=eid,
+                        run_id=self.run_id,
+                        task_id=task_id,
+                        position=position,
+                        repo=repo,
+                        task=task,
+                        reference=reference,
+                    )
+                )
+            )
             self._episodes[eid] = _Episode(eid)
             self._open.append(eid)
             self.sink.write(evs)
             return eid
 
-    def end_episode(self, episode_id: str | None = None, *, resolved: bool | None = None,
-                    exit_status: str | None = None, submission: str | None = None) -> None:
+    def end_episode(
+        self,
+        episode_id: str | None = None,
+        *,
+        resolved: bool | None = None,
+        exit_status: str | None = None,
+        submission: str | None = None,
+    ) -> None:
         """Close an episode: write still-pending deliveries (unbound) and the end event."""
         with self._lock:
             ep = self._episode(episode_id)
             evs = [self._finish_unbound(d) for d in ep.pending]
             ep.pending.clear()
             ep.standing.clear()
-            evs.append(_model_event(EpisodeEnd(episode_id=ep.episode_id, resolved=resolved,
-                                               exit_status=exit_status, submission=submission)))
+            evs.append(
+                _model_event(
+                    EpisodeEnd(
+                        episode_id=ep.episode_id,
+                        resolved=resolved,
+                        exit_status=exit_status,
+                        submission=submission,
+                    )
+                )
+            )
             if ep.episode_id in self._open:
                 self._open.remove(ep.episode_id)
             self.sink.write(evs)
@@ -191,11 +248,13 @@ class Recorder:
         if d.attempted_call:
             # Only failed calls carried it: bound, but to a call with no attributed step.
             ev["consuming_call_id"] = d.attempted_call
-            ev["placements"] = [self._unchecked(p, "its only carrying call failed")
-                                for p in ev.get("placements", [])]
+            ev["placements"] = [
+                self._unchecked(p, "its only carrying call failed") for p in ev.get("placements", [])
+            ]
         else:
-            ev["placements"] = [self._unchecked(p, "no agent call carried this delivery")
-                                for p in ev.get("placements", [])]
+            ev["placements"] = [
+                self._unchecked(p, "no agent call carried this delivery") for p in ev.get("placements", [])
+            ]
         return ev
 
     @staticmethod
@@ -250,18 +309,32 @@ class Recorder:
             self.sink.write(self._ensure_run() + [_model_event(ev)])
             return ev.search_id
 
-    def deliver(self, *, entries: list[dict[str, Any]], placements: list[dict[str, Any]],
-                route: str = "host", form: str = "block", search_id: str | None = None,
-                standing: bool = False, episode_id: str | None = None) -> str:
+    def deliver(
+        self,
+        *,
+        entries: list[dict[str, Any]],
+        placements: list[dict[str, Any]],
+        route: str = "host",
+        form: str = "block",
+        search_id: str | None = None,
+        standing: bool = False,
+        episode_id: str | None = None,
+    ) -> str:
         """Announce a delivery; it is bound to (and verified against) the next agent call."""
         with self._lock:
             ep = self._episode(episode_id)
             ep.n_deliveries += 1
             did = f"{ep.episode_id}-d{ep.n_deliveries}"
             # Validate now so a bad annotation fails at the bridge, not at write time.
-            ev = MemoryDelivery(episode_id=ep.episode_id, delivery_id=did, route=route,  # type: ignore[arg-type]
-                                form=form, search_id=search_id, entries=entries,  # type: ignore[arg-type]
-                                placements=placements)  # type: ignore[arg-type]
+            ev = MemoryDelivery(
+                episode_id=ep.episode_id,
+                delivery_id=did,
+                route=route,  # type: ignore[arg-type]
+                form=form,
+                search_id=search_id,
+                entries=entries,  # type: ignore[arg-type]
+                placements=placements,
+            )  # type: ignore[arg-type]
             d = _Delivery(_model_event(ev), standing=standing)
             if standing:
                 ep.standing[did] = d
@@ -284,26 +357,45 @@ class Recorder:
                 return
             self._episode(episode_id).current_op = op_ref
 
-    def tool_result(self, *, tool_call_id: str | None, output: str, name: str | None = None,
-                    arguments: str | None = None, exit_code: int | None = None,
-                    episode_id: str | None = None) -> None:
+    def tool_result(
+        self,
+        *,
+        tool_call_id: str | None,
+        output: str,
+        name: str | None = None,
+        arguments: str | None = None,
+        exit_code: int | None = None,
+        episode_id: str | None = None,
+    ) -> None:
         """Record a tool execution, bound to the call whose response asked for it."""
         with self._lock:
             ep = self._episode(episode_id)
             call_id = ep.tool_call_owner.get(tool_call_id or "") or ep.last_ok_agent_call
             if call_id is None:
                 raise AnnotationError("tool_result before any completed agent call of the episode")
-            ev = ToolResultEvent(episode_id=ep.episode_id, call_id=call_id, tool_call_id=tool_call_id,
-                                 name=name, arguments=arguments, output=output, exit_code=exit_code)
+            ev = ToolResultEvent(
+                episode_id=ep.episode_id,
+                call_id=call_id,
+                tool_call_id=tool_call_id,
+                name=name,
+                arguments=arguments,
+                output=output,
+                exit_code=exit_code,
+            )
             self.sink.write([_model_event(ev)])
 
     def annotate(self, op: str, args: dict[str, Any]) -> Any:
         """Dispatch a bridge annotation by name (the proxy's control endpoint uses this)."""
         fn = {
-            "start_run": self.start_run, "start_episode": self.start_episode,
-            "end_episode": self.end_episode, "memory_change": self.memory_change,
-            "memory_search": self.memory_search, "deliver": self.deliver, "withdraw": self.withdraw,
-            "tool_result": self.tool_result, "set_operation": self.set_operation,
+            "start_run": self.start_run,
+            "start_episode": self.start_episode,
+            "end_episode": self.end_episode,
+            "memory_change": self.memory_change,
+            "memory_search": self.memory_search,
+            "deliver": self.deliver,
+            "withdraw": self.withdraw,
+            "tool_result": self.tool_result,
+            "set_operation": self.set_operation,
         }.get(op)
         if fn is None:
             raise AnnotationError(f"unknown annotation {op!r}")
@@ -313,8 +405,15 @@ class Recorder:
             raise AnnotationError(f"{op}: {e}") from None
 
     # -- model calls ---------------------------------------------------------------------------
-    def begin_call(self, *, role: str, kind: str | None, body: bytes, episode_hint: str | None = None,
-                   op_ref: str | None = None) -> CallContext:
+    def begin_call(
+        self,
+        *,
+        role: str,
+        kind: str | None,
+        body: bytes,
+        episode_hint: str | None = None,
+        op_ref: str | None = None,
+    ) -> CallContext:
         """Register a request about to be forwarded; binds deliveries and derives context events."""
         started = time.time()
         try:
@@ -341,15 +440,23 @@ class Recorder:
             ep.n_calls += 1
             if role != "agent" and op_ref is None:
                 op_ref = ep.current_op if ep.current_op is not None else self._pending_op
-            ctx = CallContext(call_id=f"{ep.episode_id}-c{ep.n_calls}", episode_id=ep.episode_id,
-                              role=role, kind=kind, request=request, started_at=started, op_ref=op_ref,
-                              raw=mm.raw, pre_events=pre)
+            ctx = CallContext(
+                call_id=f"{ep.episode_id}-c{ep.n_calls}",
+                episode_id=ep.episode_id,
+                role=role,
+                kind=kind,
+                request=request,
+                started_at=started,
+                op_ref=op_ref,
+                raw=mm.raw,
+                pre_events=pre,
+            )
             if role == "agent" and kind in (CHAT, RESPONSES) and isinstance(obj, dict):
                 ctx.pre_events.extend(self._context_events(ep, mm, ctx.call_id))
                 self._bind(ep, ctx, obj, mm)
         if pre:
             self.sink.write(pre)
-            ctx.pre_events = ctx.pre_events[len(pre):]
+            ctx.pre_events = ctx.pre_events[len(pre) :]
         return ctx
 
     def _context_events(self, ep: _Episode, mm: MessageMap, call_id: str) -> list[dict[str, Any]]:
@@ -361,8 +468,9 @@ class Recorder:
         chat = ctx.kind == CHAT
         for did, d in list(ep.standing.items()):
             pls = [verify_placement(p, body, mm, chat=chat) for p in d.event.get("placements", [])]
-            gone = pls and all((p.get("proof") or {}).get("problem", "").startswith("placement text not found")
-                               for p in pls)
+            gone = pls and all(
+                (p.get("proof") or {}).get("problem", "").startswith("placement text not found") for p in pls
+            )
             if gone and d.bound_once:
                 # The harness no longer sends the block: the standing delivery has ended.
                 del ep.standing[did]
@@ -379,13 +487,21 @@ class Recorder:
             ev = dict(d.event)
             ev["placements"] = [verify_placement(p, body, mm, chat=chat) for p in ev.get("placements", [])]
             ev["consuming_call_id"] = ctx.call_id
-            ctx.consumed.append(_Delivery(ev, standing=False, attempted_call=ctx.call_id,
-                                          orig=d.orig or d.event))
+            ctx.consumed.append(
+                _Delivery(ev, standing=False, attempted_call=ctx.call_id, orig=d.orig or d.event)
+            )
         ep.pending = []
 
-    def end_call(self, ctx: CallContext, *, status: str, parsed: ParsedResponse | None,
-                 http_status: int | None = None, error: str | None = None,
-                 extra: dict[str, Any] | None = None) -> None:
+    def end_call(
+        self,
+        ctx: CallContext,
+        *,
+        status: str,
+        parsed: ParsedResponse | None,
+        http_status: int | None = None,
+        error: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         """Write the call's events once its response is complete (or failed)."""
         ended = time.time()
         resp: dict[str, Any] | None = None
@@ -400,14 +516,30 @@ class Recorder:
         if extra:
             resp = resp or {"content": None}
             resp.update(extra)
-        ev = _clean({
-            "type": "model_call", "v": EVENT_SCHEMA_VERSION, "episode_id": ctx.episode_id,
-            "call_id": ctx.call_id, "role": ctx.role, "request": ctx.request, "response": resp,
-            "usage": parsed.usage if parsed else None, "cost_usd": parsed.cost_usd if parsed else None,
-            "status": status, "started_at": ctx.started_at, "ended_at": ended, "op_ref": ctx.op_ref,
-            "model": (parsed.model if parsed and parsed.model else ctx.request.get("model")
-                      if isinstance(ctx.request.get("model"), str) else None),
-        })
+        ev = _clean(
+            {
+                "type": "model_call",
+                "v": EVENT_SCHEMA_VERSION,
+                "episode_id": ctx.episode_id,
+                "call_id": ctx.call_id,
+                "role": ctx.role,
+                "request": ctx.request,
+                "response": resp,
+                "usage": parsed.usage if parsed else None,
+                "cost_usd": parsed.cost_usd if parsed else None,
+                "status": status,
+                "started_at": ctx.started_at,
+                "ended_at": ended,
+                "op_ref": ctx.op_ref,
+                "model": (
+                    parsed.model
+                    if parsed and parsed.model
+                    else ctx.request.get("model")
+                    if isinstance(ctx.request.get("model"), str)
+                    else None
+                ),
+            }
+        )
         with self._lock:
             ep = self._episodes[ctx.episode_id]
             if self.delta and ctx.raw:
@@ -421,8 +553,11 @@ class Recorder:
                 out.extend(d.event for d in ctx.consumed)
             else:
                 # A failed call consumes nothing: the harness resends this input on retry.
-                requeue = [_Delivery(d.orig or d.event, standing=False, attempted_call=ctx.call_id)
-                           for d in ctx.consumed if not d.standing]
+                requeue = [
+                    _Delivery(d.orig or d.event, standing=False, attempted_call=ctx.call_id)
+                    for d in ctx.consumed
+                    if not d.standing
+                ]
                 ep.pending[:0] = requeue
             self.calls_recorded += 1
             self.sink.write(out)

@@ -70,17 +70,28 @@ def _wire_tool_calls(spec: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for i, tc in enumerate(spec.get("tool_calls") or []):
         args = tc.get("arguments", {})
-        out.append({"index": i, "id": tc.get("id") or f"call_{uuid.uuid4().hex[:10]}", "type": "function",
-                    "function": {"name": tc.get("name", "bash"),
-                                 "arguments": args if isinstance(args, str) else json.dumps(args)}})
+        out.append(
+            {
+                "index": i,
+                "id": tc.get("id") or f"call_{uuid.uuid4().hex[:10]}",
+                "type": "function",
+                "function": {
+                    "name": tc.get("name", "bash"),
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+        )
     return out
 
 
 def _usage(body: dict[str, Any], content: str) -> dict[str, Any]:
     prompt = max(1, len(json.dumps(body.get("messages") or body.get("input") or "")) // 4)
-    return {"prompt_tokens": prompt, "completion_tokens": max(1, len(content) // 4),
-            "total_tokens": prompt + max(1, len(content) // 4),
-            "prompt_tokens_details": {"cached_tokens": 0}}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": max(1, len(content) // 4),
+        "total_tokens": prompt + max(1, len(content) // 4),
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -108,9 +119,15 @@ class _Handler(BaseHTTPRequestHandler):
         if path.endswith("embeddings"):
             inputs = body.get("input")
             k = len(inputs) if isinstance(inputs, list) else 1
-            self._json(200, {"object": "list", "model": self.server.model,
-                             "data": [{"object": "embedding", "index": i, "embedding": [0.0] * 8} for i in range(k)],
-                             "usage": {"prompt_tokens": 3 * k, "total_tokens": 3 * k}})
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "model": self.server.model,
+                    "data": [{"object": "embedding", "index": i, "embedding": [0.0] * 8} for i in range(k)],
+                    "usage": {"prompt_tokens": 3 * k, "total_tokens": 3 * k},
+                },
+            )
             return
         spec = self.server.policy(body)
         if "status" in spec:
@@ -137,11 +154,17 @@ class _Handler(BaseHTTPRequestHandler):
         msg: dict[str, Any] = {"role": "assistant", "content": content}
         if tcs:
             msg["tool_calls"] = [{k: v for k, v in tc.items() if k != "index"} for tc in tcs]
-        self._json(200, {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion",
-                         "created": int(time.time()), "model": self.server.model,
-                         "choices": [{"index": 0, "message": msg,
-                                      "finish_reason": "tool_calls" if tcs else "stop"}],
-                         "usage": _usage(body, content or "")})
+        self._json(
+            200,
+            {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": self.server.model,
+                "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if tcs else "stop"}],
+                "usage": _usage(body, content or ""),
+            },
+        )
 
     def _stream(self, body: dict[str, Any], spec: dict[str, Any]) -> None:
         self.send_response(200)
@@ -150,13 +173,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         delay = float(spec.get("stream_delay", 0.0))
         content = spec.get("content") or ""
-        pieces = [content[i:i + 8] for i in range(0, len(content), 8)] or [""]
-        events: list[dict[str, Any]] = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": p}}]}
-                                        for p in pieces]
+        pieces = [content[i : i + 8] for i in range(0, len(content), 8)] or [""]
+        events: list[dict[str, Any]] = [
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "content": p}}]} for p in pieces
+        ]
         for tc in _wire_tool_calls(spec):
             events.append({"choices": [{"index": 0, "delta": {"tool_calls": [tc]}}]})
-        events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                       "usage": _usage(body, content)})
+        events.append(
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": _usage(body, content)}
+        )
         try:
             for ev in events:
                 ev.update({"id": "chatcmpl-s", "object": "chat.completion.chunk", "model": self.server.model})
@@ -175,14 +200,30 @@ class _Handler(BaseHTTPRequestHandler):
     def _responses(self, body: dict[str, Any], spec: dict[str, Any]) -> None:
         out: list[dict[str, Any]] = []
         if spec.get("content"):
-            out.append({"type": "message", "role": "assistant",
-                        "content": [{"type": "output_text", "text": spec["content"]}]})
+            out.append(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": spec["content"]}],
+                }
+            )
         for tc in _wire_tool_calls(spec):
-            out.append({"type": "function_call", "call_id": tc["id"], "name": tc["function"]["name"],
-                        "arguments": tc["function"]["arguments"]})
+            out.append(
+                {
+                    "type": "function_call",
+                    "call_id": tc["id"],
+                    "name": tc["function"]["name"],
+                    "arguments": tc["function"]["arguments"],
+                }
+            )
         u = _usage(body, spec.get("content") or "")
-        final = {"id": f"resp_{uuid.uuid4().hex[:12]}", "object": "response", "model": self.server.model,
-                 "output": out, "usage": {"input_tokens": u["prompt_tokens"], "output_tokens": u["completion_tokens"]}}
+        final = {
+            "id": f"resp_{uuid.uuid4().hex[:12]}",
+            "object": "response",
+            "model": self.server.model,
+            "output": out,
+            "usage": {"input_tokens": u["prompt_tokens"], "output_tokens": u["completion_tokens"]},
+        }
         if not body.get("stream"):
             self._json(200, final)
             return
@@ -190,9 +231,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for piece in [(spec.get("content") or "")[i:i + 8] for i in range(0, len(spec.get("content") or ""), 8)]:
-            self._chunk(b"event: response.output_text.delta\ndata: "
-                        + json.dumps({"type": "response.output_text.delta", "delta": piece}).encode() + b"\n\n")
-        self._chunk(b"event: response.completed\ndata: "
-                    + json.dumps({"type": "response.completed", "response": final}).encode() + b"\n\n")
+        for piece in [
+            (spec.get("content") or "")[i : i + 8] for i in range(0, len(spec.get("content") or ""), 8)
+        ]:
+            self._chunk(
+                b"event: response.output_text.delta\ndata: "
+                + json.dumps({"type": "response.output_text.delta", "delta": piece}).encode()
+                + b"\n\n"
+            )
+        self._chunk(
+            b"event: response.completed\ndata: "
+            + json.dumps({"type": "response.completed", "response": final}).encode()
+            + b"\n\n"
+        )
         self.wfile.write(b"0\r\n\r\n")

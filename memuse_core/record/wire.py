@@ -55,7 +55,7 @@ class MessageMap:
         """(message index, rest of the pointer) of the message a JSON pointer points into."""
         for i, pre in enumerate(self.prefixes):
             if pointer == pre or pointer.startswith(pre + "/"):
-                return i, pointer[len(pre):]
+                return i, pointer[len(pre) :]
         return None
 
 
@@ -63,8 +63,10 @@ def _tool_call(tc: Any) -> dict[str, Any]:
     if not isinstance(tc, dict):
         return {"name": str(tc), "arguments": ""}
     fn: dict[str, Any] = tc["function"] if isinstance(tc.get("function"), dict) else {}
-    out: dict[str, Any] = {"name": str(fn.get("name") or tc.get("name") or ""),
-                           "arguments": _as_str(fn.get("arguments", tc.get("arguments", "")))}
+    out: dict[str, Any] = {
+        "name": str(fn.get("name") or tc.get("name") or ""),
+        "arguments": _as_str(fn.get("arguments", tc.get("arguments", ""))),
+    }
     if tc.get("id") is not None:
         out["id"] = str(tc["id"])
     return out
@@ -138,8 +140,11 @@ def normalise_request(kind: str, body: dict[str, Any]) -> tuple[MessageMap, dict
         raw_msgs = body.get("messages") or []
         if not isinstance(raw_msgs, list):
             raw_msgs = []
-        mm = MessageMap([chat_message(m) for m in raw_msgs],
-                        [f"/messages/{i}" for i in range(len(raw_msgs))], list(raw_msgs))
+        mm = MessageMap(
+            [chat_message(m) for m in raw_msgs],
+            [f"/messages/{i}" for i in range(len(raw_msgs))],
+            list(raw_msgs),
+        )
         rest = {k: v for k, v in body.items() if k != "messages"}
         return mm, rest
     if kind == RESPONSES:
@@ -303,7 +308,7 @@ class StreamAssembler:
             cut = self._buf.find(b"\n")
             if cut < 0:
                 return
-            line, self._buf = self._buf[:cut].rstrip(b"\r"), self._buf[cut + 1:]
+            line, self._buf = self._buf[:cut].rstrip(b"\r"), self._buf[cut + 1 :]
             if line.startswith(b"data:"):
                 self._data(line[5:].strip())
 

@@ -91,7 +91,8 @@ def connect(
             if time.monotonic() >= deadline:
                 raise StoreLocked(
                     f"database {p} is held {'read-write' if read_only else 'read-only'} by another thread of "
-                    "this process; retry in a moment") from e
+                    "this process; retry in a moment"
+                ) from e
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
         except duckdb.Error as e:
@@ -151,7 +152,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     A store already at this version whose recorded DDL fingerprint matches this code's is left
     alone (one query instead of re-running every CREATE ... IF NOT EXISTS on each open)."""
     try:
-        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('schema_version', 'ddl_hash')").fetchall())
+        meta = dict(
+            con.execute("SELECT key, value FROM meta WHERE key IN ('schema_version', 'ddl_hash')").fetchall()
+        )
     except duckdb.CatalogException:
         meta = {}
     if meta.get("schema_version") == str(SCHEMA_VERSION) and meta.get("ddl_hash") == _DDL_HASH:
@@ -159,8 +162,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     current = schema_version(con)
     if current is not None and current > SCHEMA_VERSION:
         raise StoreError(
-            f"database schema version {current} is newer than this MemUse ({SCHEMA_VERSION}); "
-            "upgrade MemUse"
+            f"database schema version {current} is newer than this MemUse ({SCHEMA_VERSION}); upgrade MemUse"
         )
     if current is not None and current < SCHEMA_VERSION:
         for v in range(current + 1, SCHEMA_VERSION + 1):
@@ -173,9 +175,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
             else:
                 for sql in step:
                     con.execute(sql)
-            con.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)]
-            )
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(v)])
             con.execute("COMMIT")
     for sql in all_ddl():
         con.execute(sql)

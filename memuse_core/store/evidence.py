@@ -57,13 +57,21 @@ class EvidenceRows:
 def fetch_evidence_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> EvidenceRows:
     """Read what the evidence of the given episodes needs, one query per table."""
     ids = [list(episode_ids)]
-    eps = con.execute("SELECT episode_id, task_hash, reference_hash FROM episodes "
-                      "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", ids).fetchall()
-    steps = con.execute("SELECT episode_id, step, call_id, response_hash, obs_hashes FROM steps "
-                        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY episode_id, step",
-                        ids).fetchall()
-    trs = con.execute("SELECT call_id, name, output_hash, exit_code FROM tool_results "
-                      "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY file_id, seq", ids).fetchall()
+    eps = con.execute(
+        "SELECT episode_id, task_hash, reference_hash FROM episodes "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))",
+        ids,
+    ).fetchall()
+    steps = con.execute(
+        "SELECT episode_id, step, call_id, response_hash, obs_hashes FROM steps "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY episode_id, step",
+        ids,
+    ).fetchall()
+    trs = con.execute(
+        "SELECT call_id, name, output_hash, exit_code FROM tool_results "
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY file_id, seq",
+        ids,
+    ).fetchall()
     dels, ents, pls = _delivery_rows(con, ids[0])
     roles = _proof_roles(con, steps, dels, pls)
     with_tools = {r[0] for r in trs}
@@ -81,8 +89,12 @@ def fetch_evidence_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) 
     return EvidenceRows(eps, steps, trs, dels, ents, pls, texts, roles)
 
 
-def _proof_roles(con: duckdb.DuckDBPyConnection, steps: list[tuple[Any, ...]], dels: list[tuple[Any, ...]],
-                 pls: list[tuple[Any, ...]]) -> dict[tuple[str, int], str]:
+def _proof_roles(
+    con: duckdb.DuckDBPyConnection,
+    steps: list[tuple[Any, ...]],
+    dels: list[tuple[Any, ...]],
+    pls: list[tuple[Any, ...]],
+) -> dict[tuple[str, int], str]:
     """Roles of the input messages that placement proofs point at, for deliveries consumed by a
     step after the first (only those can have arrived in a step's results)."""
     step_of = {r[2]: r[1] for r in steps}
@@ -100,7 +112,8 @@ def _proof_roles(con: duckdb.DuckDBPyConnection, steps: list[tuple[Any, ...]], d
         "SELECT c.base_call_id FROM calls c JOIN chain ON c.call_id = chain.call_id "
         "WHERE c.base_call_id IS NOT NULL) "
         "SELECT call_id, base_call_id, base_len, msg_hashes FROM calls WHERE call_id IN (SELECT call_id FROM chain)",
-        [call_ids]).fetchall()
+        [call_ids],
+    ).fetchall()
     calls = {r[0]: r[1:] for r in rows}
     full: dict[str, list[int] | None] = {}
 
@@ -151,8 +164,9 @@ def build_evidence(rows: EvidenceRows) -> dict[str, EpisodeEvidence]:
             observations, heads = [o for o, _ in trs], [h for _, h in trs]
         else:  # text-action harness: the observation messages stored with the step
             observations, heads = [texts[h] if h != _EMPTY else t(h, "") for h in (obs or [])], []
-        steps.setdefault(eid, []).append(StepSource(step, resp_json(texts[rh]) if rh is not None else None,
-                                                    observations, heads))
+        steps.setdefault(eid, []).append(
+            StepSource(step, resp_json(texts[rh]) if rh is not None else None, observations, heads)
+        )
         call_step.setdefault(eid, {})[cid] = step
     dels: dict[str, list[Any]] = {}
     for _, d in sorted(_deliveries_of(rows.dels, rows.ents, rows.pls, t), key=lambda x: x[0]):
@@ -164,8 +178,15 @@ def build_evidence(rows: EvidenceRows) -> dict[str, EpisodeEvidence]:
 
     out = {}
     for eid, th, rh in rows.eps:
-        out[eid] = render_evidence(eid, (t(th) or "") if th is not None else "", t(rh) if rh is not None else None,
-                                   steps.get(eid, []), dels.get(eid, []), call_step.get(eid, {}), role_at)
+        out[eid] = render_evidence(
+            eid,
+            (t(th) or "") if th is not None else "",
+            t(rh) if rh is not None else None,
+            steps.get(eid, []),
+            dels.get(eid, []),
+            call_step.get(eid, {}),
+            role_at,
+        )
     return out
 
 

@@ -52,8 +52,10 @@ class Journal:
 
     def append(self, res: JudgmentResult) -> None:
         # pydantic's serializer writes the result (a third of the cost of json.dumps over model_dump)
-        line = (f'{{"kind": "judgment", "v": 1, "judgment_id": {json.dumps(res.judgment_id)}, '
-                f'"result": {res.model_dump_json()}}}')
+        line = (
+            f'{{"kind": "judgment", "v": 1, "judgment_id": {json.dumps(res.judgment_id)}, '
+            f'"result": {res.model_dump_json()}}}'
+        )
         with self._lock:
             if fcntl is not None:
                 fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX)
@@ -110,8 +112,9 @@ def read_journal(path: Path) -> list[JudgmentResult]:
 def known_judgments(con: duckdb.DuckDBPyConnection, ids: list[str]) -> set[str]:
     if not ids:
         return set()
-    rows = con.execute("SELECT judgment_id FROM judgments WHERE judgment_id IN (SELECT unnest(?::VARCHAR[]))",
-                       [ids]).fetchall()
+    rows = con.execute(
+        "SELECT judgment_id FROM judgments WHERE judgment_id IN (SELECT unnest(?::VARCHAR[]))", [ids]
+    ).fetchall()
     return {r[0] for r in rows}
 
 
@@ -162,29 +165,106 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
     jrows, arows = [], []
     verdicts: dict[str, tuple[JudgmentResult, SpanVerdict]] = {}
     for r in new:
-        jrows.append((
-            r.judgment_id, r.span_id, r.batch_id, r.judge, r.model, json.dumps(r.settings), r.prompt_hash,
-            r.status, r.reason, r.calls, r.followups, r.forced, r.input_tokens, r.cached_tokens,
-            r.output_tokens, r.cost_usd, _ts(r.started_at), _ts(r.ended_at),
-            r.answer.summary if r.answer else None, r.answer.confidence if r.answer else None,
-            _json(r.transcript), _json([a.model_dump() for a in r.attempts]),
-            r.rollbacks, r.retries, r.tool_calls, r.episode_id))
+        jrows.append(
+            (
+                r.judgment_id,
+                r.span_id,
+                r.batch_id,
+                r.judge,
+                r.model,
+                json.dumps(r.settings),
+                r.prompt_hash,
+                r.status,
+                r.reason,
+                r.calls,
+                r.followups,
+                r.forced,
+                r.input_tokens,
+                r.cached_tokens,
+                r.output_tokens,
+                r.cost_usd,
+                _ts(r.started_at),
+                _ts(r.ended_at),
+                r.answer.summary if r.answer else None,
+                r.answer.confidence if r.answer else None,
+                _json(r.transcript),
+                _json([a.model_dump() for a in r.attempts]),
+                r.rollbacks,
+                r.retries,
+                r.tool_calls,
+                r.episode_id,
+            )
+        )
         if r.status == "accepted" and r.answer is not None and r.verdict is not None:
             labels = r.verdict.usage_labels
             for i, a in enumerate(sorted(r.answer.assessments, key=lambda a: a.entry)):
-                arows.append((r.judgment_id, r.span_id, a.entry, a.item_id, a.relevance, a.accuracy, a.novelty,
-                              a.influence, a.effect if a.influence == "acted_on" else None, a.anchors, a.evidence,
-                              a.notes, labels[i] if i < len(labels) else None, r.window_read.get(a.entry, False),
-                              a.effect))
+                arows.append(
+                    (
+                        r.judgment_id,
+                        r.span_id,
+                        a.entry,
+                        a.item_id,
+                        a.relevance,
+                        a.accuracy,
+                        a.novelty,
+                        a.influence,
+                        a.effect if a.influence == "acted_on" else None,
+                        a.anchors,
+                        a.evidence,
+                        a.notes,
+                        labels[i] if i < len(labels) else None,
+                        r.window_read.get(a.entry, False),
+                        a.effect,
+                    )
+                )
             prev = verdicts.get(r.span_id)
             if prev is None or (r.ended_at or 0) >= (prev[0].ended_at or 0):
                 verdicts[r.span_id] = (r, r.verdict)
-    jcols = ["judgment_id", "span_id", "batch_id", "judge", "model", "settings", "prompt_hash", "status", "reason",
-             "calls", "followups", "forced", "input_tokens", "cached_tokens", "output_tokens", "cost_usd",
-             "started_at", "ended_at", "summary", "confidence", "transcript", "attempts", "rollbacks", "retries",
-             "tool_calls", "episode_id"]
-    acols = ["judgment_id", "span_id", "pos", "item_id", "relevance", "accuracy", "novelty", "influence", "effect",
-             "anchors", "evidence", "notes", "usage_label", "window_read", "raw_effect"]
+    jcols = [
+        "judgment_id",
+        "span_id",
+        "batch_id",
+        "judge",
+        "model",
+        "settings",
+        "prompt_hash",
+        "status",
+        "reason",
+        "calls",
+        "followups",
+        "forced",
+        "input_tokens",
+        "cached_tokens",
+        "output_tokens",
+        "cost_usd",
+        "started_at",
+        "ended_at",
+        "summary",
+        "confidence",
+        "transcript",
+        "attempts",
+        "rollbacks",
+        "retries",
+        "tool_calls",
+        "episode_id",
+    ]
+    acols = [
+        "judgment_id",
+        "span_id",
+        "pos",
+        "item_id",
+        "relevance",
+        "accuracy",
+        "novelty",
+        "influence",
+        "effect",
+        "anchors",
+        "evidence",
+        "notes",
+        "usage_label",
+        "window_read",
+        "raw_effect",
+    ]
     con.register("_jdf", _table(jrows, jcols))
     con.register("_adf", _table(arows, acols))
     con.register("_vdf", _table([_verdict_row(v, r.judge, r.ended_at) for r, v in verdicts.values()], VCOLS))
@@ -206,9 +286,28 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
     return len(new)
 
 
-VCOLS = ["span_id", "judgment_id", "triage", "profiled", "n_entries", "relevance", "corroboration",
-         "information_gain", "acted_on", "benefit", "harm", "u_accuracy", "u_novelty", "u_influence", "u_effect",
-         "effect_resets", "judge", "usage_labels", "counts", "decided_at"]
+VCOLS = [
+    "span_id",
+    "judgment_id",
+    "triage",
+    "profiled",
+    "n_entries",
+    "relevance",
+    "corroboration",
+    "information_gain",
+    "acted_on",
+    "benefit",
+    "harm",
+    "u_accuracy",
+    "u_novelty",
+    "u_influence",
+    "u_effect",
+    "effect_resets",
+    "judge",
+    "usage_labels",
+    "counts",
+    "decided_at",
+]
 
 
 def _table(rows: list[Any], cols: list[str]) -> pa.Table:
@@ -220,16 +319,38 @@ def _table(rows: list[Any], cols: list[str]) -> pa.Table:
 def _verdict_row(v: SpanVerdict, judge: str | None, at: float | None) -> list[Any]:
     p = v.profile or {}
     u = v.uncertainty or {}
-    return [v.span_id, v.judgment_id, v.triage, v.profiled, v.n_entries, p.get("relevance"), p.get("corroboration"),
-            p.get("information_gain"), p.get("acted_on"), p.get("benefit"), p.get("harm"), u.get("u_accuracy"),
-            u.get("u_novelty"), u.get("u_influence"), u.get("u_effect"), v.effect_resets, judge,
-            json.dumps(v.usage_labels), json.dumps(v.counts), _ts(at)]
+    return [
+        v.span_id,
+        v.judgment_id,
+        v.triage,
+        v.profiled,
+        v.n_entries,
+        p.get("relevance"),
+        p.get("corroboration"),
+        p.get("information_gain"),
+        p.get("acted_on"),
+        p.get("benefit"),
+        p.get("harm"),
+        u.get("u_accuracy"),
+        u.get("u_novelty"),
+        u.get("u_influence"),
+        u.get("u_effect"),
+        v.effect_resets,
+        judge,
+        json.dumps(v.usage_labels),
+        json.dumps(v.counts),
+        _ts(at),
+    ]
 
 
-def _upsert_verdict(con: duckdb.DuckDBPyConnection, v: SpanVerdict, judge: str | None, at: float | None) -> None:
+def _upsert_verdict(
+    con: duckdb.DuckDBPyConnection, v: SpanVerdict, judge: str | None, at: float | None
+) -> None:
     con.execute("DELETE FROM verdicts WHERE span_id = ?", [v.span_id])
-    con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) VALUES ({', '.join('?' * len(VCOLS))})",
-                _verdict_row(v, judge, at))
+    con.execute(
+        f"INSERT INTO verdicts ({', '.join(VCOLS)}) VALUES ({', '.join('?' * len(VCOLS))})",
+        _verdict_row(v, judge, at),
+    )
 
 
 def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
@@ -254,7 +375,8 @@ def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
         n = con.execute(
             f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT {', '.join(exprs)} FROM spans s "
             "LEFT JOIN verdicts v USING (span_id) WHERE s.status = 'auto_neutral' AND v.span_id IS NULL",
-            params).fetchall()[0][0]
+            params,
+        ).fetchall()[0][0]
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -264,30 +386,42 @@ def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
 
 def done_spans(con: duckdb.DuckDBPyConnection, judge: str) -> set[str]:
     """Spans that already have a final judgment (accepted or error) from this judge kind."""
-    rows = con.execute("SELECT DISTINCT span_id FROM judgments WHERE judge = ? AND status IN ('accepted', 'error')",
-                       [judge]).fetchall()
+    rows = con.execute(
+        "SELECT DISTINCT span_id FROM judgments WHERE judge = ? AND status IN ('accepted', 'error')", [judge]
+    ).fetchall()
     return {r[0] for r in rows}
 
 
 def eligible_span_ids(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """(span_id, episode_id) of eligible spans in episode order."""
-    return [(r[0], r[1]) for r in con.execute(
-        "SELECT span_id, episode_id FROM spans WHERE status = 'eligible' ORDER BY episode_id, seq").fetchall()]
+    return [
+        (r[0], r[1])
+        for r in con.execute(
+            "SELECT span_id, episode_id FROM spans WHERE status = 'eligible' ORDER BY episode_id, seq"
+        ).fetchall()
+    ]
 
 
-def start_batch(con: duckdb.DuckDBPyConnection, batch_id: str, judge: str, model: str | None,
-                settings: dict[str, Any]) -> None:
-    con.execute("INSERT OR REPLACE INTO judge_batches VALUES (?, ?, ?, ?, now(), NULL, 'running')",
-                [batch_id, judge, model, json.dumps(settings)])
+def start_batch(
+    con: duckdb.DuckDBPyConnection, batch_id: str, judge: str, model: str | None, settings: dict[str, Any]
+) -> None:
+    con.execute(
+        "INSERT OR REPLACE INTO judge_batches VALUES (?, ?, ?, ?, now(), NULL, 'running')",
+        [batch_id, judge, model, json.dumps(settings)],
+    )
 
 
 def end_batch(con: duckdb.DuckDBPyConnection, batch_id: str, status: str) -> None:
-    con.execute("UPDATE judge_batches SET ended_at = now(), status = ? WHERE batch_id = ?", [status, batch_id])
+    con.execute(
+        "UPDATE judge_batches SET ended_at = now(), status = ? WHERE batch_id = ?", [status, batch_id]
+    )
 
 
 def judgment_counts(con: duckdb.DuckDBPyConnection, span_ids: list[str] | None = None) -> dict[str, int]:
     """Accepted judgments per span (for tests and the summary)."""
-    rows = con.execute("SELECT span_id, count(*) FROM judgments WHERE status = 'accepted' GROUP BY 1").fetchall()
+    rows = con.execute(
+        "SELECT span_id, count(*) FROM judgments WHERE status = 'accepted' GROUP BY 1"
+    ).fetchall()
     d = {r[0]: int(r[1]) for r in rows}
     return {k: d.get(k, 0) for k in span_ids} if span_ids is not None else d
 
@@ -302,7 +436,9 @@ def planted_agreement_rows(con: duckdb.DuckDBPyConnection, judge: str = "rules")
            JOIN spans s ON s.first_delivery_id = p.delivery_id AND s.episode_id = p.episode_id
            JOIN verdicts v ON v.span_id = s.span_id AND v.judge = ?
            JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = p.pos
-           WHERE s.status = 'eligible'""", [judge]).fetchall()
+           WHERE s.status = 'eligible'""",
+        [judge],
+    ).fetchall()
 
 
 def rules_ranks(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
@@ -315,5 +451,6 @@ def rules_ranks(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
                FROM judgments WHERE judge = 'rules' AND status = 'accepted')
            SELECT r.span_id, min(CASE a.usage_label WHEN 'misused' THEN 0 WHEN 'used' THEN 1
                                      WHEN 'unclear' THEN 2 ELSE 3 END)
-           FROM r JOIN assessments a USING (judgment_id) WHERE r.rn = 1 GROUP BY 1""").fetchall()
+           FROM r JOIN assessments a USING (judgment_id) WHERE r.rn = 1 GROUP BY 1"""
+    ).fetchall()
     return {r[0]: int(r[1]) for r in rows}

@@ -23,10 +23,23 @@ from .writer import iter_blob_texts
 
 S, I32, I64, F64 = pa.string(), pa.int32(), pa.int64(), pa.float64()
 TRIM_COLUMNS: list[tuple[str, pa.DataType]] = [
-    ("delivery_id", S), ("pos", I32), ("episode_id", S), ("shared", I32), ("conflicting", I32),
-    ("memory_only", I32), ("outcome", S), ("chars_before", I64), ("chars_after", I64), ("decision", S),
-    ("namespace", S), ("item_id", S), ("prior_from", S), ("jaccard", F64), ("memtrim_class", S),
-    ("tokens_saved", I64), ("same_as", S),
+    ("delivery_id", S),
+    ("pos", I32),
+    ("episode_id", S),
+    ("shared", I32),
+    ("conflicting", I32),
+    ("memory_only", I32),
+    ("outcome", S),
+    ("chars_before", I64),
+    ("chars_after", I64),
+    ("decision", S),
+    ("namespace", S),
+    ("item_id", S),
+    ("prior_from", S),
+    ("jaccard", F64),
+    ("memtrim_class", S),
+    ("tokens_saved", I64),
+    ("same_as", S),
 ]
 
 
@@ -34,9 +47,13 @@ def ensure_trim_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create trim_results; an older layout (derived data) is dropped and recreated."""
     for sql in TRIM_DDL:
         con.execute(sql)
-    have = [r[0] for r in con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'trim_results' "
-        "ORDER BY ordinal_position").fetchall()]
+    have = [
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'trim_results' "
+            "ORDER BY ordinal_position"
+        ).fetchall()
+    ]
     if have != [c for c, _ in TRIM_COLUMNS]:
         con.execute("DROP TABLE IF EXISTS trim_results")
         for sql in TRIM_DDL:
@@ -56,11 +73,14 @@ def delete_trim_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str] | No
     if episode_ids is None:
         con.execute("DELETE FROM trim_results")
     else:
-        con.execute("DELETE FROM trim_results WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [episode_ids])
+        con.execute(
+            "DELETE FROM trim_results WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [episode_ids]
+        )
 
 
-def replace_trim_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str] | None,
-                      rows: list[tuple[Any, ...]] | pa.Table) -> None:
+def replace_trim_rows(
+    con: duckdb.DuckDBPyConnection, episode_ids: list[str] | None, rows: list[tuple[Any, ...]] | pa.Table
+) -> None:
     """Replace the results of these episodes in one transaction (`episode_ids=None`: the caller
     already removed them, only insert)."""
     con.execute("BEGIN")
@@ -80,17 +100,22 @@ def replace_trim_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str] | N
         raise
 
 
-def span_prior_texts(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> dict[str, dict[str, list[str]]]:
+def span_prior_texts(
+    con: duckdb.DuckDBPyConnection, episode_ids: list[str]
+) -> dict[str, dict[str, list[str]]]:
     """episode id -> (first delivery id of each built span -> texts of its prior sources B_S, in
     order), read from the evaluation-context tables (the same rows `load_episode_context`
     returns as `SpanContext.prior_sources`); {} for episodes whose context is not built."""
     if not (_has(con, "prior_sources") and _has(con, "spans")):
         return {}
-    rows = con.execute("""
+    rows = con.execute(
+        """
         SELECT s.episode_id, s.first_delivery_id, b.text
         FROM prior_sources p JOIN spans s ON s.span_id = p.span_id JOIN blobs b ON b.hash = p.text_hash
         WHERE s.episode_id IN (SELECT unnest(?::VARCHAR[])) AND length(b.text) > 0
-        ORDER BY s.episode_id, s.first_delivery_id, p.pos""", [episode_ids]).fetchall()
+        ORDER BY s.episode_id, s.first_delivery_id, p.pos""",
+        [episode_ids],
+    ).fetchall()
     out: dict[str, dict[str, list[str]]] = {}
     for eid, did, text in rows:
         out.setdefault(eid, {}).setdefault(did, []).append(text)
@@ -106,8 +131,7 @@ def shell_texts(con: duckdb.DuckDBPyConnection, shells: list[int]) -> dict[int, 
     from .writer import BLOB_REF
 
     parsed = {h: json.loads(t) for h, t in iter_blob_texts(con, shells).items()}
-    refs = [c[BLOB_REF] for d in parsed.values()
-            if isinstance(c := d.get("content"), dict) and BLOB_REF in c]
+    refs = [c[BLOB_REF] for d in parsed.values() if isinstance(c := d.get("content"), dict) and BLOB_REF in c]
     contents = iter_blob_texts(con, refs)
     out = {}
     for h, d in parsed.items():
@@ -116,8 +140,9 @@ def shell_texts(con: duckdb.DuckDBPyConnection, shells: list[int]) -> dict[int, 
     return out
 
 
-def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, resolve: bool = True
-                    ) -> dict[str, tuple[str | None, list[Any]]]:
+def delivery_inputs(
+    con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, resolve: bool = True
+) -> dict[str, tuple[str | None, list[Any]]]:
     """episode id -> (task text, DeliveryInputs in recorded order) for the MemTrim what-if.
 
     Reads only what it needs: deliveries, their entries and placements, and the consuming calls'
@@ -129,18 +154,27 @@ def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, r
     ids = list(episode_ids)
     dels = con.execute(
         "SELECT delivery_id, episode_id, consuming_call_id FROM deliveries "
-        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY file_id, seq", [ids]).fetchall()
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY file_id, seq",
+        [ids],
+    ).fetchall()
     ents = con.execute(
         "SELECT delivery_id, namespace, item_id, digest, value_hash FROM delivery_entries "
-        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos",
+        [ids],
+    ).fetchall()
     pls = con.execute(
         "SELECT delivery_id, text_hash, message_index, start FROM placements "
-        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos", [ids]).fetchall()
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY delivery_id, pos",
+        [ids],
+    ).fetchall()
     calls = con.execute(
         "SELECT episode_id, call_id, base_call_id, base_len, msg_hashes FROM calls "
-        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY episode_id, call_seq", [ids]).fetchall()
-    tasks = con.execute("SELECT episode_id, task_hash FROM episodes WHERE episode_id IN "
-                        "(SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+        "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY episode_id, call_seq",
+        [ids],
+    ).fetchall()
+    tasks = con.execute(
+        "SELECT episode_id, task_hash FROM episodes WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))", [ids]
+    ).fetchall()
     shells = {h for row in calls for h in (row[4] or [])}
     msg_text = shell_texts(con, list(shells))
     texts = iter_blob_texts(con, [r[4] for r in ents] + [r[1] for r in pls] + [r[1] for r in tasks])
@@ -167,10 +201,12 @@ def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, r
             if h in msg_text:
                 ec.texts[h] = msg_text[h]
     out: dict[str, tuple[str | None, list[Any]]] = {
-        eid: (texts.get(th) if th is not None else None, []) for eid, th in tasks}
+        eid: (texts.get(th) if th is not None else None, []) for eid, th in tasks
+    }
     for did, eid, cid in dels:
         out.setdefault(eid, (None, []))[1].append(
-            DeliveryInput(did, eid, ent_by.get(did, []), pl_by.get(did, []), None, cid))
+            DeliveryInput(did, eid, ent_by.get(did, []), pl_by.get(did, []), None, cid)
+        )
     for eid, (_task, inputs) in out.items():
         ec = ep_calls.get(eid, EpisodeCalls())
         if resolve:
@@ -181,15 +217,29 @@ def delivery_inputs(con: duckdb.DuckDBPyConnection, episode_ids: list[str], *, r
 
 
 def _has(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    row = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()
+    row = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]
+    ).fetchone()
     return bool(row and row[0])
 
 
 def trim_summary(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Per configuration: deliveries, entries, unit counts, characters before/after, estimated
     tokens saved and the share saved (empty before `memuse trim`)."""
-    cols = ["config", "deliveries", "entries", "shared", "conflicting", "memory_only", "chars_before",
-            "chars_after", "chars_saved", "tokens_saved", "saved_share", "redundant_entries"]
+    cols = [
+        "config",
+        "deliveries",
+        "entries",
+        "shared",
+        "conflicting",
+        "memory_only",
+        "chars_before",
+        "chars_after",
+        "chars_saved",
+        "tokens_saved",
+        "saved_share",
+        "redundant_entries",
+    ]
     if not _has(con, "trim_results"):
         return pd.DataFrame(columns=cols)
     return con.execute("""
@@ -223,21 +273,35 @@ def novelty_agreement(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     Returns {"table": DataFrame(memtrim_class, novelty, n), "n": judged entries,
     "agreement": share of entries where (MemTrim redundant) == (judge redundant),
     "precision"/"recall": of MemTrim redundant against judge redundant} (None values when empty)."""
-    empty = {"table": pd.DataFrame(columns=["memtrim_class", "novelty", "n"]), "n": 0,
-             "agreement": None, "precision": None, "recall": None}
+    empty = {
+        "table": pd.DataFrame(columns=["memtrim_class", "novelty", "n"]),
+        "n": 0,
+        "agreement": None,
+        "precision": None,
+        "recall": None,
+    }
     if not all(_has(con, t) for t in ("trim_results", "spans", "verdicts", "assessments")):
         return empty
     df = con.execute(f"SELECT * FROM ({_judged_entries_sql()}) WHERE novelty IS NOT NULL").df()
     if df.empty:
         return empty
-    table = (df.groupby(["memtrim_class", "novelty"]).size().reset_index(name="n")
-             .sort_values(["memtrim_class", "novelty"]).reset_index(drop=True))
+    table = (
+        df.groupby(["memtrim_class", "novelty"])
+        .size()
+        .reset_index(name="n")
+        .sort_values(["memtrim_class", "novelty"])
+        .reset_index(drop=True)
+    )
     mt = df["memtrim_class"] == "redundant"
     jr = df["novelty"] == "redundant"
     tp = int((mt & jr).sum())
-    return {"table": table, "n": int(len(df)), "agreement": float((mt == jr).mean()),
-            "precision": tp / int(mt.sum()) if int(mt.sum()) else None,
-            "recall": tp / int(jr.sum()) if int(jr.sum()) else None}
+    return {
+        "table": table,
+        "n": int(len(df)),
+        "agreement": float((mt == jr).mean()),
+        "precision": tp / int(mt.sum()) if int(mt.sum()) else None,
+        "recall": tp / int(jr.sum()) if int(jr.sum()) else None,
+    }
 
 
 def overlap_by_usage(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -262,7 +326,10 @@ def trim_entries(con: duckdb.DuckDBPyConnection, delivery_id: str) -> pd.DataFra
     unchanged decision stores it once, on the delivery named in `same_as`; it is resolved here)."""
     if not _has(con, "trim_results"):
         return pd.DataFrame(columns=[c for c, _ in TRIM_COLUMNS])
-    return con.execute("""
+    return con.execute(
+        """
         SELECT t.* REPLACE (coalesce(t.decision, r.decision) AS decision)
         FROM trim_results t LEFT JOIN trim_results r ON r.delivery_id = t.same_as AND r.pos = t.pos
-        WHERE t.delivery_id = ? ORDER BY t.pos""", [delivery_id]).df()
+        WHERE t.delivery_id = ? ORDER BY t.pos""",
+        [delivery_id],
+    ).df()

@@ -83,9 +83,11 @@ def _shell_of(msg: Message, content_hash: int) -> str:
         parts.append(f'"tool_call_id": {_js(msg.tool_call_id)}')
     if msg.tool_calls is not None:
         calls = ", ".join(
-            f'{{"arguments": {_js(tc.arguments)}, "name": {_js(tc.name)}}}' if tc.id is None
+            f'{{"arguments": {_js(tc.arguments)}, "name": {_js(tc.name)}}}'
+            if tc.id is None
             else f'{{"arguments": {_js(tc.arguments)}, "id": {_js(tc.id)}, "name": {_js(tc.name)}}}'
-            for tc in msg.tool_calls)
+            for tc in msg.tool_calls
+        )
         parts.append(f'"tool_calls": [{calls}]')
     return ", ".join(parts) + "}"
 
@@ -99,44 +101,155 @@ LI = pa.list_(pa.int64())
 
 TABLE_COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
     "blobs": [("hash", I64), ("text", S)],
-    "runs": [("run_id", S), ("config", S), ("label", S), ("agent", S), ("model", S), ("meta", S),
-             ("file_id", I32), ("seq", I32)],
-    "episodes": [("episode_id", S), ("run_id", S), ("task_id", S), ("position", I32), ("repo", S),
-                 ("task_hash", I64), ("reference_hash", I64), ("resolved", B), ("exit_status", S),
-                 ("submission_hash", I64), ("ended", B), ("n_steps", I32), ("file_id", I32),
-                 ("seq", I32), ("end_seq", I32)],
-    "calls": [("call_id", S), ("episode_id", S), ("call_seq", I32), ("role", S), ("status", S),
-              ("base_call_id", S), ("base_len", I32), ("msg_hashes", LI), ("n_messages", I32),
-              ("input_chars", I64), ("tools_hash", I64), ("request_extra", S),
-              ("response_hash", I64), ("input_tokens", I64), ("output_tokens", I64),
-              ("cached_tokens", I64), ("reasoning_tokens", I64), ("cost_usd", F),
-              ("started_at", F), ("ended_at", F), ("op_ref", S), ("model", S), ("file_id", I32),
-              ("seq", I32)],
-    "steps": [("episode_id", S), ("step", I32), ("call_id", S), ("response_hash", I64),
-              ("action", S), ("tools", S), ("exit_code", I32), ("obs_hashes", LI),
-              ("obs_chars", I64)],
-    "tool_results": [("episode_id", S), ("call_id", S), ("tool_call_id", S), ("name", S),
-                     ("arguments_hash", I64), ("output_hash", I64), ("exit_code", I32),
-                     ("file_id", I32), ("seq", I32)],
-    "context_events": [("episode_id", S), ("type", S), ("before_call_id", S), ("payload", S),
-                       ("file_id", I32), ("seq", I32)],
-    "item_events": [("namespace", S), ("item_id", S), ("version", S), ("op", S),
-                    ("value_hash", I64), ("episode_id", S), ("run_id", S), ("op_ref", S),
-                    ("changed_at", F), ("file_id", I32), ("seq", I32)],
-    "searches": [("search_id", S), ("episode_id", S), ("run_id", S), ("route", S),
-                 ("query_hash", I64), ("scope", S), ("results", S), ("n_results", I32),
-                 ("file_id", I32), ("seq", I32)],
-    "deliveries": [("delivery_id", S), ("episode_id", S), ("route", S), ("form", S),
-                   ("consuming_call_id", S), ("search_id", S), ("provisional_step", I32),
-                   ("n_entries", I32), ("chars", I64), ("file_id", I32), ("seq", I32),
-                   ("entries_of", S)],
-    "delivery_entry_rows": [("delivery_id", S), ("pos", I32), ("namespace", S),
-                            ("item_id", S), ("id_scheme", S), ("version", S),
-                            ("version_portable", B), ("digest", S), ("value_hash", I64),
-                            ("display_key", S), ("labels", S)],
-    "placements": [("delivery_id", S), ("pos", I32), ("episode_id", S), ("slot", S), ("kind", S),
-                   ("text_hash", I64), ("digest", S), ("size", I64), ("message_index", I32),
-                   ("json_pointer", S), ("message_digest", S), ("start", I32)],
+    "runs": [
+        ("run_id", S),
+        ("config", S),
+        ("label", S),
+        ("agent", S),
+        ("model", S),
+        ("meta", S),
+        ("file_id", I32),
+        ("seq", I32),
+    ],
+    "episodes": [
+        ("episode_id", S),
+        ("run_id", S),
+        ("task_id", S),
+        ("position", I32),
+        ("repo", S),
+        ("task_hash", I64),
+        ("reference_hash", I64),
+        ("resolved", B),
+        ("exit_status", S),
+        ("submission_hash", I64),
+        ("ended", B),
+        ("n_steps", I32),
+        ("file_id", I32),
+        ("seq", I32),
+        ("end_seq", I32),
+    ],
+    "calls": [
+        ("call_id", S),
+        ("episode_id", S),
+        ("call_seq", I32),
+        ("role", S),
+        ("status", S),
+        ("base_call_id", S),
+        ("base_len", I32),
+        ("msg_hashes", LI),
+        ("n_messages", I32),
+        ("input_chars", I64),
+        ("tools_hash", I64),
+        ("request_extra", S),
+        ("response_hash", I64),
+        ("input_tokens", I64),
+        ("output_tokens", I64),
+        ("cached_tokens", I64),
+        ("reasoning_tokens", I64),
+        ("cost_usd", F),
+        ("started_at", F),
+        ("ended_at", F),
+        ("op_ref", S),
+        ("model", S),
+        ("file_id", I32),
+        ("seq", I32),
+    ],
+    "steps": [
+        ("episode_id", S),
+        ("step", I32),
+        ("call_id", S),
+        ("response_hash", I64),
+        ("action", S),
+        ("tools", S),
+        ("exit_code", I32),
+        ("obs_hashes", LI),
+        ("obs_chars", I64),
+    ],
+    "tool_results": [
+        ("episode_id", S),
+        ("call_id", S),
+        ("tool_call_id", S),
+        ("name", S),
+        ("arguments_hash", I64),
+        ("output_hash", I64),
+        ("exit_code", I32),
+        ("file_id", I32),
+        ("seq", I32),
+    ],
+    "context_events": [
+        ("episode_id", S),
+        ("type", S),
+        ("before_call_id", S),
+        ("payload", S),
+        ("file_id", I32),
+        ("seq", I32),
+    ],
+    "item_events": [
+        ("namespace", S),
+        ("item_id", S),
+        ("version", S),
+        ("op", S),
+        ("value_hash", I64),
+        ("episode_id", S),
+        ("run_id", S),
+        ("op_ref", S),
+        ("changed_at", F),
+        ("file_id", I32),
+        ("seq", I32),
+    ],
+    "searches": [
+        ("search_id", S),
+        ("episode_id", S),
+        ("run_id", S),
+        ("route", S),
+        ("query_hash", I64),
+        ("scope", S),
+        ("results", S),
+        ("n_results", I32),
+        ("file_id", I32),
+        ("seq", I32),
+    ],
+    "deliveries": [
+        ("delivery_id", S),
+        ("episode_id", S),
+        ("route", S),
+        ("form", S),
+        ("consuming_call_id", S),
+        ("search_id", S),
+        ("provisional_step", I32),
+        ("n_entries", I32),
+        ("chars", I64),
+        ("file_id", I32),
+        ("seq", I32),
+        ("entries_of", S),
+    ],
+    "delivery_entry_rows": [
+        ("delivery_id", S),
+        ("pos", I32),
+        ("namespace", S),
+        ("item_id", S),
+        ("id_scheme", S),
+        ("version", S),
+        ("version_portable", B),
+        ("digest", S),
+        ("value_hash", I64),
+        ("display_key", S),
+        ("labels", S),
+    ],
+    "placements": [
+        ("delivery_id", S),
+        ("pos", I32),
+        ("episode_id", S),
+        ("slot", S),
+        ("kind", S),
+        ("text_hash", I64),
+        ("digest", S),
+        ("size", I64),
+        ("message_index", I32),
+        ("json_pointer", S),
+        ("message_digest", S),
+        ("start", I32),
+    ],
 }
 
 
@@ -147,8 +260,14 @@ def rows_to_arrow(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=[c for c, _ in cols])
 
 
-def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, tbl: pa.Table, *, or_ignore: bool = False,
-                 file_id: int | None = None) -> None:
+def insert_arrow(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    tbl: pa.Table,
+    *,
+    or_ignore: bool = False,
+    file_id: int | None = None,
+) -> None:
     """Append an Arrow table to a store table; `file_id` replaces that column's values (rows
     built in a worker process before the file had its id)."""
     con.register("_memuse_rows", tbl)
@@ -162,8 +281,9 @@ def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, tbl: pa.Table, *, o
         con.unregister("_memuse_rows")
 
 
-def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple[Any, ...]],
-                *, or_ignore: bool = False) -> None:
+def append_rows(
+    con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple[Any, ...]], *, or_ignore: bool = False
+) -> None:
     """Append rows (tuples in TABLE_COLUMNS order) to a table through one Arrow batch."""
     if rows:
         insert_arrow(con, table, rows_to_arrow(table, rows), or_ignore=or_ignore)
@@ -171,8 +291,10 @@ def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple[Any
 
 def existing_ids(con: duckdb.DuckDBPyConnection) -> tuple[set[str], set[str]]:
     """(episode ids, run ids) already in the store."""
-    return ({r[0] for r in con.execute("SELECT episode_id FROM episodes").fetchall()},
-            {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()})
+    return (
+        {r[0] for r in con.execute("SELECT episode_id FROM episodes").fetchall()},
+        {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()},
+    )
 
 
 class DuplicateError(ValueError):
@@ -207,8 +329,14 @@ class EventWriter:
 
     FLUSH_ROWS = 50_000
 
-    def __init__(self, con: duckdb.DuckDBPyConnection | None, file_id: int, *, known_blobs: set[int] | None = None,
-                 existing: tuple[set[str], set[str]] | None = None):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection | None,
+        file_id: int,
+        *,
+        known_blobs: set[int] | None = None,
+        existing: tuple[set[str], set[str]] | None = None,
+    ):
         """`con` None: rows are not written here (a subclass's `flush` ships them elsewhere) and
         `existing` gives the (episode ids, run ids) already stored."""
         self.con = con
@@ -265,8 +393,18 @@ class EventWriter:
             if ev.run_id in self._existing_runs:
                 raise DuplicateError(f"run_id {ev.run_id!r} is already stored")
             self._existing_runs.add(ev.run_id)
-            self.rows["runs"].append((ev.run_id, ev.config, ev.label, ev.agent, ev.model,
-                               json.dumps(ev.meta, ensure_ascii=False), fid, seq))
+            self.rows["runs"].append(
+                (
+                    ev.run_id,
+                    ev.config,
+                    ev.label,
+                    ev.agent,
+                    ev.model,
+                    json.dumps(ev.meta, ensure_ascii=False),
+                    fid,
+                    seq,
+                )
+            )
         elif isinstance(ev, EpisodeStart):
             if ev.episode_id in self._existing_eps:
                 raise DuplicateError(f"episode_id {ev.episode_id!r} is already stored")
@@ -282,22 +420,57 @@ class EventWriter:
                 raise ValueError(f"call_id {ev.call_id!r} is not an earlier model_call of the episode")
             oh = self.text(ev.output)
             cs.tool_rows.append((oh, ev.exit_code, len(ev.output)))
-            self.rows["tool_results"].append((ev.episode_id, ev.call_id, ev.tool_call_id, ev.name,
-                                       self.text(ev.arguments), oh, ev.exit_code, fid, seq))
+            self.rows["tool_results"].append(
+                (
+                    ev.episode_id,
+                    ev.call_id,
+                    ev.tool_call_id,
+                    ev.name,
+                    self.text(ev.arguments),
+                    oh,
+                    ev.exit_code,
+                    fid,
+                    seq,
+                )
+            )
         elif isinstance(ev, (Retraction, HistoryRewrite)):
             self._ep(ev.episode_id, ev.type)
             payload = ev.model_dump(exclude={"type", "v", "episode_id", "before_call_id"}, mode="json")
-            self.rows["context_events"].append((ev.episode_id, ev.type, ev.before_call_id,
-                                         json.dumps(payload, ensure_ascii=False), fid, seq))
+            self.rows["context_events"].append(
+                (ev.episode_id, ev.type, ev.before_call_id, json.dumps(payload, ensure_ascii=False), fid, seq)
+            )
         elif isinstance(ev, MemoryChange):
-            self.rows["item_events"].append((ev.namespace, ev.item_id, ev.version, ev.op,
-                                      self.text(ev.value), ev.episode_id, ev.run_id, ev.op_ref,
-                                      ev.at, fid, seq))
+            self.rows["item_events"].append(
+                (
+                    ev.namespace,
+                    ev.item_id,
+                    ev.version,
+                    ev.op,
+                    self.text(ev.value),
+                    ev.episode_id,
+                    ev.run_id,
+                    ev.op_ref,
+                    ev.at,
+                    fid,
+                    seq,
+                )
+            )
         elif isinstance(ev, MemorySearch):
             results = [r.model_dump(exclude_none=True) for r in ev.results]
-            self.rows["searches"].append((ev.search_id, ev.episode_id, ev.run_id, ev.route,
-                                   self.text(ev.query), ev.scope,
-                                   json.dumps(results, ensure_ascii=False), len(results), fid, seq))
+            self.rows["searches"].append(
+                (
+                    ev.search_id,
+                    ev.episode_id,
+                    ev.run_id,
+                    ev.route,
+                    self.text(ev.query),
+                    ev.scope,
+                    json.dumps(results, ensure_ascii=False),
+                    len(results),
+                    fid,
+                    seq,
+                )
+            )
         elif isinstance(ev, MemoryDelivery):
             self._delivery(ev, seq)
         elif isinstance(ev, EpisodeEnd):
@@ -346,10 +519,14 @@ class EventWriter:
         if req.base_call_id is not None:
             base = st.by_id.get(req.base_call_id)
             if base is None:
-                raise ValueError(f"request.base_call_id {req.base_call_id!r} is not an earlier call of the episode")
+                raise ValueError(
+                    f"request.base_call_id {req.base_call_id!r} is not an earlier call of the episode"
+                )
             n = len(base.hashes) if req.base_len is None else req.base_len
             if n > len(base.hashes):
-                raise ValueError(f"request.base_len {n} exceeds the {len(base.hashes)} messages of {req.base_call_id}")
+                raise ValueError(
+                    f"request.base_len {n} exceeds the {len(base.hashes)} messages of {req.base_call_id}"
+                )
             full = base.hashes[:n] + new_hashes
             roles = base.roles[:n] + new_roles
             contents = base.contents[:n] + new_contents
@@ -363,9 +540,16 @@ class EventWriter:
                 if k:
                     base_id, base_len, stored = prev.call_id, k, full[k:]
         # Only extra (undeclared) request fields remain after the exclusions.
-        extra = req.model_dump(exclude={"messages", "tools", "base_call_id", "base_len"},
-                               exclude_none=True) if req.__pydantic_extra__ else None
-        tools_hash = self.text(json.dumps(req.tools, sort_keys=True, ensure_ascii=False)) if req.tools is not None else None
+        extra = (
+            req.model_dump(exclude={"messages", "tools", "base_call_id", "base_len"}, exclude_none=True)
+            if req.__pydantic_extra__
+            else None
+        )
+        tools_hash = (
+            self.text(json.dumps(req.tools, sort_keys=True, ensure_ascii=False))
+            if req.tools is not None
+            else None
+        )
         resp = ev.response
         resp_hash = self.text(resp.model_dump_json(exclude_none=True)) if resp is not None else None
         action, tools = _action_summary(ev)
@@ -373,12 +557,34 @@ class EventWriter:
         cs = _CallState(ev.call_id, ev.role, ev.status, full, roles, contents, resp_hash, action, tools)
         st.calls.append(cs)
         st.by_id[ev.call_id] = cs
-        self.rows["calls"].append((
-            ev.call_id, ev.episode_id, len(st.calls) - 1, ev.role, ev.status, base_id, base_len,
-            stored, len(full), chars, tools_hash, json.dumps(extra, ensure_ascii=False) if extra else None,
-            resp_hash, u.input_tokens if u else None, u.output_tokens if u else None,
-            u.cached_tokens if u else None, u.reasoning_tokens if u else None, ev.cost_usd,
-            ev.started_at, ev.ended_at, ev.op_ref, ev.model, self.file_id, seq))
+        self.rows["calls"].append(
+            (
+                ev.call_id,
+                ev.episode_id,
+                len(st.calls) - 1,
+                ev.role,
+                ev.status,
+                base_id,
+                base_len,
+                stored,
+                len(full),
+                chars,
+                tools_hash,
+                json.dumps(extra, ensure_ascii=False) if extra else None,
+                resp_hash,
+                u.input_tokens if u else None,
+                u.output_tokens if u else None,
+                u.cached_tokens if u else None,
+                u.reasoning_tokens if u else None,
+                ev.cost_usd,
+                ev.started_at,
+                ev.ended_at,
+                ev.op_ref,
+                ev.model,
+                self.file_id,
+                seq,
+            )
+        )
 
     def _delivery(self, ev: MemoryDelivery, seq: int) -> None:
         self._ep(ev.episode_id, "memory_delivery")
@@ -389,10 +595,22 @@ class EventWriter:
             chars += size or 0
             digest = p.digest or (text_digest(p.text) if p.text is not None else None)
             pr = p.proof
-            self.rows["placements"].append((
-                ev.delivery_id, i, ev.episode_id, p.slot, p.kind, th, digest, size,
-                pr.message_index if pr else None, pr.json_pointer if pr else None,
-                pr.message_digest if pr else None, pr.start if pr else None))
+            self.rows["placements"].append(
+                (
+                    ev.delivery_id,
+                    i,
+                    ev.episode_id,
+                    p.slot,
+                    p.kind,
+                    th,
+                    digest,
+                    size,
+                    pr.message_index if pr else None,
+                    pr.json_pointer if pr else None,
+                    pr.message_digest if pr else None,
+                    pr.start if pr else None,
+                )
+            )
         # Restated blocks repeat the same entry list on every call: store it once per file and
         # point later copies at the first (`entries_of`; the `delivery_entries` view expands it).
         # The importer hands restated deliveries the very same entry list object: look it up by
@@ -402,13 +620,30 @@ class EventWriter:
         if same is not None and same[0] is ev.entries:
             key, first = same[1], same[2]
         else:
-            key = tuple([(e.namespace, e.item_id, e.id_scheme, e.version, e.version_portable, e.digest, e.value,
-                          e.display_key, json.dumps(e.labels, sort_keys=True) if e.labels else None)
-                         for e in ev.entries])
+            key = tuple(
+                [
+                    (
+                        e.namespace,
+                        e.item_id,
+                        e.id_scheme,
+                        e.version,
+                        e.version_portable,
+                        e.digest,
+                        e.value,
+                        e.display_key,
+                        json.dumps(e.labels, sort_keys=True) if e.labels else None,
+                    )
+                    for e in ev.entries
+                ]
+            )
             first = self._entry_lists.get(key)
             if len(self._entry_objs) >= self.HASH_CACHE:
                 self._entry_objs.clear()
-            self._entry_objs[id(ev.entries)] = (ev.entries, key, first if first is not None else ev.delivery_id)
+            self._entry_objs[id(ev.entries)] = (
+                ev.entries,
+                key,
+                first if first is not None else ev.delivery_id,
+            )
         if first is None:
             if len(self._entry_lists) >= self.HASH_CACHE:
                 self._entry_lists.clear()
@@ -424,11 +659,37 @@ class EventWriter:
                     if vh is None:
                         vh = text(v)
                     digest = digest or text_digest(v)
-                add((did, i, ns, item, scheme, version, portable, digest, vh, display,
-                     json.dumps(ev.entries[i].labels, ensure_ascii=False) if labels else None))
-        self.rows["deliveries"].append((ev.delivery_id, ev.episode_id, ev.route, ev.form,
-                                 ev.consuming_call_id, ev.search_id, ev.provisional_step,
-                                 len(ev.entries), chars, self.file_id, seq, first))
+                add(
+                    (
+                        did,
+                        i,
+                        ns,
+                        item,
+                        scheme,
+                        version,
+                        portable,
+                        digest,
+                        vh,
+                        display,
+                        json.dumps(ev.entries[i].labels, ensure_ascii=False) if labels else None,
+                    )
+                )
+        self.rows["deliveries"].append(
+            (
+                ev.delivery_id,
+                ev.episode_id,
+                ev.route,
+                ev.form,
+                ev.consuming_call_id,
+                ev.search_id,
+                ev.provisional_step,
+                len(ev.entries),
+                chars,
+                self.file_id,
+                seq,
+                first,
+            )
+        )
 
     def _close_episode(self, episode_id: str) -> None:
         st = self.open.pop(episode_id, None)
@@ -436,12 +697,25 @@ class EventWriter:
         steps = _steps(st) if st else []
         for row in steps:
             self.rows["steps"].append((episode_id, *row))
-        self.rows["episodes"].append((
-            start.episode_id, start.run_id, start.task_id, start.position, start.repo,
-            self.text(start.task), self.text(start.reference),
-            end.resolved if end else None, end.exit_status if end else None,
-            self.text(end.submission) if end else None, end is not None, len(steps),
-            self.file_id, sseq, eseq))
+        self.rows["episodes"].append(
+            (
+                start.episode_id,
+                start.run_id,
+                start.task_id,
+                start.position,
+                start.repo,
+                self.text(start.task),
+                self.text(start.reference),
+                end.resolved if end else None,
+                end.exit_status if end else None,
+                self.text(end.submission) if end else None,
+                end is not None,
+                len(steps),
+                self.file_id,
+                sseq,
+                eseq,
+            )
+        )
         self.episodes_written.append(episode_id)
 
     # -- flushing ------------------------------------------------------------------------------
@@ -523,7 +797,6 @@ def _steps(st: _EpisodeState) -> list[tuple[Any, ...]]:
                     j += 1
         rows.append((i + 1, cs.call_id, cs.response_hash, cs.action, cs.tools, exit_code, obs, obs_chars))
     return rows
-
 
 
 def iter_blob_texts(con: duckdb.DuckDBPyConnection, hashes: Iterable[int]) -> dict[int, str]:

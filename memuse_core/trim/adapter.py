@@ -41,7 +41,9 @@ def _timestamp(raw: Any) -> float | None:
         return None
 
 
-def normalize_results(results: Any, *, answer_field: str = "answer") -> list[tuple[Hashable, str, str | None, float | None]]:
+def normalize_results(
+    results: Any, *, answer_field: str = "answer"
+) -> list[tuple[Hashable, str, str | None, float | None]]:
     """(id, text, answer, timestamp) for every search result, in retrieval order."""
     if isinstance(results, dict) and "results" in results:
         results = results["results"]
@@ -63,7 +65,9 @@ def normalize_results(results: Any, *, answer_field: str = "answer") -> list[tup
     return out
 
 
-def trim_search_results(trimmer: MemTrim, query: str, results: Any, *, answer_field: str = "answer") -> TrimResult:
+def trim_search_results(
+    trimmer: MemTrim, query: str, results: Any, *, answer_field: str = "answer"
+) -> TrimResult:
     """Write unseen results, then trim them for `query` (restricted to these ids, A.1)."""
     rows = normalize_results(results, answer_field=answer_field)
     for rid, text, answer, ts in rows:

@@ -97,7 +97,9 @@ def load_questions(folder: Path) -> list[CladderQuestion]:
         rows = json.loads(qpath.read_text(encoding="utf-8"))
         metas = json.loads(mpath.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
-        raise CladderError(f"{qpath if 'rows' not in locals() else mpath}:{e.lineno}: invalid JSON: {e.msg}") from None
+        raise CladderError(
+            f"{qpath if 'rows' not in locals() else mpath}:{e.lineno}: invalid JSON: {e.msg}"
+        ) from None
     background = {m.get("model_id"): m.get("background", "") for m in metas if isinstance(m, dict)}
     out = []
     for i, r in enumerate(rows):
@@ -124,9 +126,17 @@ def load_questions(folder: Path) -> list[CladderQuestion]:
         bg = background.get(meta.get("model_id"), "")
         text = (bg.strip() + "\n" if bg else "") + given.strip() + "\nQuestion: " + question.strip()
         words = frozenset(content_words(re.sub(r"\d+(?:\.\d+)?%?", " ", given + " " + question)))
-        out.append(CladderQuestion(qid=qid, group=group, text=text, answer=answer, evidence=ev,
-                                   reasoning=" ".join(str(v) for v in reasoning.values()),
-                                   masked_words=words))
+        out.append(
+            CladderQuestion(
+                qid=qid,
+                group=group,
+                text=text,
+                answer=answer,
+                evidence=ev,
+                reasoning=" ".join(str(v) for v in reasoning.values()),
+                masked_words=words,
+            )
+        )
     return out
 
 
@@ -134,8 +144,9 @@ def _fmt(v: Any) -> str:
     return f"{v:.2f}" if isinstance(v, float) else str(v)
 
 
-def candidate(mem: CladderQuestion, qry: CladderQuestion, *, min_similarity: float = 0.85,
-              min_jaccard: float = 0.8) -> Pair | None:
+def candidate(
+    mem: CladderQuestion, qry: CladderQuestion, *, min_similarity: float = 0.85, min_jaccard: float = 0.8
+) -> Pair | None:
     """The pair (memory, query) when it passes the checks of C.3 (module docstring), else None."""
     sim = jaccard(mem.masked_words, qry.masked_words)
     if sim < min_similarity:
@@ -174,7 +185,9 @@ def build_pairs(questions: list[CladderQuestion], *, limit: int = 500, seed: int
     rng = random.Random(seed)
     out: list[Pair] = []
     for cond in ("TA", "TD-Dup"):
-        pool = sorted((p for p in best.values() if p.condition == cond), key=lambda p: (p.memory.qid, p.query.qid))
+        pool = sorted(
+            (p for p in best.values() if p.condition == cond), key=lambda p: (p.memory.qid, p.query.qid)
+        )
         if len(pool) > limit:
             pool = sorted(rng.sample(pool, limit), key=lambda p: (p.memory.qid, p.query.qid))
         out.extend(pool)

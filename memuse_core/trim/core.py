@@ -38,8 +38,9 @@ UNPARSED_HEADER = "Unverified memory (could not be parsed; any stored answer is 
 class MemTrim:
     """Trie-indexed memory evidence with read-time trimming (see module docstring)."""
 
-    def __init__(self, parser: Parser | None = None, *, trust_timestamps: bool = False,
-                 include_unparsed: bool = True) -> None:
+    def __init__(
+        self, parser: Parser | None = None, *, trust_timestamps: bool = False, include_unparsed: bool = True
+    ) -> None:
         """`trust_timestamps`: resolve disagreeing values across memories by the newest memory's
         timestamp (A.1 "explicit ordering signal"); `include_unparsed`: pass the raw text of a
         memory the parser could not handle, without its answer (A.1 fallback)."""
@@ -54,14 +55,22 @@ class MemTrim:
         self._task_map: dict[str, str] = {}
 
     # -- write time -----------------------------------------------------------------------------
-    def write(self, memory_id: Hashable, text: str, answer: str | None = None, *,
-              timestamp: float | None = None) -> StoredMemory:
+    def write(
+        self, memory_id: Hashable, text: str, answer: str | None = None, *, timestamp: float | None = None
+    ) -> StoredMemory:
         """Parse a stored interaction once, align its keys, index its units (3.2, A.1)."""
         parsed = self.parser.parse(text, answer)
         return self.write_parsed(memory_id, text, answer, parsed, timestamp=timestamp)
 
-    def write_parsed(self, memory_id: Hashable, text: str, answer: str | None, parsed: ParsedInteraction,
-                     *, timestamp: float | None = None) -> StoredMemory:
+    def write_parsed(
+        self,
+        memory_id: Hashable,
+        text: str,
+        answer: str | None,
+        parsed: ParsedInteraction,
+        *,
+        timestamp: float | None = None,
+    ) -> StoredMemory:
         """Index an already parsed interaction (structured memories map straight in, 3.1)."""
         old = self.memories.get(memory_id)
         if old is not None:
@@ -84,8 +93,9 @@ class MemTrim:
             v = self._canonical_value(k, u.value)
             if k != u.key or v != u.value:
                 changed = True
-                u = EvidenceUnit(key=k, value=v, text=u.text, start=u.start, end=u.end,
-                                 span=u.span, many=u.many)
+                u = EvidenceUnit(
+                    key=k, value=v, text=u.text, start=u.start, end=u.end, span=u.span, many=u.many
+                )
             units.append(u)
         task = p.task
         if task is not None:
@@ -93,12 +103,21 @@ class MemTrim:
         outcome = p.outcome
         if outcome is not None and task is not None and outcome.task != task:
             from dataclasses import replace
+
             outcome = replace(outcome, task=task)
             changed = True
         if not changed and task == p.task:
             return p
-        return ParsedInteraction(units=units, task=task, question=p.question, support=p.support,
-                                 outcome=outcome, ok=p.ok, error=p.error, dropped=p.dropped)
+        return ParsedInteraction(
+            units=units,
+            task=task,
+            question=p.question,
+            support=p.support,
+            outcome=outcome,
+            ok=p.ok,
+            error=p.error,
+            dropped=p.dropped,
+        )
 
     def _canonical_key(self, key: Key, many: bool, register: bool) -> Key:
         hit = self._key_map.get(key)
@@ -155,10 +174,14 @@ class MemTrim:
         """Build the trimmed memory context for `query` from the retrieved memories only."""
         return self.read_parsed(self.parse_query(query), retrieved_ids)
 
-    def read_parsed(self, q: ParsedInteraction, retrieved_ids: Iterable[Hashable], *,
-                    query_sets: tuple[AbstractSet[tuple[Key, Any]], AbstractSet[Key]] | None = None,
-                    classes: dict[Hashable, tuple[list[int], list[int], list[int]]] | None = None
-                    ) -> TrimResult:
+    def read_parsed(
+        self,
+        q: ParsedInteraction,
+        retrieved_ids: Iterable[Hashable],
+        *,
+        query_sets: tuple[AbstractSet[tuple[Key, Any]], AbstractSet[Key]] | None = None,
+        classes: dict[Hashable, tuple[list[int], list[int], list[int]]] | None = None,
+    ) -> TrimResult:
         """Read time without query parsing (3.3, Eq. 1, A.1 merge).
 
         `query_sets` = (the query's (key, value) pairs, the query's keys) may be given instead of
@@ -189,8 +212,9 @@ class MemTrim:
             parts.append(UNPARSED_HEADER + "\n" + "\n".join(f"- {m.text.strip()}" for m in unparsed))
         return TrimResult(context="\n\n".join(parts), decisions=decisions, query=q, lines=lines)
 
-    def _classify(self, qmap: Mapping[Key, Container[Any]], ids: list[Hashable], *, from_memories: bool = False
-                  ) -> dict[Hashable, tuple[list[int], list[int], list[int]]]:
+    def _classify(
+        self, qmap: Mapping[Key, Container[Any]], ids: list[Hashable], *, from_memories: bool = False
+    ) -> dict[Hashable, tuple[list[int], list[int], list[int]]]:
         """Split every retrieved memory's units into shared / conflicting / memory-only (3.3).
 
         The query's units are looked up in the trie, restricted to the retrieved ids (A.1); each
@@ -237,8 +261,9 @@ class MemTrim:
             out[mid] = (s, d, u)
         return out
 
-    def split_with_sets(self, kvs: AbstractSet[tuple[Key, Any]], keys: AbstractSet[Key], ids: list[Hashable]
-                       ) -> dict[Hashable, tuple[list[int], list[int], list[int]]]:
+    def split_with_sets(
+        self, kvs: AbstractSet[tuple[Key, Any]], keys: AbstractSet[Key], ids: list[Hashable]
+    ) -> dict[Hashable, tuple[list[int], list[int], list[int]]]:
         """Shared / conflicting / memory-only unit indices per memory, looked up from the memories'
         side in set-shaped query evidence (the same split as `_classify`)."""
         out: dict[Hashable, tuple[list[int], list[int], list[int]]] = {}
@@ -254,19 +279,26 @@ class MemTrim:
             out[mid] = (s, d, u)
         return out
 
-    def _decide(self, mem: StoredMemory, q: ParsedInteraction, s: list[int], d: list[int],
-                u: list[int]) -> Decision:
+    def _decide(
+        self, mem: StoredMemory, q: ParsedInteraction, s: list[int], d: list[int], u: list[int]
+    ) -> Decision:
         """Eq. (1) for one memory."""
         p = mem.parsed
         units = p.units
-        dec = Decision(memory_id=mem.memory_id, shared=[units[i] for i in s],
-                       conflicting=[units[i] for i in d], memory_only=[units[i] for i in u],
-                       parsed_ok=p.ok)
+        dec = Decision(
+            memory_id=mem.memory_id,
+            shared=[units[i] for i in s],
+            conflicting=[units[i] for i in d],
+            memory_only=[units[i] for i in u],
+            parsed_ok=p.ok,
+        )
         dec.support_conflicts = [units[i] for i in d if i in p.support]
         if not p.ok:
             dec.outcome = "suppressed" if mem.answer else "none"
-            dec.reason = (f"the parser could not represent this memory ({p.error}); its stored answer "
-                          "is never reused (A.1 fallback)")
+            dec.reason = (
+                f"the parser could not represent this memory ({p.error}); its stored answer "
+                "is never reused (A.1 fallback)"
+            )
             return dec
         o = p.outcome
         if o is None:
@@ -280,23 +312,40 @@ class MemTrim:
         if q.task is not None and o.task == q.task:
             dec.outcome = "kept"
             dec.reason = f"same task ({o.task}) and none of its supporting evidence changed"
-            dec.outcome_unit = EvidenceUnit(key=Key("", f"answer:{o.task}", o.vtype), value=o.value,
-                                            text=o.answer, start=0, end=0,
-                                            span="Previous answer to this same question")
+            dec.outcome_unit = EvidenceUnit(
+                key=Key("", f"answer:{o.task}", o.vtype),
+                value=o.value,
+                text=o.answer,
+                start=0,
+                end=0,
+                span="Previous answer to this same question",
+            )
             return dec
         if o.expressible:
             dec.outcome = "relabelled"
-            dec.reason = (f"different task (stored: {o.task}; current: {q.task or 'none'}); the earlier "
-                          "answer is kept only as evidence labelled by its task")
-            label = f' ("{o.question.strip()}")' if o.question else (
-                "" if o.task == "unspecified_task" else f" ({o.task})")
-            dec.outcome_unit = EvidenceUnit(key=Key("", f"earlier_answer:{o.task}", o.vtype), value=o.value,
-                                            text=o.answer, start=0, end=0,
-                                            span=f"Earlier answer to a different question{label}")
+            dec.reason = (
+                f"different task (stored: {o.task}; current: {q.task or 'none'}); the earlier "
+                "answer is kept only as evidence labelled by its task"
+            )
+            label = (
+                f' ("{o.question.strip()}")'
+                if o.question
+                else ("" if o.task == "unspecified_task" else f" ({o.task})")
+            )
+            dec.outcome_unit = EvidenceUnit(
+                key=Key("", f"earlier_answer:{o.task}", o.vtype),
+                value=o.value,
+                text=o.answer,
+                start=0,
+                end=0,
+                span=f"Earlier answer to a different question{label}",
+            )
             return dec
         dec.outcome = "relabelled"  # the Type(o_m) branch of Eq. (1) with nothing to emit
-        dec.reason = (f"different task (stored: {o.task}; current: {q.task or 'none'}) and the earlier "
-                      "answer cannot be restated faithfully as evidence, so it is omitted (A.1)")
+        dec.reason = (
+            f"different task (stored: {o.task}; current: {q.task or 'none'}) and the earlier "
+            "answer cannot be restated faithfully as evidence, so it is omitted (A.1)"
+        )
         return dec
 
     def _merge(self, ids: list[Hashable], decisions: dict[Hashable, Decision]) -> list[str]:
@@ -368,7 +417,7 @@ class MemTrim:
             pos = 0
             pieces: list[str] = []
             for blk in mem.layout():
-                pieces.append(text[pos:blk.start])
+                pieces.append(text[pos : blk.start])
                 pos = blk.end
                 if blk.statement is not None:
                     whole = blk.statement in kept
@@ -377,7 +426,7 @@ class MemTrim:
                     keep = [u for u in blk.units if (u.key, u.value) in kept]
                     whole = bool(keep) and len(keep) == len(blk.units)
                 if whole:
-                    pieces.append(text[blk.start:blk.end])
+                    pieces.append(text[blk.start : blk.end])
                     continue
                 if keep:
                     pieces.append("\n" + "\n".join(u.render() for u in keep) + "\n")

@@ -27,9 +27,11 @@ from .core import MemTrim
 CONDITIONS = ("TA", "TD-Dup")
 METHODS = ("raw", "memtrim")
 
-SYSTEM = ("You answer causal-reasoning questions about a hypothetical world. Earlier interactions may be "
-          "shown as memory; use them only where they apply to the current question. Reply with one word: "
-          "yes or no.")
+SYSTEM = (
+    "You answer causal-reasoning questions about a hypothetical world. Earlier interactions may be "
+    "shown as memory; use them only where they apply to the current question. Reply with one word: "
+    "yes or no."
+)
 
 
 def raw_context(p: Pair) -> str:
@@ -63,12 +65,16 @@ def measure(pairs: list[Pair], trimmer: MemTrim | None = None) -> list[PairOutco
         exposed = d.outcome_unit is not None and any(u is d.outcome_unit for u in d.emitted)
         n_only = sum(1 for u in d.memory_only if u.key.attribute != "subject")
         kept_only = sum(1 for u in d.emitted if u.key.attribute != "subject" and u is not d.outcome_unit)
-        out.append(PairOutcome(
-            pair=p, contexts={"raw": raw_context(p), "memtrim": res.context},
-            answer_exposed={"raw": True, "memtrim": exposed},
-            memory_only={"raw": n_only, "memtrim": kept_only},
-            conflicts_removed={"raw": 0, "memtrim": len(d.conflicting)},
-            decision=d.outcome))
+        out.append(
+            PairOutcome(
+                pair=p,
+                contexts={"raw": raw_context(p), "memtrim": res.context},
+                answer_exposed={"raw": True, "memtrim": exposed},
+                memory_only={"raw": n_only, "memtrim": kept_only},
+                conflicts_removed={"raw": 0, "memtrim": len(d.conflicting)},
+                decision=d.outcome,
+            )
+        )
     return out
 
 
@@ -88,8 +94,9 @@ def summarize(outcomes: list[PairOutcome]) -> dict[str, Any]:
                 "conflicts_removed": sum(o.conflicts_removed[m] for o in rows) / n if n else None,
                 "chars": sum(len(o.contexts[m]) for o in rows) / n if n else None,
             }
-        block["decisions"] = {k: sum(1 for o in rows if o.decision == k)
-                              for k in ("kept", "relabelled", "suppressed", "none")}
+        block["decisions"] = {
+            k: sum(1 for o in rows if o.decision == k) for k in ("kept", "relabelled", "suppressed", "none")
+        }
         res[cond] = block
     return res
 
@@ -104,8 +111,13 @@ def parse_yes_no(text: str | None) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def ask_model(outcomes: list[PairOutcome], model: str, base_url: str | None, api_key: str | None = None,
-              progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def ask_model(
+    outcomes: list[PairOutcome],
+    model: str,
+    base_url: str | None,
+    api_key: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Ask every query without memory, with raw memory and with the MemTrim context; return
     accuracy per condition and method and the TD-Dup ✓→✗ / ✗→✓ counts (Table 1)."""
     import os
@@ -116,8 +128,11 @@ def ask_model(outcomes: list[PairOutcome], model: str, base_url: str | None, api
 
     def ask(ctx: str, query: str) -> str | None:
         user = (ctx + "\n\nCurrent question:\n" if ctx else "") + query + "\nAnswer yes or no."
-        r = client.chat.completions.create(model=model, temperature=0, messages=[
-            {"role": "system", "content": SYSTEM}, {"role": "user", "content": user}])
+        r = client.chat.completions.create(
+            model=model,
+            temperature=0,
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+        )
         return parse_yes_no(r.choices[0].message.content if r.choices else None)
 
     for i, o in enumerate(outcomes):

@@ -48,35 +48,93 @@ from .units import (
 _DIRECTIVE = re.compile(r"^(question|query|q|task|answer|a|support|entity|subject)\s*:\s*(.*)$", re.I)
 _KV = re.compile(r"^([A-Za-z][\w .()'/-]{0,48}?)\s*:\s+(\S.*)$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s+")
-_PRONOUN = {"he", "she", "it", "they", "this", "that", "there", "these", "those", "we", "i",
-            "you", "his", "her", "its", "their", "which", "who", "what", "here"}
+_PRONOUN = {
+    "he",
+    "she",
+    "it",
+    "they",
+    "this",
+    "that",
+    "there",
+    "these",
+    "those",
+    "we",
+    "i",
+    "you",
+    "his",
+    "her",
+    "its",
+    "their",
+    "which",
+    "who",
+    "what",
+    "here",
+}
 _ADVERB = r"(?:(?:now|currently|still|also|already|today|again)\s+)?"
-_ATTR_TAIL = {"status", "state", "version", "owner", "date", "year", "count", "price", "size",
-              "type", "name", "location", "url", "path", "port", "host", "value", "id", "time",
-              "color", "capital", "population", "language", "country", "city", "club", "team"}
+_ATTR_TAIL = {
+    "status",
+    "state",
+    "version",
+    "owner",
+    "date",
+    "year",
+    "count",
+    "price",
+    "size",
+    "type",
+    "name",
+    "location",
+    "url",
+    "path",
+    "port",
+    "host",
+    "value",
+    "id",
+    "time",
+    "color",
+    "capital",
+    "population",
+    "language",
+    "country",
+    "city",
+    "club",
+    "team",
+}
 _CATEGORICAL_ATTRS = re.compile(r"(version|_id$|^id$|port|code|commit|branch|tag)")
 
 # -- probability statements (CLADDER given_info and formal notation) -----------------------------
 _PCT = r"(?P<val>\d+(?:\.\d+)?\s*%|0?\.\d+|[01](?:\.0+)?)"
 _PROB_NL = re.compile(
-    r"^(?:for (?P<cond>.+?),\s*)?the (?:overall )?probability (?:of|that) (?P<ev>.+?) is " + _PCT + r"$",
-    re.I)
+    r"^(?:for (?P<cond>.+?),\s*)?the (?:overall )?probability (?:of|that) (?P<ev>.+?) is " + _PCT + r"$", re.I
+)
 _PROB_FORMAL = re.compile(
     r"P\s*\(\s*(?P<ev>[^|()=]+(?:=\s*[\w.]+)?)\s*(?:\|\s*(?P<cond>(?:[^()]|\([^()]*\))+?))?\s*\)\s*=\s*"
-    r"(?P<val>[-+]?\d*\.?\d+\s*%?)")
+    r"(?P<val>[-+]?\d*\.?\d+\s*%?)"
+)
 _DO = re.compile(r"do\s*\(\s*([^()]*)\)", re.I)
 
 # -- state statements -----------------------------------------------------------------------------
 _STATE_ALT = "|".join(sorted((re.escape(s) for s in STATUS_GROUPS), key=len, reverse=True))
 _STATE = re.compile(
     r"^(?P<subj>.{1,80}?)\s+(?:is|are|was|were|has been|have been|had been|remains|remain|stays|"
-    r"stay|got|became)\s+" + _ADVERB + r"(?P<neg>not\s+)?" + _ADVERB + r"(?P<state>" + _STATE_ALT +
-    r")\b(?P<rest>.*)$", re.I)
+    r"stay|got|became)\s+"
+    + _ADVERB
+    + r"(?P<neg>not\s+)?"
+    + _ADVERB
+    + r"(?P<state>"
+    + _STATE_ALT
+    + r")\b(?P<rest>.*)$",
+    re.I,
+)
 
 # -- subject–relation–object lexicon: (phrase regex, attribute, multi-valued, value hint) -----------
 RELATIONS: list[tuple[str, str, bool, str | None]] = [
-    (r"has a direct effect on|directly affects|has an effect on|affects|causes|influences",
-     "affects", True, "entity"),
+    (
+        r"has a direct effect on|directly affects|has an effect on|affects|causes|influences",
+        "affects",
+        True,
+        "entity",
+    ),
     (r"plays for|signed with|joined", "plays_for", False, "entity"),
     (r"plays as an?|plays as|plays the position of", "plays_as", False, "categorical"),
     (r"works (?:at|for)|is employed (?:at|by)", "works_for", False, "entity"),
@@ -93,11 +151,15 @@ RELATIONS: list[tuple[str, str, bool, str | None]] = [
     (r"reports to", "reports_to", False, "entity"),
     (r"is an?", "is_a", True, "categorical"),
 ]
-_REL = [(re.compile(r"^(?P<subj>.{1,80}?)\s+" + _ADVERB + r"(?P<rel>" + p + r")\s+(?P<obj>.+)$", re.I), a, m, h)
-        for p, a, m, h in RELATIONS]
+_REL = [
+    (re.compile(r"^(?P<subj>.{1,80}?)\s+" + _ADVERB + r"(?P<rel>" + p + r")\s+(?P<obj>.+)$", re.I), a, m, h)
+    for p, a, m, h in RELATIONS
+]
 _FOUNDED = re.compile(
     r"^(?P<subj>.{1,80}?)\s+(?:was|were) (?:founded|established|created|started)"
-    r"(?:\s+in (?P<year>\d{4}))?(?:\s+by (?P<who>.+?))?(?:\s+in (?P<year2>\d{4}))?$", re.I)
+    r"(?:\s+in (?P<year>\d{4}))?(?:\s+by (?P<who>.+?))?(?:\s+in (?P<year2>\d{4}))?$",
+    re.I,
+)
 _FOUNDED_CUE = re.compile(r"\b(?:founded|established|created|started)\b")
 _STATE_CUE = re.compile(r"\b(?:" + _STATE_ALT.lower() + r")\b")
 _REL_CUE = re.compile(r"\s(?:" + "|".join(p for p, _, _, _ in RELATIONS) + r")\s")
@@ -108,12 +170,40 @@ _SPLIT_LIST = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 # -- code facts -----------------------------------------------------------------------------------
 _PATH = re.compile(
     r"(?<![\w/.-])((?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|c|h|"
-    r"cpp|hpp|rb|php|md|toml|yaml|yml|json|cfg|ini|sh|sql|html|css))(?![\w/])")
+    r"cpp|hpp|rb|php|md|toml|yaml|yml|json|cfg|ini|sh|sql|html|css))(?![\w/])"
+)
 _ERROR = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning))\b")
 _SYMBOL = re.compile(r"\b(?:def|class|function|fn|func)\s+([A-Za-z_]\w*)|`([A-Za-z_][\w.]*)(?:\(\))?`")
-_COMMAND_WORDS = ("pytest", "python", "pip", "git", "npm", "npx", "yarn", "make", "cargo", "go ", "ls",
-                  "grep", "sed", "cat", "cd ", "bash", "sh ", "uv ", "poetry", "tox", "docker",
-                  "mvn", "gradle", "node", "ruff", "mypy", "find ", "rg ")
+_COMMAND_WORDS = (
+    "pytest",
+    "python",
+    "pip",
+    "git",
+    "npm",
+    "npx",
+    "yarn",
+    "make",
+    "cargo",
+    "go ",
+    "ls",
+    "grep",
+    "sed",
+    "cat",
+    "cd ",
+    "bash",
+    "sh ",
+    "uv ",
+    "poetry",
+    "tox",
+    "docker",
+    "mvn",
+    "gradle",
+    "node",
+    "ruff",
+    "mypy",
+    "find ",
+    "rg ",
+)
 _BACKTICK = re.compile(r"`([^`\n]{2,200})`")
 _DOLLAR = re.compile(r"^\$\s+(.+)$")
 _MAX_STATEMENT = 400
@@ -170,8 +260,9 @@ class DeterministicParser:
         outcome = None
         if ans is not None and ans.strip():
             outcome = make_outcome(task or "unspecified_task", ans, st.question)
-        return ParsedInteraction(units=units, task=task, question=st.question, support=support,
-                                 outcome=outcome, dropped=dropped)
+        return ParsedInteraction(
+            units=units, task=task, question=st.question, support=support, outcome=outcome, dropped=dropped
+        )
 
     def equivalent_key(self, key: Key, candidates: list[Key]) -> Key | None:
         """Key-equivalence check (A.1): the deterministic parser only merges keys that its own
@@ -193,8 +284,7 @@ def make_outcome(task: str, answer: str, question: str | None = None) -> Outcome
     vtype, value = normalize_value(a, attribute=task)
     words = a.split()
     expressible = "\n" not in a and "```" not in a and 0 < len(words) <= 12
-    return Outcome(task=task, answer=a, value=value, vtype=vtype, expressible=expressible,
-                   question=question)
+    return Outcome(task=task, answer=a, value=value, vtype=vtype, expressible=expressible, question=question)
 
 
 def _support(units: list[EvidenceUnit], names: list[str] | None) -> frozenset[int]:
@@ -255,8 +345,9 @@ class _State:
             return
         dollar = _DOLLAR.match(seg)
         if dollar:
-            self.code_unit("command", canon_text(dollar.group(1)), off + dollar.start(1), off + dollar.end(1),
-                           "text")
+            self.code_unit(
+                "command", canon_text(dollar.group(1)), off + dollar.start(1), off + dollar.end(1), "text"
+            )
             return
         self.text_segment(off, off + len(seg))
 
@@ -265,7 +356,7 @@ class _State:
         qs = [s for s in sents if self.text[s[1] - 1] == "?"]
         q = qs[-1] if qs else (sents[-1] if sents else None)
         if q is not None:
-            self.question = self.text[q[0]:q[1]]
+            self.question = self.text[q[0] : q[1]]
         for s in sents:
             if s != q:
                 self.sentence(*s)
@@ -276,8 +367,11 @@ class _State:
             if self.text[e - 1] == "?":
                 if self.question is None or self.task is None:
                     m = _DIRECTIVE.match(self.text[s:e])
-                    self.question = m.group(2) if m and m.group(1).lower() in ("question", "query", "q") \
+                    self.question = (
+                        m.group(2)
+                        if m and m.group(1).lower() in ("question", "query", "q")
                         else self.text[s:e]
+                    )
                 continue
             self.sentence(s, e)
 
@@ -302,16 +396,23 @@ class _State:
                 self.add(Key("", "statement", "text"), canon_text(body), body, a, b, many=True)
             return
         kv = _KV.match(body)
-        if kv and len(kv.group(1).split()) <= 5 and len(kv.group(2).split()) <= 8 \
-                and not _PROB_FORMAL.search(body) and "//" not in kv.group(1):
+        if (
+            kv
+            and len(kv.group(1).split()) <= 5
+            and len(kv.group(2).split()) <= 8
+            and not _PROB_FORMAL.search(body)
+            and "//" not in kv.group(1)
+        ):
             self.key_value(kv.group(1).strip(), kv.group(2).strip(), a, b)
             return
         low = body.casefold()
         # cheap pre-checks keep long tool outputs fast: each extractor runs only when its cue occurs
-        found = (("probab" in low or "p(" in low) and self.probability(body, a, b)) \
-            or (_FOUNDED_CUE.search(low) is not None and self.founded(body, a, b)) \
-            or (_STATE_CUE.search(low) is not None and self.state(body, a, b)) \
+        found = (
+            (("probab" in low or "p(" in low) and self.probability(body, a, b))
+            or (_FOUNDED_CUE.search(low) is not None and self.founded(body, a, b))
+            or (_STATE_CUE.search(low) is not None and self.state(body, a, b))
             or (_REL_CUE.search(low) is not None and self.relation(body, a, b))
+        )
         if not found and len(content_words(body)) >= 2:
             self.add(Key("", "statement", "text"), canon_text(body), body, a, b, many=True)
 
@@ -326,8 +427,9 @@ class _State:
             if x is None:
                 continue
             entity = f"p({ev}|{cond})" if cond else f"p({ev})"
-            self.add(Key(entity, "probability", "numeric"), f"{x:g}{qual}" if qual else x,
-                     m.group("val"), a, b)
+            self.add(
+                Key(entity, "probability", "numeric"), f"{x:g}{qual}" if qual else x, m.group("val"), a, b
+            )
             hits += 1
         if hits:
             return True
@@ -453,8 +555,17 @@ class _State:
         self.add(Key("code", attr, vtype), value, self.text[a:b], a, b, many=True)
 
     def add(self, key: Key, value: object, shown: str, a: int, b: int, *, many: bool = False) -> None:
-        self.units.append(EvidenceUnit(key=key, value=value, text=shown.strip(), start=a, end=b,  # type: ignore[arg-type]
-                                       span=self.text[a:b], many=many))
+        self.units.append(
+            EvidenceUnit(
+                key=key,
+                value=value,
+                text=shown.strip(),
+                start=a,
+                end=b,  # type: ignore[arg-type]
+                span=self.text[a:b],
+                many=many,
+            )
+        )
 
 
 def _prob_value(raw: str) -> float | None:

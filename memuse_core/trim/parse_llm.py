@@ -119,13 +119,24 @@ class LLMParser:
 
     name = "llm"
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 client: Any = None, timeout: float = 60.0, max_candidates: int = 8) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: Any = None,
+        timeout: float = 60.0,
+        max_candidates: int = 8,
+    ) -> None:
         if client is None:
             import openai
 
-            client = openai.OpenAI(base_url=base_url, timeout=timeout,
-                                   api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused")
+            client = openai.OpenAI(
+                base_url=base_url,
+                timeout=timeout,
+                api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
+            )
         self.client = client
         self.model = model
         self.max_candidates = max_candidates
@@ -142,9 +153,15 @@ class LLMParser:
         """Parse with one retry; an interaction that never passes the checks comes back with
         ok=False and no outcome (A.1 fallback)."""
         user = "Interaction text:\n<<<\n" + text + "\n>>>\n"
-        user += f"Stored answer: {answer}\n" if answer is not None else "Stored answer: (none; this is a new request)\n"
-        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system},
-                                          {"role": "user", "content": user}]
+        user += (
+            f"Stored answer: {answer}\n"
+            if answer is not None
+            else "Stored answer: (none; this is a new request)\n"
+        )
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": user},
+        ]
         last_error = ""
         for attempt in range(2):
             try:
@@ -153,17 +170,28 @@ class LLMParser:
             except ParseFailure as e:
                 last_error = str(e)
                 messages.append({"role": "assistant", "content": getattr(e, "raw", "") or "(invalid reply)"})
-                messages.append({"role": "user", "content": "Your reply failed validation: " + last_error
-                                 + "\nReturn a corrected reply for the same interaction."})
+                messages.append(
+                    {
+                        "role": "user",
+                        "content": "Your reply failed validation: "
+                        + last_error
+                        + "\nReturn a corrected reply for the same interaction.",
+                    }
+                )
         self.failures.append(last_error)
         return ParsedInteraction(ok=False, error=last_error)
 
     def _call(self, messages: list[dict[str, Any]], model: type[BaseModel], name: str) -> BaseModel:
         try:
             resp = self.client.chat.completions.create(
-                model=self.model, messages=messages, temperature=0,
-                response_format={"type": "json_schema",
-                                 "json_schema": {"name": name, "schema": strict_schema(model), "strict": True}})
+                model=self.model,
+                messages=messages,
+                temperature=0,
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "schema": strict_schema(model), "strict": True},
+                },
+            )
         except Exception as e:  # network/server errors count as a failed attempt
             raise ParseFailure(f"request failed: {type(e).__name__}: {str(e)[:200]}") from None
         self.calls += 1
@@ -175,8 +203,9 @@ class LLMParser:
         try:
             return model.model_validate_json(_strip_fence(raw))
         except ValidationError as e:
-            errs = "; ".join(f"{'.'.join(str(x) for x in er['loc']) or 'reply'}: {er['msg']}"
-                             for er in e.errors()[:5])
+            errs = "; ".join(
+                f"{'.'.join(str(x) for x in er['loc']) or 'reply'}: {er['msg']}" for er in e.errors()[:5]
+            )
             f = ParseFailure(f"invalid fields: {errs}")
             f.raw = raw  # type: ignore[attr-defined]
             raise f from None
@@ -207,8 +236,11 @@ class LLMParser:
             if u.supports_answer != "no":  # uncertain dependence counts as support (A.1)
                 support.add(len(units))
             a, b = span
-            units.append(EvidenceUnit(key=key, value=value, text=u.value, start=a, end=b, span=text[a:b],
-                                      many=u.multi_valued))
+            units.append(
+                EvidenceUnit(
+                    key=key, value=value, text=u.value, start=a, end=b, span=text[a:b], many=u.multi_valued
+                )
+            )
         if (problems and not final) or malformed:
             # after the retry, ungrounded units are only dropped (A.1); malformed ones fail the parse
             f = ParseFailure("; ".join(problems[:8]))
@@ -221,16 +253,22 @@ class LLMParser:
             from dataclasses import replace
 
             outcome = replace(outcome, expressible=reply.answer_expressible and outcome.expressible)
-        return ParsedInteraction(units=units, task=task, support=frozenset(support), outcome=outcome,
-                                 dropped=len(problems))
+        return ParsedInteraction(
+            units=units, task=task, support=frozenset(support), outcome=outcome, dropped=len(problems)
+        )
 
     # -- equivalence (A.1) ----------------------------------------------------------------------
     def equivalent_key(self, key: Key, candidates: list[Key]) -> Key | None:
         cands = candidates[: self.max_candidates]
-        listing = "\n".join(f"{i + 1}. entity={c.entity!r} attribute={c.attribute!r} type={c.vtype}"
-                            for i, c in enumerate(cands))
-        idx = self._match(f"New key: entity={key.entity!r} attribute={key.attribute!r} type={key.vtype}\n"
-                          f"Candidates:\n{listing}", len(cands))
+        listing = "\n".join(
+            f"{i + 1}. entity={c.entity!r} attribute={c.attribute!r} type={c.vtype}"
+            for i, c in enumerate(cands)
+        )
+        idx = self._match(
+            f"New key: entity={key.entity!r} attribute={key.attribute!r} type={key.vtype}\n"
+            f"Candidates:\n{listing}",
+            len(cands),
+        )
         return cands[idx] if idx is not None else None
 
     def equivalent_task(self, task: str, candidates: list[str]) -> str | None:
@@ -243,8 +281,11 @@ class LLMParser:
         """Free-text value alignment for one key (A.1)."""
         cands = candidates[: self.max_candidates]
         listing = "\n".join(f"{i + 1}. {c!r}" for i, c in enumerate(cands))
-        idx = self._match(f"Property: entity={key.entity!r} attribute={key.attribute!r}\n"
-                          f"New value: {value!r}\nCandidate values:\n{listing}", len(cands))
+        idx = self._match(
+            f"Property: entity={key.entity!r} attribute={key.attribute!r}\n"
+            f"New value: {value!r}\nCandidate values:\n{listing}",
+            len(cands),
+        )
         return cands[idx] if idx is not None else None
 
     def _match(self, prompt: str, n: int) -> int | None:

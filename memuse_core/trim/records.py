@@ -50,7 +50,11 @@ class StoredMemory:
                 if u.key.attribute == "subject":
                     continue
                 blk.units.append(u)
-                if u.key.vtype == "text" and u.key.attribute == "statement" and (u.start, u.end) == (blk.start, blk.end):
+                if (
+                    u.key.vtype == "text"
+                    and u.key.attribute == "statement"
+                    and (u.start, u.end) == (blk.start, blk.end)
+                ):
                     blk.statement = (u.key, u.value)
             self._layout = blocks
         return self._layout
@@ -127,13 +131,23 @@ class TrimResult:
     """The evidence lines of the context, in order."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"context": self.context, "task": self.query.task,
-                "query_units": [unit_dict(u) for u in self.query.units],
-                "decisions": {str(k): d.to_dict() for k, d in self.decisions.items()}}
+        return {
+            "context": self.context,
+            "task": self.query.task,
+            "query_units": [unit_dict(u) for u in self.query.units],
+            "decisions": {str(k): d.to_dict() for k, d in self.decisions.items()},
+        }
 
 
 def unit_dict(u: EvidenceUnit) -> dict[str, Any]:
     """JSON-ready unit."""
-    return {"key": u.key.label(), "entity": u.key.entity, "attribute": u.key.attribute,
-            "vtype": u.key.vtype, "value": u.value, "text": u.text, "span": [u.start, u.end],
-            "source": u.span}
+    return {
+        "key": u.key.label(),
+        "entity": u.key.entity,
+        "attribute": u.key.attribute,
+        "vtype": u.key.vtype,
+        "value": u.value,
+        "text": u.text,
+        "span": [u.start, u.end],
+        "source": u.span,
+    }

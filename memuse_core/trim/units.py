@@ -128,9 +128,25 @@ _BOOL_WORDS = _TRUE | _FALSE
 _NUM = re.compile(r"^\s*([-+]?\d[\d,]*(?:\.\d+)?|[-+]?\.\d+)\s*(%|percent)?\s*$", re.I)
 _YEAR = re.compile(r"^\s*(1[5-9]\d\d|20\d\d)\s*$")
 _ISO = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ].*)?$")
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"])}
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
+    )
+}
 _MONTHS.update({k[:3]: v for k, v in list(_MONTHS.items())})
 _DATE_MDY = re.compile(r"^\s*([A-Za-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\s*$")
 _DATE_DMY = re.compile(r"^\s*(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$")
@@ -143,21 +159,51 @@ _ROAD = re.compile(r"\b(?:route|highway|hwy|rte)\.?\s*(\d+[a-z]?)\b", re.I)
 _TEMPORAL_HINT = re.compile(r"(year|date|founded|born|since|released|started|ended|when|deadline|_at$|_on$)")
 
 STATUS_GROUPS: dict[str, str] = {
-    "open": "open", "opened": "open", "reopened": "open",
-    "closed": "closed", "shut": "closed", "shut down": "closed", "closed off": "closed",
-    "up": "up", "down": "down", "online": "online", "offline": "offline",
-    "enabled": "enabled", "disabled": "disabled", "active": "active", "inactive": "inactive",
-    "available": "available", "unavailable": "unavailable", "passing": "passing",
-    "failing": "failing", "broken": "broken", "fixed": "fixed", "running": "running",
-    "stopped": "stopped", "deprecated": "deprecated", "blocked": "blocked",
+    "open": "open",
+    "opened": "open",
+    "reopened": "open",
+    "closed": "closed",
+    "shut": "closed",
+    "shut down": "closed",
+    "closed off": "closed",
+    "up": "up",
+    "down": "down",
+    "online": "online",
+    "offline": "offline",
+    "enabled": "enabled",
+    "disabled": "disabled",
+    "active": "active",
+    "inactive": "inactive",
+    "available": "available",
+    "unavailable": "unavailable",
+    "passing": "passing",
+    "failing": "failing",
+    "broken": "broken",
+    "fixed": "fixed",
+    "running": "running",
+    "stopped": "stopped",
+    "deprecated": "deprecated",
+    "blocked": "blocked",
 }
 """Surface state words and their canonical state (A.1: "closed", "shut", "not open" agree)."""
-STATUS_NEGATION = {"open": "closed", "closed": "open", "up": "down", "down": "up",
-                   "online": "offline", "offline": "online", "enabled": "disabled",
-                   "disabled": "enabled", "active": "inactive", "inactive": "active",
-                   "available": "unavailable", "unavailable": "available",
-                   "passing": "failing", "failing": "passing", "running": "stopped",
-                   "stopped": "running"}
+STATUS_NEGATION = {
+    "open": "closed",
+    "closed": "open",
+    "up": "down",
+    "down": "up",
+    "online": "offline",
+    "offline": "online",
+    "enabled": "disabled",
+    "disabled": "enabled",
+    "active": "inactive",
+    "inactive": "active",
+    "available": "unavailable",
+    "unavailable": "available",
+    "passing": "failing",
+    "failing": "passing",
+    "running": "stopped",
+    "stopped": "running",
+}
 """Binary states: "not open" means closed. Other states under negation yield no unit."""
 
 
@@ -251,7 +297,7 @@ def ground(text: str, units: list[EvidenceUnit]) -> tuple[list[EvidenceUnit], in
     seen: set[tuple[Key, Value]] = set()
     dropped = 0
     for u in units:
-        if not (0 <= u.start < u.end <= len(text)) or text[u.start:u.end] != u.span or not u.span.strip():
+        if not (0 <= u.start < u.end <= len(text)) or text[u.start : u.end] != u.span or not u.span.strip():
             dropped += 1
             continue
         if u.kv in seen:
@@ -266,7 +312,8 @@ _STOP = frozenset(
     "this that these those it its his her their our your my i we you he she they them what which "
     "who whom whose when where why how will would should could can may might must shall than "
     "then there here as if so not no yes from into about over under up down out any all some "
-    "each more most other such only own same too very just also have has had".split())
+    "each more most other such only own same too very just also have has had".split()
+)
 _WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
 
 
@@ -281,8 +328,27 @@ def content_words(text: str) -> set[str]:
 
 
 _WH = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "whether"}
-_AUX = {"is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could", "should",
-        "has", "have", "had", "may", "might", "must", "shall"}
+_AUX = {
+    "is",
+    "are",
+    "was",
+    "were",
+    "do",
+    "does",
+    "did",
+    "will",
+    "would",
+    "can",
+    "could",
+    "should",
+    "has",
+    "have",
+    "had",
+    "may",
+    "might",
+    "must",
+    "shall",
+}
 
 
 def task_signature(question: str) -> str:

@@ -85,12 +85,27 @@ class DeliveryWhatIf:
     context: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"delivery_id": self.delivery_id, "episode_id": self.episode_id, "prior_from": self.prior_from,
-                "context": self.context, "prior_texts": list(self.prior_texts),
-                "query_units": [unit_dict(u) for u in self.query_units],
-                "entries": [{"pos": e.pos, "item_id": e.item_id, "class": e.klass, "jaccard": e.jaccard,
-                             "chars_before": e.chars_before, "chars_after": e.chars_after, "lines": e.lines,
-                             **e.decision.to_dict()} for e in self.entries]}
+        return {
+            "delivery_id": self.delivery_id,
+            "episode_id": self.episode_id,
+            "prior_from": self.prior_from,
+            "context": self.context,
+            "prior_texts": list(self.prior_texts),
+            "query_units": [unit_dict(u) for u in self.query_units],
+            "entries": [
+                {
+                    "pos": e.pos,
+                    "item_id": e.item_id,
+                    "class": e.klass,
+                    "jaccard": e.jaccard,
+                    "chars_before": e.chars_before,
+                    "chars_after": e.chars_after,
+                    "lines": e.lines,
+                    **e.decision.to_dict(),
+                }
+                for e in self.entries
+            ],
+        }
 
 
 class EntryView(NamedTuple):
@@ -144,11 +159,22 @@ def inputs_from_record(rec: EpisodeRecord) -> list[DeliveryInput]:
     out = []
     for d in rec.deliveries:
         cv = rec.call(d.consuming_call_id) if d.consuming_call_id else None
-        out.append(DeliveryInput(
-            d.delivery_id, d.episode_id, list(d.entries),
-            [(pl.text, pl.proof.message_index if pl.proof else None, pl.proof.start if pl.proof else None)
-             for pl in d.placements],
-            [m.text() for m in cv.messages] if cv is not None else None))
+        out.append(
+            DeliveryInput(
+                d.delivery_id,
+                d.episode_id,
+                list(d.entries),
+                [
+                    (
+                        pl.text,
+                        pl.proof.message_index if pl.proof else None,
+                        pl.proof.start if pl.proof else None,
+                    )
+                    for pl in d.placements
+                ],
+                [m.text() for m in cv.messages] if cv is not None else None,
+            )
+        )
     return out
 
 
@@ -166,10 +192,10 @@ def cut_placements(d: DeliveryInput) -> list[str] | None:
         for i in order:
             t = texts[i]
             start = start0 if idx == i else None
-            if start is None or t[start:start + len(text)] != text:
+            if start is None or t[start : start + len(text)] != text:
                 start = t.find(text)
             if start >= 0:
-                texts[i] = t[:start] + t[start + len(text):]
+                texts[i] = t[:start] + t[start + len(text) :]
                 break
     return [t for t in texts if t]
 
@@ -179,34 +205,47 @@ class EpisodeWhatIf:
     parsed prior-context messages (each message text is parsed once; a delivery's query evidence
     is the union of its messages' cached (key, value) sets, computed with C-level set unions)."""
 
-    def __init__(self, task: str | None = None, parser: DeterministicParser | None = None,
-                 message_cache: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        task: str | None = None,
+        parser: DeterministicParser | None = None,
+        message_cache: dict[str, Any] | None = None,
+    ) -> None:
         """`message_cache` may be shared across episodes (parsing is pure; system prompts and
         tool descriptions repeat in every episode of a configuration)."""
         self.trimmer = MemTrim(parser=parser or DeterministicParser())
         self._msg: dict[str, tuple[list[EvidenceUnit], frozenset[Any], frozenset[Key], frozenset[str]]] = (
-            message_cache if message_cache is not None else {})
-        self._recent: deque[tuple[list[str], frozenset[Any], frozenset[Key], frozenset[str]]] = deque(maxlen=4)
+            message_cache if message_cache is not None else {}
+        )
+        self._recent: deque[tuple[list[str], frozenset[Any], frozenset[Key], frozenset[str]]] = deque(
+            maxlen=4
+        )
         """Evidence unions of the last few prior contexts (several deliveries share each call)."""
         self.task = task_signature(task) if task else None
         self._results: dict[Any, tuple[Any, str]] = {}
         self._words: dict[Hashable, frozenset[str]] = {}
 
-    def _message(self, text: str) -> tuple[list[EvidenceUnit], frozenset[Any], frozenset[Key], frozenset[str]]:
+    def _message(
+        self, text: str
+    ) -> tuple[list[EvidenceUnit], frozenset[Any], frozenset[Key], frozenset[str]]:
         hit = self._msg.get(text)
         if hit is None:
             units = self.trimmer.parser.parse(text, None).units
-            hit = (units, frozenset((u.key, u.value) for u in units), frozenset(u.key for u in units),
-                   frozenset(content_words(text)))
+            hit = (
+                units,
+                frozenset((u.key, u.value) for u in units),
+                frozenset(u.key for u in units),
+                frozenset(content_words(text)),
+            )
             self._msg[text] = hit
         return hit
 
     def _evidence(self, texts: list[str]) -> tuple[frozenset[Any], frozenset[Key], frozenset[str]]:
         """Union of the messages' (key, value) pairs, keys and content words; extended from the
         union of a recent delivery when this prior context only appends messages to it."""
-        last = next((r for r in self._recent if len(texts) >= len(r[0]) and texts[:len(r[0])] == r[0]), None)
+        last = next((r for r in self._recent if len(texts) >= len(r[0]) and texts[: len(r[0])] == r[0]), None)
         if last is not None:
-            parts = [self._message(t) for t in texts[len(last[0]):]]
+            parts = [self._message(t) for t in texts[len(last[0]) :]]
             kvs, keys, words = last[1], last[2], last[3]
             if parts:
                 kvs = kvs.union(*(p[1] for p in parts))
@@ -220,11 +259,14 @@ class EpisodeWhatIf:
         self._recent.appendleft((list(texts), kvs, keys, words))
         return kvs, keys, words
 
-    def delivery(self, d: DeliveryInput, prior_texts: list[str], prior_from: str, *,
-                 keep_query: bool = False) -> DeliveryWhatIf:
+    def delivery(
+        self, d: DeliveryInput, prior_texts: list[str], prior_from: str, *, keep_query: bool = False
+    ) -> DeliveryWhatIf:
         """Trim one delivery's entries against its prior context (3.3)."""
         kvs, keys, words = self._evidence(prior_texts)
-        units: list[EvidenceUnit] = [u for t in prior_texts for u in self._message(t)[0]] if keep_query else []
+        units: list[EvidenceUnit] = (
+            [u for t in prior_texts for u in self._message(t)[0]] if keep_query else []
+        )
         q = ParsedInteraction(units=units, task=self.task)
         ids: list[Hashable] = []
         by_pos: list[tuple[int, Any, str, Hashable | None]] = []
@@ -250,9 +292,14 @@ class EpisodeWhatIf:
                 self._results[sig] = (res, d.delivery_id)
             else:  # a restatement whose evidence split did not change: same decisions
                 res, reused_from = hit
-        out = DeliveryWhatIf(delivery_id=d.delivery_id, episode_id=d.episode_id, prior_from=prior_from,
-                             prior_texts=prior_texts if keep_query else [], query_units=units,
-                             context=res.context if res else "")
+        out = DeliveryWhatIf(
+            delivery_id=d.delivery_id,
+            episode_id=d.episode_id,
+            prior_from=prior_from,
+            prior_texts=prior_texts if keep_query else [],
+            query_units=units,
+            context=res.context if res else "",
+        )
         for pos, e, text, emid in by_pos:
             ewords: set[str] | frozenset[str]
             if emid is None or res is None:
@@ -264,16 +311,28 @@ class EpisodeWhatIf:
                 if cached is None:
                     cached = self._words[emid] = frozenset(content_words(text))
                 ewords = cached
-            out.entries.append(EntryWhatIf(pos=pos, namespace=e.namespace, item_id=e.item_id, text=text,
-                                           decision=dec, lines=dec.lines, jaccard=jaccard(ewords, words),
-                                           same_as=reused_from if emid is not None else None))
+            out.entries.append(
+                EntryWhatIf(
+                    pos=pos,
+                    namespace=e.namespace,
+                    item_id=e.item_id,
+                    text=text,
+                    decision=dec,
+                    lines=dec.lines,
+                    jaccard=jaccard(ewords, words),
+                    same_as=reused_from if emid is not None else None,
+                )
+            )
         return out
 
 
-def episode_whatif(inputs: list[DeliveryInput], task: str | None = None,
-                   span_prior: dict[str, list[str]] | None = None,
-                   parser: DeterministicParser | None = None,
-                   message_cache: dict[str, Any] | None = None) -> list[DeliveryWhatIf]:
+def episode_whatif(
+    inputs: list[DeliveryInput],
+    task: str | None = None,
+    span_prior: dict[str, list[str]] | None = None,
+    parser: DeterministicParser | None = None,
+    message_cache: dict[str, Any] | None = None,
+) -> list[DeliveryWhatIf]:
     """What-if for every consumed delivery of one episode. `span_prior` maps a span's first
     delivery id to the texts of its verified prior sources (used when given)."""
     ew = EpisodeWhatIf(task, parser, message_cache)
@@ -320,7 +379,9 @@ def delivery_whatif(con: Any, delivery_id: str) -> DeliveryWhatIf:
 _WORKER_CACHE: dict[str, Any] = {}
 
 
-def batch_table(payload: list[tuple[str, str | None, list[Any], dict[str, list[str]]]]) -> tuple[Any, dict[str, Any]]:
+def batch_table(
+    payload: list[tuple[str, str | None, list[Any], dict[str, list[str]]]],
+) -> tuple[Any, dict[str, Any]]:
     """`batch_rows` as one Arrow table (built in the worker, so the writer only inserts)."""
     from ..store.trim import rows_table
 
@@ -328,8 +389,9 @@ def batch_table(payload: list[tuple[str, str | None, list[Any], dict[str, list[s
     return rows_table(rows), tot
 
 
-def batch_rows(payload: list[tuple[str, str | None, list[Any], dict[str, list[str]]]]
-               ) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
+def batch_rows(
+    payload: list[tuple[str, str | None, list[Any], dict[str, list[str]]]],
+) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
     """trim_results rows and totals for a batch of episodes (runs in a worker process too)."""
     tot = _new_totals()
     rows: list[tuple[Any, ...]] = []
@@ -357,8 +419,18 @@ def batch_rows(payload: list[tuple[str, str | None, list[Any], dict[str, list[st
 
 
 def _new_totals() -> dict[str, Any]:
-    return {"episodes": 0, "deliveries": 0, "entries": 0, "shared": 0, "conflicting": 0, "memory_only": 0,
-            "chars_before": 0, "chars_after": 0, "outcomes": {}, "prior_from": {}}
+    return {
+        "episodes": 0,
+        "deliveries": 0,
+        "entries": 0,
+        "shared": 0,
+        "conflicting": 0,
+        "memory_only": 0,
+        "chars_before": 0,
+        "chars_after": 0,
+        "outcomes": {},
+        "prior_from": {},
+    }
 
 
 def _add(tot: dict[str, Any], part: dict[str, Any]) -> None:
@@ -370,8 +442,14 @@ def _add(tot: dict[str, Any], part: dict[str, Any]) -> None:
             tot[k] += v
 
 
-def run_store(con: Any, *, limit: int | None = None, batch: int = 20, workers: int | None = None,
-              progress: Callable[[int], Any] | None = None) -> dict[str, Any]:
+def run_store(
+    con: Any,
+    *,
+    limit: int | None = None,
+    batch: int = 20,
+    workers: int | None = None,
+    progress: Callable[[int], Any] | None = None,
+) -> dict[str, Any]:
     """Compute and store the what-if of every recorded delivery (`memuse trim`); returns totals.
 
     Old results of the episodes are removed first; this process then reads each batch of
@@ -395,7 +473,7 @@ def run_store(con: Any, *, limit: int | None = None, batch: int = 20, workers: i
         eids = eids[:limit]
     # old results go first, in one statement (per-batch deletes would rescan a growing table)
     delete_trim_rows(con, eids if limit else None)
-    chunks = [eids[i:i + batch] for i in range(0, len(eids), batch)]
+    chunks = [eids[i : i + batch] for i in range(0, len(eids), batch)]
     n_workers = workers if workers is not None else min(4, os.cpu_count() or 1)
     n_workers = max(1, min(n_workers, len(chunks)))
     tot = _new_totals()
@@ -436,7 +514,22 @@ def row_of(w: DeliveryWhatIf, e: EntryWhatIf) -> tuple[Any, ...]:
     import json
 
     d = e.decision
-    return (w.delivery_id, e.pos, w.episode_id, len(d.shared), len(d.conflicting), len(d.memory_only),
-            d.outcome, e.chars_before, e.chars_after, None if e.same_as else json.dumps(d.to_dict()),
-            e.namespace, e.item_id, w.prior_from, e.jaccard, e.klass,
-            (e.chars_before - e.chars_after) // 4, e.same_as)
+    return (
+        w.delivery_id,
+        e.pos,
+        w.episode_id,
+        len(d.shared),
+        len(d.conflicting),
+        len(d.memory_only),
+        d.outcome,
+        e.chars_before,
+        e.chars_after,
+        None if e.same_as else json.dumps(d.to_dict()),
+        e.namespace,
+        e.item_id,
+        w.prior_from,
+        e.jaccard,
+        e.klass,
+        (e.chars_before - e.chars_after) // 4,
+        e.same_as,
+    )

@@ -1,1 +1,1 @@
-print('Helo, world')
+print("Helo, world")

@@ -33,7 +33,21 @@ from .rules import Found, Observer, ObserverSpec, find_blocks, scan_message, spl
 from .stream import Hit, deliveries_for_call, deliveries_from_hits, observe, observe_lines, scan_input
 
 __all__ = [
-    "BUILTIN", "BUILTIN_SPECS", "Found", "Hit", "Observer", "ObserverSpec", "active_observers",
-    "deliveries_for_call", "deliveries_from_hits", "find_blocks", "load_observers", "observe",
-    "observe_lines", "scan_input", "scan_message", "split_entries", "using_observers",
+    "BUILTIN",
+    "BUILTIN_SPECS",
+    "Found",
+    "Hit",
+    "Observer",
+    "ObserverSpec",
+    "active_observers",
+    "deliveries_for_call",
+    "deliveries_from_hits",
+    "find_blocks",
+    "load_observers",
+    "observe",
+    "observe_lines",
+    "scan_input",
+    "scan_message",
+    "split_entries",
+    "using_observers",
 ]

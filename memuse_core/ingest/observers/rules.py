@@ -68,12 +68,16 @@ class ObserverSpec(BaseModel):
         if sum(x is not None for x in (self.start, self.start_regex, self.regex)) != 1:
             raise ValueError("give exactly one of `start`, `start_regex` or `regex`")
         if self.entries == "separator" and not self.separator:
-            raise ValueError("`entries = \"separator\"` needs `separator`")
+            raise ValueError('`entries = "separator"` needs `separator`')
         if self.entries == "regex" and not self.entry_regex:
-            raise ValueError("`entries = \"regex\"` needs `entry_regex`")
-        if (self.entries not in ("lines", "regex") and self.end is None and self.end_regex is None
-                and self.regex is None):
-            raise ValueError(f"`entries = \"{self.entries}\"` needs an `end` marker")
+            raise ValueError('`entries = "regex"` needs `entry_regex`')
+        if (
+            self.entries not in ("lines", "regex")
+            and self.end is None
+            and self.end_regex is None
+            and self.regex is None
+        ):
+            raise ValueError(f'`entries = "{self.entries}"` needs an `end` marker')
         return self
 
 
@@ -87,8 +91,13 @@ class Observer:
         s = self.spec
         self.block_re = re.compile(s.regex, re.M | re.S) if s.regex else None
         self.start_re = re.compile(s.start_regex if s.start_regex else re.escape(s.start or ""), re.M)
-        self.end_re = (re.compile(s.end_regex, re.M) if s.end_regex else
-                       re.compile(re.escape(s.end), re.M) if s.end else None)
+        self.end_re = (
+            re.compile(s.end_regex, re.M)
+            if s.end_regex
+            else re.compile(re.escape(s.end), re.M)
+            if s.end
+            else None
+        )
         self.entry_re = re.compile(s.entry_regex, re.M) if s.entry_regex else None
         self.pattern = re.compile(s.entry_pattern, re.S) if s.entry_pattern else None
         # A cheap literal pre-check keeps the scan of long transcripts fast.
@@ -131,8 +140,11 @@ def find_blocks(text: str, obs: Observer) -> list[Found]:
     out: list[Found] = []
     if obs.block_re is not None:
         for bm in obs.block_re.finditer(text):
-            body = bm.group("body") if "body" in obs.block_re.groupindex and bm.group("body") is not None \
+            body = (
+                bm.group("body")
+                if "body" in obs.block_re.groupindex and bm.group("body") is not None
                 else bm.group(0)
+            )
             entries = split_entries(body, obs)
             if entries and bm.group(0) and text.count(bm.group(0)) == 1:
                 out.append(Found(obs, bm.start(), bm.end(), bm.group(0), entries))
@@ -153,7 +165,7 @@ def find_blocks(text: str, obs: Observer) -> list[Found]:
             body_end = end = _open_end(text, body_start, obs)
         body = text[body_start:body_end]
         entries = split_entries(body, obs)
-        block = text[m.start():end]
+        block = text[m.start() : end]
         if entries and block and text.count(block) == 1:
             out.append(Found(obs, m.start(), m.start() + len(block), block, entries))
         pos = max(end, m.end() + 1)
@@ -210,7 +222,7 @@ def split_entries(body: str, obs: Observer) -> list[Entry]:
             if line.startswith(s.bullet):
                 if cur is not None:
                     texts.append(("\n".join(cur).strip(), None))
-                cur = [line[len(s.bullet):]]
+                cur = [line[len(s.bullet) :]]
             elif cur is not None and line.startswith((" ", "\t")) and line.strip():
                 cur.append(line.strip())
             elif cur is not None:
@@ -230,7 +242,7 @@ def split_entries(body: str, obs: Observer) -> list[Entry]:
         heads = list(obs.entry_re.finditer(body))
         for k, h in enumerate(heads):
             stop = heads[k + 1].start() if k + 1 < len(heads) else len(body)
-            piece = body[h.end():stop].strip()
+            piece = body[h.end() : stop].strip()
             if piece:
                 texts.append((piece, h.group(0).strip()))
     elif s.entries == "xml_children":
@@ -270,8 +282,15 @@ def _entry(text: str, key: str | None, obs: Observer) -> Entry:
         item_id = f"{s.name}:{text_digest(value)[:12]}"
     if key and s.entries == "regex":
         labels["header"] = key
-    return Entry(namespace=s.namespace, item_id=item_id, id_scheme=scheme, value=value,
-                 digest=text_digest(value), display_key=display_key, labels=labels)
+    return Entry(
+        namespace=s.namespace,
+        item_id=item_id,
+        id_scheme=scheme,
+        value=value,
+        digest=text_digest(value),
+        display_key=display_key,
+        labels=labels,
+    )
 
 
 _SCANNED_ROLES = ("system", "user", "tool", "developer")

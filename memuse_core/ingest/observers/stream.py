@@ -16,8 +16,12 @@ Hit = tuple[int, Message, list[Found]]
 """(message index, message, blocks found in it) for the messages of one input that hold blocks."""
 
 
-def scan_input(messages: list[Message], observers: list[Observer], cache: dict[int, list[Found]] | None = None,
-               offset: int = 0) -> list[Hit]:
+def scan_input(
+    messages: list[Message],
+    observers: list[Observer],
+    cache: dict[int, list[Found]] | None = None,
+    offset: int = 0,
+) -> list[Hit]:
     """Hits of a list of messages (indices start at `offset`); `cache` maps message ids to blocks."""
     hits: list[Hit] = []
     for j, msg in enumerate(messages):
@@ -32,9 +36,13 @@ def scan_input(messages: list[Message], observers: list[Observer], cache: dict[i
     return hits
 
 
-def deliveries_for_call(call: ModelCall, messages: list[Message], observers: list[Observer],
-                        cache: dict[int, list[Found]] | None = None,
-                        taken: list[tuple[int, int, int]] | None = None) -> list[MemoryDelivery]:
+def deliveries_for_call(
+    call: ModelCall,
+    messages: list[Message],
+    observers: list[Observer],
+    cache: dict[int, list[Found]] | None = None,
+    taken: list[tuple[int, int, int]] | None = None,
+) -> list[MemoryDelivery]:
     """The observed deliveries consumed by one call whose resolved input is `messages`.
 
     `taken` lists (message_index, start, end) intervals already covered by recorded deliveries.
@@ -42,8 +50,9 @@ def deliveries_for_call(call: ModelCall, messages: list[Message], observers: lis
     return deliveries_from_hits(call, scan_input(messages, observers, cache), taken)
 
 
-def deliveries_from_hits(call: ModelCall, hits: list[Hit],
-                         taken: list[tuple[int, int, int]] | None = None) -> list[MemoryDelivery]:
+def deliveries_from_hits(
+    call: ModelCall, hits: list[Hit], taken: list[tuple[int, int, int]] | None = None
+) -> list[MemoryDelivery]:
     """One delivery per block found in the call's input, minus blocks overlapping `taken`."""
     out: list[MemoryDelivery] = []
     for idx, msg, found in hits:
@@ -55,15 +64,25 @@ def deliveries_from_hits(call: ModelCall, hits: list[Hit],
                 digest = text_digest(msg.text())
             spec = f.observer.spec
             route = spec.route or ("agent" if msg.role == "tool" else "host")
-            out.append(MemoryDelivery(
-                episode_id=call.episode_id,
-                delivery_id=f"{call.call_id}/obs/{spec.name}/{idx}.{f.start}",
-                route=route, form=spec.form, consuming_call_id=call.call_id,
-                entries=[e.model_copy() for e in f.entries],
-                placements=[Placement(slot=_SLOTS.get(msg.role, msg.role), kind="block", text=f.text,
-                                      digest=text_digest(f.text),
-                                      proof=Proof(message_index=idx, message_digest=digest, start=f.start))],
-            ))
+            out.append(
+                MemoryDelivery(
+                    episode_id=call.episode_id,
+                    delivery_id=f"{call.call_id}/obs/{spec.name}/{idx}.{f.start}",
+                    route=route,
+                    form=spec.form,
+                    consuming_call_id=call.call_id,
+                    entries=[e.model_copy() for e in f.entries],
+                    placements=[
+                        Placement(
+                            slot=_SLOTS.get(msg.role, msg.role),
+                            kind="block",
+                            text=f.text,
+                            digest=text_digest(f.text),
+                            proof=Proof(message_index=idx, message_digest=digest, start=f.start),
+                        )
+                    ],
+                )
+            )
     return out
 
 
@@ -73,8 +92,9 @@ def observe(events: Iterable[Event], observers: list[Observer] | None = None) ->
         yield ev
 
 
-def observe_lines(pairs: Iterable[tuple[int | None, Event]], observers: list[Observer] | None = None
-                  ) -> Iterator[tuple[int | None, Event]]:
+def observe_lines(
+    pairs: Iterable[tuple[int | None, Event]], observers: list[Observer] | None = None
+) -> Iterator[tuple[int | None, Event]]:
     """`observe` over (source line, event) pairs as importers yield them; streamed."""
     obs = BUILTIN if observers is None else observers
     if not obs:
@@ -94,9 +114,12 @@ def observe_lines(pairs: Iterable[tuple[int | None, Event]], observers: list[Obs
             return
         line, call, hits = held
         yield line, call
-        taken = [(p.proof.message_index, p.proof.start, p.proof.start + len(p.text))
-                 for _, d in recorded for p in d.placements
-                 if p.proof and p.proof.message_index is not None and p.proof.start is not None and p.text]
+        taken = [
+            (p.proof.message_index, p.proof.start, p.proof.start + len(p.text))
+            for _, d in recorded
+            for p in d.placements
+            if p.proof and p.proof.message_index is not None and p.proof.start is not None and p.text
+        ]
         yield from recorded
         for d in deliveries_from_hits(call, hits, taken):
             yield line, d

@@ -62,7 +62,9 @@ class Mem0Provider:
         return f"mem0:{scope}"
 
     # -- search ------------------------------------------------------------------------------
-    def search(self, query: str, scope: str, *, route: str = "host", top_k: int = 5) -> tuple[str, list[Mem0Item]]:
+    def search(
+        self, query: str, scope: str, *, route: str = "host", top_k: int = 5
+    ) -> tuple[str, list[Mem0Item]]:
         """Search a scope; records the search and returns (search id, items in rank order)."""
         kw: dict[str, Any] = {} if self.threshold is None else {"threshold": self.threshold}
         op = f"search-{uuid.uuid4().hex[:12]}"
@@ -71,19 +73,48 @@ class Mem0Provider:
         items = []
         for r in (res or {}).get("results", []):
             meta = r.get("metadata") or {}
-            items.append(Mem0Item(item_id=str(r["id"]), value=str(r.get("memory", "")),
-                                  version=_version(str(r.get("memory", "")), r.get("hash")),
-                                  score=r.get("score"), kind=str(meta.get("type", "fact")), metadata=meta))
-        sid = self.bridge.memory_search(query, [
-            {"namespace": self.namespace(scope), "item_id": it.item_id, "version": it.version, "value": it.value,
-             "score": it.score} for it in items], route=route, scope=scope, search_id=op)
+            items.append(
+                Mem0Item(
+                    item_id=str(r["id"]),
+                    value=str(r.get("memory", "")),
+                    version=_version(str(r.get("memory", "")), r.get("hash")),
+                    score=r.get("score"),
+                    kind=str(meta.get("type", "fact")),
+                    metadata=meta,
+                )
+            )
+        sid = self.bridge.memory_search(
+            query,
+            [
+                {
+                    "namespace": self.namespace(scope),
+                    "item_id": it.item_id,
+                    "version": it.version,
+                    "value": it.value,
+                    "score": it.score,
+                }
+                for it in items
+            ],
+            route=route,
+            scope=scope,
+            search_id=op,
+        )
         return sid, items
 
     def entries(self, items: list[Mem0Item], scope: str) -> list[dict[str, Any]]:
         """Delivered entries with portable references (A.1.4 identity fields)."""
-        return [{"namespace": self.namespace(scope), "item_id": it.item_id, "id_scheme": "mem0-uuid",
-                 "version": it.version, "value": it.value, "display_key": it.display_key,
-                 "labels": {"score": it.score, "type": it.kind}} for it in items]
+        return [
+            {
+                "namespace": self.namespace(scope),
+                "item_id": it.item_id,
+                "id_scheme": "mem0-uuid",
+                "version": it.version,
+                "value": it.value,
+                "display_key": it.display_key,
+                "labels": {"score": it.score, "type": it.kind},
+            }
+            for it in items
+        ]
 
     def render(self, items: list[Mem0Item]) -> tuple[str, list[Mem0Item]]:
         """The recall block and the items it holds (items past the character budget are left out)."""
@@ -98,8 +129,15 @@ class Mem0Provider:
         return ("\n".join(lines) if used else ""), used
 
     # -- changes -----------------------------------------------------------------------------
-    def add(self, text: str | list[dict[str, Any]], scope: str, *, metadata: dict[str, Any] | None = None, infer: bool = False,
-            op_ref: str | None = None) -> list[str]:
+    def add(
+        self,
+        text: str | list[dict[str, Any]],
+        scope: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        infer: bool = False,
+        op_ref: str | None = None,
+    ) -> list[str]:
         """Store text (or, with infer, a conversation) in a scope; records each resulting change.
 
         The generation's model calls (Mem0's LLM with `infer=True`, a remote embedder) carry the
@@ -123,8 +161,9 @@ class Mem0Provider:
                 got = self.memory.get(iid) or {}
                 value = str(got.get("memory", value))
                 version = _version(value, got.get("hash"))
-            self.bridge.memory_change(iid, op, value=value, namespace=self.namespace(scope), version=version,
-                                      op_ref=op_ref)
+            self.bridge.memory_change(
+                iid, op, value=value, namespace=self.namespace(scope), version=version, op_ref=op_ref
+            )
             ids.append(iid)
         return ids
 
@@ -135,15 +174,23 @@ class Mem0Provider:
             self.memory.update(item_id, text)
         got = self.memory.get(item_id) or {}
         value = str(got.get("memory", text))
-        self.bridge.memory_change(item_id, "update", value=value, namespace=self.namespace(scope),
-                                  version=_version(value, got.get("hash")), op_ref=op)
+        self.bridge.memory_change(
+            item_id,
+            "update",
+            value=value,
+            namespace=self.namespace(scope),
+            version=_version(value, got.get("hash")),
+            op_ref=op,
+        )
 
     def delete(self, item_id: str, scope: str) -> None:
         """Delete an item."""
         self.memory.delete(item_id)
         self.bridge.memory_change(item_id, "delete", namespace=self.namespace(scope))
 
-    def remember_episode(self, messages: list[dict[str, Any]], scope: str, *, infer: bool = False) -> list[str]:
+    def remember_episode(
+        self, messages: list[dict[str, Any]], scope: str, *, infer: bool = False
+    ) -> list[str]:
         """After-episode extraction from the conversation (never from tool outputs).
 
         With `infer=True` Mem0's own LLM extracts facts from the user/assistant turns (its model
@@ -151,8 +198,13 @@ class Mem0Provider:
         `infer=False` the agent's closing message (its last assistant turn) is stored verbatim
         when it has text.
         """
-        turns = [{"role": m["role"], "content": m["content"]} for m in messages
-                 if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str) and m["content"].strip()]
+        turns = [
+            {"role": m["role"], "content": m["content"]}
+            for m in messages
+            if m.get("role") in ("user", "assistant")
+            and isinstance(m.get("content"), str)
+            and m["content"].strip()
+        ]
         if infer:
             return self.add(turns, scope, infer=True)
         closing = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)

@@ -53,7 +53,7 @@ except ImportError:  # pragma: no cover - LitellmModel imports it
 RECALL_SNIPPET = "{% if memory_recall %}\n\n{{ memory_recall }}{% endif %}"
 TOOL_SNIPPET = (
     "{% if memory_tool %}\n\nA shared memory of earlier tasks is available as a shell command: "
-    "`memory search \"<query>\"` lists stored notes, `memory add \"<note>\"` stores one.{% endif %}"
+    '`memory search "<query>"` lists stored notes, `memory add "<note>"` stores one.{% endif %}'
 )
 
 _TOOL_SCRIPT = '''#!{python}
@@ -80,7 +80,11 @@ def default_templates() -> dict[str, Any]:
     agent = dict(cfg["agent"])
     agent["system_template"] = agent["system_template"].rstrip("\n") + TOOL_SNIPPET + RECALL_SNIPPET
     agent.pop("mode", None)
-    model = {k: v for k, v in cfg.get("model", {}).items() if k in ("observation_template", "format_error_template")}
+    model = {
+        k: v
+        for k, v in cfg.get("model", {}).items()
+        if k in ("observation_template", "format_error_template")
+    }
     return {"agent": agent, "model": model}
 
 
@@ -177,8 +181,9 @@ class MiniSweHost:
         self._server.server_close()
 
     # -- one task ------------------------------------------------------------------------------
-    def run_task(self, task_id: str, task: str, repo_dir: str | Path, *, position: int = 0,
-                 check: str | None = None) -> dict[str, Any]:
+    def run_task(
+        self, task_id: str, task: str, repo_dir: str | Path, *, position: int = 0, check: str | None = None
+    ) -> dict[str, Any]:
         """One episode: recall, agent run through the proxy, outcome check, extraction."""
         ep = self.bridge.start_episode(task_id, task=task, repo=self.scope, position=position)
         sid, items = self.provider.search(task, self.scope, route="host", top_k=self.top_k)
@@ -189,28 +194,56 @@ class MiniSweHost:
         tmpl = default_templates()
         model = LitellmModel(
             model_name=self.model_name,
-            model_kwargs={"drop_params": True, **self.model_kwargs, "api_base": f"{self.proxy_url}/ep/{ep}/agent/v1"},
-            cost_tracking="ignore_errors", **{**tmpl["model"], **self.model_config})
-        env = LocalEnvironment(cwd=str(repo_dir), env={
-            "PATH": f"{self._bin}:{os.environ.get('PATH', '')}",
-            "MEMUSE_MEMORY_TOOL": f"http://127.0.0.1:{self._server.server_address[1]}",
-            "PAGER": "cat", "MANPAGER": "cat", "LESS": "-R", "PIP_PROGRESS_BAR": "off", "TQDM_DISABLE": "1"})
+            model_kwargs={
+                "drop_params": True,
+                **self.model_kwargs,
+                "api_base": f"{self.proxy_url}/ep/{ep}/agent/v1",
+            },
+            cost_tracking="ignore_errors",
+            **{**tmpl["model"], **self.model_config},
+        )
+        env = LocalEnvironment(
+            cwd=str(repo_dir),
+            env={
+                "PATH": f"{self._bin}:{os.environ.get('PATH', '')}",
+                "MEMUSE_MEMORY_TOOL": f"http://127.0.0.1:{self._server.server_address[1]}",
+                "PAGER": "cat",
+                "MANPAGER": "cat",
+                "LESS": "-R",
+                "PIP_PROGRESS_BAR": "off",
+                "TQDM_DISABLE": "1",
+            },
+        )
         out = self.output_dir / f"{ep}.traj.json" if self.output_dir else None
-        agent = RecordingAgent(model, env, host=self, **{**tmpl["agent"], "cost_limit": 0, "output_path": out,
-                                                        **self.agent_config})
+        agent = RecordingAgent(
+            model,
+            env,
+            host=self,
+            **{**tmpl["agent"], "cost_limit": 0, "output_path": out, **self.agent_config},
+        )
         try:
             result = agent.run(task, memory_recall=block, memory_tool=self.memory_tool)
         except Exception as e:  # the harness failed: still close the episode with its status
             result = {"exit_status": type(e).__name__, "submission": ""}
         resolved = None
         if check:
-            resolved = subprocess.run(check, shell=True, cwd=str(repo_dir), capture_output=True,
-                                      timeout=300).returncode == 0
+            resolved = (
+                subprocess.run(
+                    check, shell=True, cwd=str(repo_dir), capture_output=True, timeout=300
+                ).returncode
+                == 0
+            )
         self.provider.remember_episode(agent.messages, self.scope, infer=self.infer)
-        self.bridge.end_episode(resolved=resolved, exit_status=result.get("exit_status"),
-                                submission=result.get("submission"))
-        return {"episode_id": ep, "resolved": resolved, "exit_status": result.get("exit_status"),
-                "steps": agent.n_calls, "messages": agent.messages}
+        self.bridge.end_episode(
+            resolved=resolved, exit_status=result.get("exit_status"), submission=result.get("submission")
+        )
+        return {
+            "episode_id": ep,
+            "resolved": resolved,
+            "exit_status": result.get("exit_status"),
+            "steps": agent.n_calls,
+            "messages": agent.messages,
+        }
 
     # -- hooks -----------------------------------------------------------------------------------
     def before_query(self, messages: list[dict]) -> None:
@@ -219,8 +252,13 @@ class MiniSweHost:
             block, entries, sid = self._recall
             host = messages[0].get("content")
             host_text = host if isinstance(host, str) else None
-            self.bridge.deliver(entries, [placement(block, "/messages/0/content", host_text=host_text)],
-                                form="task_recall", search_id=sid, standing=True)
+            self.bridge.deliver(
+                entries,
+                [placement(block, "/messages/0/content", host_text=host_text)],
+                form="task_recall",
+                search_id=sid,
+                standing=True,
+            )
             self._recall_sent = True
         with self._lock:
             pending, self._pending = self._pending, []
@@ -230,8 +268,13 @@ class MiniSweHost:
                 pl = {"slot": "tool_result", "kind": "tool_output", "text": p.text}
             else:
                 content = messages[idx]["content"]
-                pl = placement(content, f"/messages/{idx}/content", host_text=content, slot="tool_result",
-                               kind="tool_output")
+                pl = placement(
+                    content,
+                    f"/messages/{idx}/content",
+                    host_text=content,
+                    slot="tool_result",
+                    kind="tool_output",
+                )
             self.bridge.deliver(p.entries, [pl], route="agent", form="search_result", search_id=p.search_id)
 
     def after_actions(self, message: dict, observations: list[dict]) -> None:
@@ -240,9 +283,12 @@ class MiniSweHost:
         for action, obs in zip(actions, observations):
             extra = obs.get("extra", {})
             content = obs.get("content")
-            self.bridge.tool_result(content if isinstance(content, str) else json.dumps(content),
-                                    tool_call_id=action.get("tool_call_id"), arguments=action.get("command"),
-                                    exit_code=extra.get("returncode"))
+            self.bridge.tool_result(
+                content if isinstance(content, str) else json.dumps(content),
+                tool_call_id=action.get("tool_call_id"),
+                arguments=action.get("command"),
+                exit_code=extra.get("returncode"),
+            )
 
     # -- the agent's memory tool -------------------------------------------------------------------
     def tool_search(self, query: str) -> str:

@@ -23,8 +23,9 @@ from .blocks import (
 )
 
 
-def span_profiles(con: Con, runs: Runs = None, level: Level = "config", *,
-                  facts: Facts | None = None) -> pd.DataFrame:
+def span_profiles(
+    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+) -> pd.DataFrame:
     """Per group: profiled spans, mean shares (equal weight per profiled span), summed counts,
     triage counts per outcome class, automatic neutral spans and estimated delivered tokens over
     every span in scope, also per outcome class (3.5, A.4.1-A.4.2, A.4.4)."""
@@ -40,10 +41,12 @@ def _profiles_inner(level: Level) -> str:
     means = ",\n".join(f"avg({a}) FILTER (WHERE profiled) AS {a}" for a in _AXES + _UNCERTAINTY)
     counts = ",\n".join(_axis_count(a) for a in _AXES + _UNCERTAINTY)
     classes = ",\n".join(
-        f"count(*) FILTER (WHERE triage = '{c}') AS t_{c}" for c in TRIAGE_LABELS + OTHER_CLASSES)
+        f"count(*) FILTER (WHERE triage = '{c}') AS t_{c}" for c in TRIAGE_LABELS + OTHER_CLASSES
+    )
     volume = ",\n".join(
         f"coalesce(sum(est_tokens) FILTER (WHERE triage = '{c}'), 0)::BIGINT AS tok_{c}"
-        for c in TRIAGE_LABELS + OTHER_CLASSES)
+        for c in TRIAGE_LABELS + OTHER_CLASSES
+    )
     return f"""
     SELECT config, {_run_col(level)} AS run_id,
         count(*) AS spans,
@@ -59,8 +62,9 @@ def _profiles_inner(level: Level) -> str:
     FROM span_cls {_grp(level)}"""
 
 
-def episode_coverage(con: Con, runs: Runs = None, level: Level = "config", *,
-                     facts: Facts | None = None) -> pd.DataFrame:
+def episode_coverage(
+    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+) -> pd.DataFrame:
     """Per group: E selected episodes (with or without deliveries) and the episodes that have a
     span, a profiled span, and a profiled span with a relevant, beneficial or harmful entry
     (A.4.2 "Episode coverage")."""
@@ -81,7 +85,7 @@ def _coverage_inner(level: Level) -> str:
                bool_or(profiled AND benefit > 0) AS beneficial,
                bool_or(profiled AND harm > 0) AS harmful
         FROM span_cls GROUP BY episode_id)
-    SELECT se.config, {_run_col(level, 'se.')} AS run_id,
+    SELECT se.config, {_run_col(level, "se.")} AS run_id,
         count(*) AS episodes,
         count(*) FILTER (WHERE f.delivered) AS with_spans,
         count(*) FILTER (WHERE f.profiled) AS profiled,
@@ -89,7 +93,7 @@ def _coverage_inner(level: Level) -> str:
         count(*) FILTER (WHERE f.beneficial) AS beneficial,
         count(*) FILTER (WHERE f.harmful) AS harmful
     FROM sel_eps se LEFT JOIN ep_flags f USING (episode_id)
-    {_grp(level, 'se.')}"""
+    {_grp(level, "se.")}"""
 
 
 def recurring_items(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
@@ -102,8 +106,9 @@ def recurring_items(con: Con, runs: Runs = None, *, facts: Facts | None = None) 
     return _q(con, sql, runs)
 
 
-def recurring_diagnostic(con: Con, runs: Runs = None, level: Level = "config", *,
-                         facts: Facts | None = None) -> pd.DataFrame:
+def recurring_diagnostic(
+    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+) -> pd.DataFrame:
     """Per group: recurring items, relevant judged entries and those from recurring items, and the
     episodes with a relevant entry from a non-recurring item (A.4.2). Recurrence is decided within
     each run, as in A.5.4."""
@@ -141,8 +146,9 @@ def _recurring_inner(level: Level) -> str:
     LEFT JOIN n_rec ON n_rec.config = eps.config AND n_rec.run_id IS NOT DISTINCT FROM eps.run_id"""
 
 
-def overview(con: Con, runs: Runs = None, level: Level = "config", *,
-             facts: Facts | None = None) -> pd.DataFrame:
+def overview(
+    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+) -> pd.DataFrame:
     """`episode_coverage`, `span_profiles` and `recurring_diagnostic` in one statement (one row
     per group, their columns side by side): what the app's overview page needs."""
     needs = dict.fromkeys(_COVERAGE_NEEDS + _PROFILES_NEEDS + _RECURRING_NEEDS)
@@ -158,8 +164,9 @@ def overview(con: Con, runs: Runs = None, level: Level = "config", *,
     return _q(con, sql, runs)
 
 
-def delivery_forms(con: Con, runs: Runs = None, level: Level = "config", *,
-                   facts: Facts | None = None) -> pd.DataFrame:
+def delivery_forms(
+    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+) -> pd.DataFrame:
     """Per group, form and route: estimated delivered tokens (each span's estimate allocated among
     its entries in proportion to exposed characters; equally when none are recorded), judged
     entries and their relevant, acted-on, selected, beneficial and harmful counts (A.6.5, Table 11).
@@ -180,7 +187,7 @@ def delivery_forms(con: Con, runs: Runs = None, level: Level = "config", *,
                sum(CASE WHEN n_ent = 0 THEN est_tokens
                         WHEN tot_xc > 0 THEN est_tokens * xc / tot_xc
                         ELSE est_tokens / n_ent END) AS tokens
-        FROM ents {_grp(level, extra='form, route')}),
+        FROM ents {_grp(level, extra="form, route")}),
     jf AS (
         SELECT config, {_run_col(level)} AS run_id, form, route,
                count(*) AS judged,
@@ -189,7 +196,7 @@ def delivery_forms(con: Con, runs: Runs = None, level: Level = "config", *,
                count(*) FILTER (WHERE influence = 'selected') AS selected,
                count(*) FILTER (WHERE influence = 'acted_on' AND effect = 'improved') AS beneficial,
                count(*) FILTER (WHERE influence = 'acted_on' AND effect = 'harmed') AS harmful
-        FROM judged {_grp(level, extra='form, route')})
+        FROM judged {_grp(level, extra="form, route")})
     SELECT coalesce(tok.config, jf.config) AS config, coalesce(tok.run_id, jf.run_id) AS run_id,
            coalesce(tok.form, jf.form) AS form, coalesce(tok.route, jf.route) AS route,
            coalesce(tok.tokens, 0)::DOUBLE AS tokens,
@@ -203,8 +210,9 @@ def delivery_forms(con: Con, runs: Runs = None, level: Level = "config", *,
     return _q(con, sql, runs)
 
 
-def use_effects(con: Con, runs: Runs = None, level: Level = "config", *,
-                facts: Facts | None = None) -> pd.DataFrame:
+def use_effects(
+    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+) -> pd.DataFrame:
     """Per group: acted-on entries by observed effect, delayed use (first anchor after the span's
     first consuming step; at least 5 steps later), unused entries (influence none) grouped as
     irrelevant or by novelty, and episodes with a beneficial / harmful entry by task outcome
@@ -255,7 +263,7 @@ def use_effects(con: Con, runs: Runs = None, level: Level = "config", *,
             count(*) FILTER (WHERE harm AND NOT resolved) AS ep_harmful_failed
         FROM ep {_grp(level)}),
     grp AS (SELECT DISTINCT config, {_run_col(level)} AS run_id FROM sel_eps
-            {'' if level != 'both' else 'UNION SELECT DISTINCT config, NULL::VARCHAR FROM sel_eps'})
+            {"" if level != "both" else "UNION SELECT DISTINCT config, NULL::VARCHAR FROM sel_eps"})
     SELECT grp.config, grp.run_id, ent.* EXCLUDE (config, run_id), eps.* EXCLUDE (config, run_id)
     FROM grp
     LEFT JOIN ent ON ent.config = grp.config AND ent.run_id IS NOT DISTINCT FROM grp.run_id

@@ -68,8 +68,12 @@ def _grp(level: Level, alias: str = "", extra: str = "") -> str:
     return f"GROUP BY GROUPING SETS (({alias}config{x}), ({alias}config, {alias}run_id{x}))"
 
 
-def _q(con: duckdb.DuckDBPyConnection, sql: str, runs: Sequence[str] | None,
-       extra: dict[str, object] | None = None) -> pd.DataFrame:
+def _q(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    runs: Sequence[str] | None,
+    extra: dict[str, object] | None = None,
+) -> pd.DataFrame:
     params: dict[str, object] = dict(extra or {})
     if "$runs" in sql:
         params["runs"] = list(runs) if runs is not None else None
@@ -81,17 +85,19 @@ _CALL_SUMS = ("calls", "input", "cached", "output", "reasoning", "cost", "cost_u
 
 def _call_cols(prefix: str, roles: tuple[str, ...]) -> str:
     cond = "role IN ('" + "', '".join(roles) + "')"
-    return ",\n".join([
-        f"count(call_id) FILTER (WHERE {cond}) AS {prefix}_calls",
-        f"coalesce(sum(input_tokens) FILTER (WHERE {cond}), 0)::BIGINT AS {prefix}_input",
-        f"coalesce(sum(cached_tokens) FILTER (WHERE {cond}), 0)::BIGINT AS {prefix}_cached",
-        f"coalesce(sum(output_tokens) FILTER (WHERE {cond}), 0)::BIGINT AS {prefix}_output",
-        f"coalesce(sum(reasoning_tokens) FILTER (WHERE {cond}), 0)::BIGINT AS {prefix}_reasoning",
-        f"coalesce(sum(cost_usd) FILTER (WHERE {cond}), 0)::DOUBLE AS {prefix}_cost",
-        f"count(call_id) FILTER (WHERE {cond} AND cost_usd IS NULL) AS {prefix}_cost_unknown",
-        f"count(call_id) FILTER (WHERE {cond} AND input_tokens IS NULL AND output_tokens IS NULL)"
-        f" AS {prefix}_usage_unknown",
-    ])
+    return ",\n".join(
+        [
+            f"count(call_id) FILTER (WHERE {cond}) AS {prefix}_calls",
+            f"coalesce(sum(input_tokens) FILTER (WHERE {cond}), 0)::BIGINT AS {prefix}_input",
+            f"coalesce(sum(cached_tokens) FILTER (WHERE {cond}), 0)::BIGINT AS {prefix}_cached",
+            f"coalesce(sum(output_tokens) FILTER (WHERE {cond}), 0)::BIGINT AS {prefix}_output",
+            f"coalesce(sum(reasoning_tokens) FILTER (WHERE {cond}), 0)::BIGINT AS {prefix}_reasoning",
+            f"coalesce(sum(cost_usd) FILTER (WHERE {cond}), 0)::DOUBLE AS {prefix}_cost",
+            f"count(call_id) FILTER (WHERE {cond} AND cost_usd IS NULL) AS {prefix}_cost_unknown",
+            f"count(call_id) FILTER (WHERE {cond} AND input_tokens IS NULL AND output_tokens IS NULL)"
+            f" AS {prefix}_usage_unknown",
+        ]
+    )
 
 
 def _ep_calls_sql() -> str:
@@ -100,7 +106,7 @@ def _ep_calls_sql() -> str:
     return f"""
         SELECT se.config, se.run_id, se.episode_id, se.task_id, {outer}
         FROM sel_eps se LEFT JOIN (
-            SELECT episode_id, {_call_cols('agent', AGENT_ROLES)}, {_call_cols('memory', MEMORY_ROLES)}
+            SELECT episode_id, {_call_cols("agent", AGENT_ROLES)}, {_call_cols("memory", MEMORY_ROLES)}
             FROM calls WHERE episode_id IN (SELECT episode_id FROM sel_eps) GROUP BY episode_id
         ) c USING (episode_id)"""
 
@@ -108,17 +114,30 @@ def _ep_calls_sql() -> str:
 # ---- Building blocks (CTEs), materialised once per unit of work by `facts` -------------------
 _DEFS: dict[str, tuple[tuple[str, ...], str]] = {
     # selected runs and episodes
-    "sel_runs": ((), """
+    "sel_runs": (
+        (),
+        """
         SELECT run_id, coalesce(config, run_id) AS config FROM runs
-        WHERE $runs::VARCHAR[] IS NULL OR list_contains($runs::VARCHAR[], run_id)"""),
-    "sel_eps": (("sel_runs",), """
+        WHERE $runs::VARCHAR[] IS NULL OR list_contains($runs::VARCHAR[], run_id)""",
+    ),
+    "sel_eps": (
+        ("sel_runs",),
+        """
         SELECT e.episode_id, e.run_id, s.config, e.task_id, e.position, e.repo, e.resolved
-        FROM episodes e JOIN sel_runs s USING (run_id)"""),
+        FROM episodes e JOIN sel_runs s USING (run_id)""",
+    ),
     # spans of the selected episodes with their outcome class (A.4.1)
-    "err_judged": ((), """
+    "err_judged": (
+        (),
+        """
         SELECT DISTINCT span_id FROM judgments
-        WHERE status IN ('""" + "', '".join(ERROR_JUDGMENT_STATUSES) + """')"""),
-    "span_cls": (("sel_eps", "err_judged"), """
+        WHERE status IN ('"""
+        + "', '".join(ERROR_JUDGMENT_STATUSES)
+        + """')""",
+    ),
+    "span_cls": (
+        ("sel_eps", "err_judged"),
+        """
         SELECT sp.span_id, sp.episode_id, se.run_id, se.config, se.resolved, sp.status,
                sp.first_step, sp.first_delivery_id, sp.form, coalesce(sp.route, '(unknown)') AS route,
                coalesce(sp.est_tokens, floor(coalesce(sp.chars, 0) / 4))::BIGINT AS est_tokens,
@@ -141,14 +160,20 @@ _DEFS: dict[str, tuple[tuple[str, ...], str]] = {
         FROM spans sp
         JOIN sel_eps se USING (episode_id)
         LEFT JOIN verdicts v USING (span_id)
-        LEFT JOIN err_judged ej USING (span_id)"""),
+        LEFT JOIN err_judged ej USING (span_id)""",
+    ),
     # per-entry form labels of first deliveries (a delivery may mix forms, A.6.5)
-    "entry_forms": (("span_cls",), """
+    "entry_forms": (
+        ("span_cls",),
+        """
         SELECT sc.span_id, de.pos, json_extract_string(de.labels, '$.form') AS form
         FROM delivery_entries de JOIN span_cls sc ON de.delivery_id = sc.first_delivery_id
-        WHERE de.labels IS NOT NULL AND json_extract_string(de.labels, '$.form') IS NOT NULL"""),
+        WHERE de.labels IS NOT NULL AND json_extract_string(de.labels, '$.form') IS NOT NULL""",
+    ),
     # accepted entry assessments of profiled spans, with entry identity, window and form
-    "judged": (("span_cls", "entry_forms"), """
+    "judged": (
+        ("span_cls", "entry_forms"),
+        """
         SELECT sc.span_id, sc.episode_id, sc.run_id, sc.config, sc.resolved, sc.first_step,
                coalesce(ef.form, sc.form, '(unknown)') AS form, sc.route, a.pos,
                coalesce(e.namespace, 'default') AS namespace, coalesce(e.item_id, a.item_id) AS item_id,
@@ -159,17 +184,24 @@ _DEFS: dict[str, tuple[tuple[str, ...], str]] = {
         JOIN assessments a ON a.judgment_id = sc.judgment_id AND a.span_id = sc.span_id
         LEFT JOIN span_entries e ON e.span_id = sc.span_id AND e.pos = a.pos
         LEFT JOIN entry_forms ef ON ef.span_id = sc.span_id AND ef.pos = a.pos
-        WHERE sc.profiled"""),
+        WHERE sc.profiled""",
+    ),
     # items delivered per run and the recurring ones: >= max(2, 0.1 E_run) episodes (A.4.2, A.5.4)
     "ep_count": (("sel_eps",), "SELECT run_id, count(*) AS n_eps FROM sel_eps GROUP BY run_id"),
-    "item_eps": (("sel_eps",), """
+    "item_eps": (
+        ("sel_eps",),
+        """
         SELECT se.run_id, e.namespace, e.item_id, count(DISTINCT e.episode_id) AS episodes
-        FROM span_entries e JOIN sel_eps se USING (episode_id) GROUP BY ALL"""),
-    "recurring": (("item_eps", "ep_count"), """
+        FROM span_entries e JOIN sel_eps se USING (episode_id) GROUP BY ALL""",
+    ),
+    "recurring": (
+        ("item_eps", "ep_count"),
+        """
         SELECT i.run_id, i.namespace, i.item_id, i.episodes, c.n_eps AS run_episodes,
                greatest(2, 0.1 * c.n_eps) AS threshold
         FROM item_eps i JOIN ep_count c USING (run_id)
-        WHERE i.episodes >= greatest(2, 0.1 * c.n_eps)"""),
+        WHERE i.episodes >= greatest(2, 0.1 * c.n_eps)""",
+    ),
     # recorded usage per selected episode (A.4.4)
     "ep_calls": (("sel_eps",), _ep_calls_sql()),
 }

@@ -10,12 +10,20 @@ import pandas as pd
 from .blocks import _q, _with
 
 # ---- Memory graph (A.4.3): item histories, deliveries, spans and verdicts ----------------------
-_KEYS = """keys AS (SELECT DISTINCT unnest($ns::VARCHAR[]) AS namespace, unnest($ids::VARCHAR[]) AS item_id)"""
+_KEYS = (
+    """keys AS (SELECT DISTINCT unnest($ns::VARCHAR[]) AS namespace, unnest($ids::VARCHAR[]) AS item_id)"""
+)
 
 
-def lineage_items(con: duckdb.DuckDBPyConnection, *, item_id: str | None = None,
-                  namespace: str | None = None, episode_id: str | None = None,
-                  effect: str | None = None, runs: Sequence[str] | None = None) -> pd.DataFrame:
+def lineage_items(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    item_id: str | None = None,
+    namespace: str | None = None,
+    episode_id: str | None = None,
+    effect: str | None = None,
+    runs: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """The (namespace, item_id) pairs of a graph: one item (any namespace when `namespace` is
     None), the items delivered in or written by one episode, or the items with a judged entry of
     `effect` in {harmful, beneficial, acted_on} in the selected runs."""
@@ -32,9 +40,11 @@ def lineage_items(con: duckdb.DuckDBPyConnection, *, item_id: str | None = None,
             SELECT namespace, item_id FROM item_events WHERE episode_id = $ep)
         ORDER BY ALL"""
         return con.execute(sql, {"ep": episode_id}).df()
-    cond = {"harmful": "influence = 'acted_on' AND effect = 'harmed'",
-            "beneficial": "influence = 'acted_on' AND effect = 'improved'",
-            "acted_on": "influence = 'acted_on'"}.get(effect or "")
+    cond = {
+        "harmful": "influence = 'acted_on' AND effect = 'harmed'",
+        "beneficial": "influence = 'acted_on' AND effect = 'improved'",
+        "acted_on": "influence = 'acted_on'",
+    }.get(effect or "")
     if cond is None:
         raise ValueError(f"effect must be harmful, beneficial or acted_on, not {effect!r}")
     sql = f"""{_with(None, "judged")}
@@ -43,12 +53,16 @@ def lineage_items(con: duckdb.DuckDBPyConnection, *, item_id: str | None = None,
 
 
 def _key_params(keys: pd.DataFrame, runs: Sequence[str] | None) -> dict[str, object]:
-    return {"ns": [str(x) for x in keys.namespace], "ids": [str(x) for x in keys.item_id],
-            "runs": list(runs) if runs is not None else None}
+    return {
+        "ns": [str(x) for x in keys.namespace],
+        "ids": [str(x) for x in keys.item_id],
+        "runs": list(runs) if runs is not None else None,
+    }
 
 
-def lineage_events(con: duckdb.DuckDBPyConnection, keys: pd.DataFrame,
-                   runs: Sequence[str] | None = None) -> pd.DataFrame:
+def lineage_events(
+    con: duckdb.DuckDBPyConnection, keys: pd.DataFrame, runs: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Recorded writes (create/update/delete) of the given items in recorded order, with their
     origin episode when it is in the store (`origin_known`). Writes of runs outside the selection
     are left out; writes without a run (shared corpora) are kept."""
@@ -64,8 +78,9 @@ def lineage_events(con: duckdb.DuckDBPyConnection, keys: pd.DataFrame,
     return con.execute(sql, _key_params(keys, runs)).df()
 
 
-def lineage_uses(con: duckdb.DuckDBPyConnection, keys: pd.DataFrame,
-                 runs: Sequence[str] | None = None) -> pd.DataFrame:
+def lineage_uses(
+    con: duckdb.DuckDBPyConnection, keys: pd.DataFrame, runs: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Every span entry of the given items in the selected runs: its span (outcome class, first
     step, form, route, deliveries), episode (task, position, outcome) and, when judged, the entry's
     accepted assessment and usage label."""

@@ -135,8 +135,9 @@ def episode_costs(con: Con, runs: Runs = None, *, facts: Facts | None = None) ->
     return _q(con, sql, runs)
 
 
-def group_costs(con: Con, runs: Runs = None, level: Level = "config", *,
-                facts: Facts | None = None) -> pd.DataFrame:
+def group_costs(
+    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+) -> pd.DataFrame:
     """Per group: episodes and summed recorded usage and cost of agent and memory-system calls."""
     cols = [f"{p}_{k}" for p in ("agent", "memory") for k in _CALL_SUMS]
     sums = ",\n".join(f"sum({c}) AS {c}" for c in cols)
@@ -146,12 +147,13 @@ def group_costs(con: Con, runs: Runs = None, level: Level = "config", *,
     return _q(con, sql, runs)
 
 
-def judge_costs(con: Con, runs: Runs = None, level: Level = "config", *,
-                facts: Facts | None = None) -> pd.DataFrame:
+def judge_costs(
+    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+) -> pd.DataFrame:
     """Per group: judged spans (spans with at least one judge attempt), attempts, judge calls,
     tokens and cost summed over every attempt, including rejected and failed ones (A.4.4)."""
     sql = f"""{_with(facts, "span_cls")}
-    SELECT sc.config, {_run_col(level, 'sc.')} AS run_id,
+    SELECT sc.config, {_run_col(level, "sc.")} AS run_id,
         count(DISTINCT j.span_id) AS judged_spans,
         count(j.judgment_id) AS attempts,
         coalesce(sum(j.calls), 0)::BIGINT AS judge_calls,
@@ -162,7 +164,7 @@ def judge_costs(con: Con, runs: Runs = None, level: Level = "config", *,
         count(j.judgment_id) FILTER (WHERE j.cost_usd IS NULL) AS judge_cost_unknown,
         string_agg(DISTINCT j.judge, ', ' ORDER BY j.judge) AS judges
     FROM span_cls sc JOIN judgments j USING (span_id)
-    {_grp(level, 'sc.')} ORDER BY ALL"""
+    {_grp(level, "sc.")} ORDER BY ALL"""
     return _q(con, sql, runs)
 
 
@@ -171,4 +173,5 @@ def list_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return con.execute(
         """SELECT r.run_id, coalesce(r.config, r.run_id) AS config, r.label,
                   count(e.episode_id) AS episodes
-           FROM runs r LEFT JOIN episodes e USING (run_id) GROUP BY ALL ORDER BY 2, 1""").df()
+           FROM runs r LEFT JOIN episodes e USING (run_id) GROUP BY ALL ORDER BY 2, 1"""
+    ).df()
