@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import sys
 import threading
 import time
@@ -39,6 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from .calls import load_body
 from .intake import MAX_BODY_BYTES, MAX_HEADER_BYTES, HeadReader, Refused, header_bytes, read_body
 from .recorder import ROLES, AnnotationError, Recorder
 from .upstream import HOP_BY_HOP, Upstream, forward_headers
@@ -102,8 +104,8 @@ class RecordingProxy(ThreadingHTTPServer):
         return f"http://{host!s}:{port}"
 
     def start(self) -> RecordingProxy:
-        """Serve in a daemon thread (for in-process use); returns self."""
-        threading.Thread(target=self.serve_forever, name="memuse-proxy", daemon=True).start()
+        """Serve in a daemon thread (for in-process use; `stop()` within 50 ms); returns self."""
+        threading.Thread(target=self.serve_forever, args=(0.05,), name="memuse-proxy", daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -157,6 +159,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.log_error("refused: %s", e.message)
         try:
             self._send_json(e.status, {"error": {"message": e.message, "type": "memuse_proxy_error"}})
+            self.wfile.flush()
+            # Closing with unread request bytes makes the kernel send a reset, which can destroy
+            # the answer before the client reads it: discard what still arrives, briefly.
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + 0.25
+            left = 1 << 20
+            while left > 0 and (wait := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(wait)
+                got = len(self.connection.recv(65536))
+                if not got:
+                    break
+                left -= got
         except OSError:
             pass
 
@@ -234,9 +248,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": "unknown control path"}})
             return
         try:
-            req = json.loads(body)
+            req, why = load_body(body)
+            if why is not None:
+                raise ValueError(why.replace("request body", "annotation body"))
             result = self.server.recorder.annotate(str(req["op"]), dict(req.get("args") or {}))
-        except (AnnotationError, ValueError, KeyError, TypeError, RecursionError) as e:
+        except (AnnotationError, ValueError, KeyError, TypeError) as e:
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
             self._send_json(400, {"error": {"message": msg, "type": "memuse_annotation_error"}})
             return

@@ -54,7 +54,9 @@ class ScriptedUpstream(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
     def start(self) -> ScriptedUpstream:
-        threading.Thread(target=self.serve_forever, name="scripted-upstream", daemon=True).start()
+        threading.Thread(
+            target=self.serve_forever, args=(0.05,), name="scripted-upstream", daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:
