@@ -68,6 +68,13 @@ def content_length(values: list[str], max_body: int) -> int:
     return n
 
 
+def _arm(sock: socket.socket, timeout: float) -> None:
+    """Make the next read wait at most `timeout` (and not much less): a syscall only on change."""
+    cur = sock.gettimeout()
+    if cur is None or cur > timeout or cur < timeout / 2:
+        sock.settimeout(timeout)
+
+
 class HeadReader(BufferedIOBase):
     """The handler's `rfile` while request heads are read: a `readline` with a deadline.
 
@@ -99,12 +106,12 @@ class HeadReader(BufferedIOBase):
         out = bytearray()
         while limit < 0 or len(out) < limit:
             if self.until is None:
-                self.sock.settimeout(self.idle)
+                _arm(self.sock, self.idle)
             else:
                 left = self.until - time.monotonic()
                 if left <= 0:
                     raise TimeoutError("request head not complete within the read timeout")
-                self.sock.settimeout(min(left, self.read_timeout))
+                _arm(self.sock, min(left, self.read_timeout))
             buffered = self.inner.peek(1)  # type: ignore[attr-defined]
             if not buffered:
                 break
@@ -130,7 +137,7 @@ class _Deadline:
         left = self.until - time.monotonic()
         if left <= 0:
             raise Refused(408, _late(got, expected, "too slowly"))
-        self.sock.settimeout(min(left, self.gap))
+        _arm(self.sock, min(left, self.gap))
 
 
 def _late(got: int, expected: int | None, how: str) -> str:
