@@ -7,7 +7,14 @@ connections. The overhead of a round is (time through the proxy) - (time direct)
 forwarding, parsing, proof/diff work and the event write. Also reported: the recorder's own time
 per call (begin_call + end_call) measured in process without HTTP.
 
+Then the load runs (issue 18): `--load` small chat requests (default 1,400), each on a fresh
+connection, from `--concurrency` client threads (default 20 and 50), first straight to the upstream
+and then through the proxy. Printed per run: requests, answered 200, connection resets, other
+errors, p50/p99 latency, the p50/p99 overhead (proxy minus direct) and the calls the proxy
+recorded. On a shared machine the latencies are noisy; resets and recorded counts are not.
+
     .venv/bin/python benchmarks/proxy.py [--rounds 200] [--kb 200] [--full-requests]
+                                         [--load 1400] [--concurrency 20,50] [--keep-alive]
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memuse_core.record import Recorder, wait_until_up  # noqa: E402
+from memuse_core.record.load import LoadResult, chat_bodies, hammer  # noqa: E402
 from memuse_core.record.wire import CHAT, parse_json_response  # noqa: E402
 
 UPSTREAM = (
@@ -96,6 +104,9 @@ def main() -> None:
         action="store_false",
         help="run the proxy with --full-requests (default: delta-encoded requests)",
     )
+    ap.add_argument("--load", type=int, default=1400, help="requests per load run (0: no load runs)")
+    ap.add_argument("--concurrency", default="20,50", help="client threads of the load runs, comma-separated")
+    ap.add_argument("--keep-alive", action="store_true", help="load runs reuse connections (default: fresh)")
     args = ap.parse_args()
     reqs = bodies(args.kb, args.rounds + 10)
     up = subprocess.Popen(
@@ -148,6 +159,22 @@ def main() -> None:
                             (direct if tag == "d" else via).append(dt)
                     reply = r.content
             proxy_cpu = (cpu_seconds(px.pid) - cpu0) / max(1, len(reqs) - 10)
+            loads = []
+            for conc in [int(c) for c in args.concurrency.split(",") if c.strip()] if args.load else []:
+                load_bodies = chat_bodies(args.load, tag=f"c{conc}")
+                fresh = not args.keep_alive
+                d_res = hammer(
+                    f"{up_url}/chat/completions", load_bodies, concurrency=conc, fresh_connections=fresh
+                )
+                n0 = out.read_text().count('"type":"model_call"')
+                p_res = hammer(
+                    f"{px_url}/agent/v1/chat/completions",
+                    load_bodies,
+                    concurrency=conc,
+                    fresh_connections=fresh,
+                )
+                recorded = out.read_text().count('"type":"model_call"') - n0
+                loads.append((conc, d_res, p_res, recorded))
         finally:
             for p in ("px", "up"):
                 proc = locals().get(p)
@@ -172,6 +199,29 @@ def main() -> None:
         print(f"{name:<38}{pct(xs, 50) * ms:>10.2f}{pct(xs, 95) * ms:>10.2f}")
     print(f"proxy process CPU per request (mean) {proxy_cpu * ms:.2f} ms")
     print(f"mean overhead {statistics.mean(over) * ms:.2f} ms; load average {os.getloadavg()[0]:.1f}")
+    for conc, d_res, p_res, recorded in loads:
+        print_load(conc, d_res, p_res, recorded, keep_alive=args.keep_alive)
+
+
+def print_load(conc: int, direct: LoadResult, via: LoadResult, recorded: int, *, keep_alive: bool) -> None:
+    ms = 1000.0
+    conn = "kept-alive connections" if keep_alive else "a fresh connection per request"
+    print(f"\nload: {via.requests} requests at concurrency {conc}, {conn}")
+    print(
+        f"{'target':<10}{'requests':>10}{'200':>7}{'resets':>8}{'errors':>8}{'p50 ms':>9}{'p99 ms':>9}{'req/s':>8}"
+    )
+    for name, r in (("direct", direct), ("proxy", via)):
+        print(
+            f"{name:<10}{r.requests:>10}{r.statuses.get(200, 0):>7}{r.resets:>8}{len(r.errors) - r.resets:>8}"
+            f"{r.percentile(50) * ms:>9.2f}{r.percentile(99) * ms:>9.2f}{r.requests / r.wall:>8.0f}"
+        )
+    d50, d99 = (
+        (via.percentile(50) - direct.percentile(50)) * ms,
+        (via.percentile(99) - direct.percentile(99)) * ms,
+    )
+    print(f"overhead p50 {d50:.2f} ms, p99 {d99:.2f} ms; calls recorded {recorded} of {via.requests}")
+    for e in via.errors[:3]:
+        print(f"  {e}")
 
 
 if __name__ == "__main__":

@@ -17,13 +17,21 @@ completions, the Responses API and embeddings are recorded as `model_call` event
 
 Faults never stop the proxy: an unreachable upstream becomes a 502 answer and an `error` call, an
 upstream error status is relayed and recorded as `error` with its body, a client that disconnects
-mid-stream leaves an `incomplete` call with what was received so far.
+mid-stream leaves an `incomplete` call with what was received so far. A body the recorder cannot
+parse (not JSON, or nested too deep) is still forwarded and recorded, unparsed, with the reason.
+
+Hostile or broken clients (issue 18): a request that cannot be framed (bad `Content-Length`,
+oversized headers or body, a body that does not arrive within the read timeout) is refused at once
+with a 4xx answer and never recorded (`intake.py`). Connections are accepted from a listen queue of
+`request_queue_size` (socketserver's default of 5 reset connections under load), each served by its
+own thread; an idle kept-alive connection is closed after `idle_timeout` seconds.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import socket
 import sys
 import threading
 import time
@@ -32,22 +40,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from .calls import load_body
+from .intake import MAX_BODY_BYTES, MAX_HEADER_BYTES, HeadReader, Refused, header_bytes, read_body
 from .recorder import ROLES, AnnotationError, Recorder
+from .upstream import HOP_BY_HOP, Upstream, forward_headers
 from .wire import StreamAssembler, api_kind, parse_json_response
 
-HOP_BY_HOP = {
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailers",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-    "content-length",
-    "accept-encoding",
-}
 EPISODE_HEADER = "x-memuse-episode"
 OP_HEADER = "x-memuse-op"
 
@@ -68,42 +66,13 @@ def parse_route(path: str) -> tuple[str, str | None, str] | None:
     return role, episode, rest + (f"?{query}" if query else "")
 
 
-class _Upstream:
-    """Where to forward: scheme, host, port and base path of the upstream URL."""
-
-    def __init__(self, url: str, timeout: float):
-        u = urlsplit(url)
-        if u.scheme not in ("http", "https") or not u.hostname:
-            raise ValueError(f"--upstream {url!r}: expected an http(s) URL such as http://127.0.0.1:8000/v1")
-        self.https = u.scheme == "https"
-        self.host = u.hostname
-        self.port = u.port or (443 if self.https else 80)
-        self.base = u.path.rstrip("/")
-        self.timeout = timeout
-        self._local = threading.local()
-
-    def connection(self, fresh: bool = False) -> http.client.HTTPConnection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or fresh:
-            if conn is not None:
-                conn.close()
-            cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-            conn = cls(self.host, self.port, timeout=self.timeout)
-            self._local.conn = conn
-        return conn
-
-    def drop(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
-
-
 class RecordingProxy(ThreadingHTTPServer):
     """A threading HTTP server that forwards and records (see module docstring)."""
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 1024
+    """Listen backlog (the kernel caps it at net.core.somaxconn)."""
 
     def __init__(
         self,
@@ -114,10 +83,19 @@ class RecordingProxy(ThreadingHTTPServer):
         port: int = 0,
         timeout: float = 600.0,
         quiet: bool = True,
+        read_timeout: float = 10.0,
+        idle_timeout: float = 120.0,
+        max_body: int = MAX_BODY_BYTES,
     ):
         self.recorder = recorder
-        self.upstream = _Upstream(upstream, timeout)
+        self.upstream = Upstream(upstream, timeout)
         self.quiet = quiet
+        self.read_timeout = read_timeout
+        """Longest wait for the next piece of a request's headers or body."""
+        self.idle_timeout = idle_timeout
+        """Longest wait for the next request on a kept-alive connection (and for a slow client to
+        take the answer)."""
+        self.max_body = max_body
         super().__init__((host, port), _Handler)
 
     @property
@@ -126,8 +104,8 @@ class RecordingProxy(ThreadingHTTPServer):
         return f"http://{host!s}:{port}"
 
     def start(self) -> RecordingProxy:
-        """Serve in a daemon thread (for in-process use); returns self."""
-        threading.Thread(target=self.serve_forever, name="memuse-proxy", daemon=True).start()
+        """Serve in a daemon thread (for in-process use; `stop()` within 50 ms); returns self."""
+        threading.Thread(target=self.serve_forever, args=(0.05,), name="memuse-proxy", daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -148,6 +126,54 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.server.quiet:
             sys.stderr.write("proxy: " + (format % args) + "\n")
 
+    def setup(self) -> None:
+        super().setup()
+        srv = self.server
+        self.head = HeadReader(
+            self.rfile, self.connection, idle=srv.idle_timeout, read_timeout=srv.read_timeout
+        )
+        self.rfile = self.head
+
+    def handle_one_request(self) -> None:
+        self.head.new_request()
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        try:
+            if not super().parse_request():
+                return False
+        except TimeoutError:
+            self._refuse(Refused(408, "request headers did not arrive within the read timeout"))
+            return False
+        size = header_bytes(self.headers)
+        if size > MAX_HEADER_BYTES:
+            self._refuse(
+                Refused(431, f"request headers total {size} bytes, over the limit of {MAX_HEADER_BYTES}")
+            )
+            return False
+        return True
+
+    def _refuse(self, e: Refused) -> None:
+        """Answer a request the proxy will not forward and close the connection."""
+        self.close_connection = True
+        self.log_error("refused: %s", e.message)
+        try:
+            self._send_json(e.status, {"error": {"message": e.message, "type": "memuse_proxy_error"}})
+            self.wfile.flush()
+            # Closing with unread request bytes makes the kernel send a reset, which can destroy
+            # the answer before the client reads it: discard what still arrives, briefly.
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + 0.25
+            left = 1 << 20
+            while left > 0 and (wait := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(wait)
+                got = len(self.connection.recv(65536))
+                if not got:
+                    break
+                left -= got
+        except OSError:
+            pass
+
     # -- entry points ------------------------------------------------------------------------
     def do_GET(self) -> None:
         self._dispatch()
@@ -159,8 +185,20 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch()
 
     def _dispatch(self) -> None:
+        srv = self.server
         try:
-            body = self._read_body()
+            try:
+                body = read_body(
+                    self.headers,
+                    self.head.inner,
+                    self.connection,
+                    read_timeout=srv.read_timeout,
+                    max_body=srv.max_body,
+                )
+            except Refused as e:
+                self._refuse(e)
+                return
+            self.connection.settimeout(srv.idle_timeout)
             if self.path.startswith("/_memuse/"):
                 self._control(body)
                 return
@@ -191,27 +229,13 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception:
                 pass
 
-    def _read_body(self) -> bytes:
-        n = int(self.headers.get("Content-Length") or 0)
-        if n:
-            return self.rfile.read(n)
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    break
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            return b"".join(chunks)
-        return b""
-
     def _send_json(self, status: int, obj: Any) -> None:
         data = json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
 
@@ -224,7 +248,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": "unknown control path"}})
             return
         try:
-            req = json.loads(body)
+            req, why = load_body(body)
+            if why is not None:
+                raise ValueError(why.replace("request body", "annotation body"))
             result = self.server.recorder.annotate(str(req["op"]), dict(req.get("args") or {}))
         except (AnnotationError, ValueError, KeyError, TypeError) as e:
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -236,22 +262,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _forward(self, body: bytes, role: str, episode: str | None, rest: str) -> None:
         srv = self.server
         kind = api_kind(rest.split("?", 1)[0]) if self.command == "POST" else None
-        headers = {
-            k: v
-            for k, v in self.headers.items()
-            if k.lower() not in HOP_BY_HOP and not k.lower().startswith("x-memuse-")
-        }
-        headers["Accept-Encoding"] = "identity"
-        headers["Content-Length"] = str(len(body))
+        headers = forward_headers(self.headers, body)
         target = f"{srv.upstream.base}/{rest}"
         ctx = None
         try:
             # Send first, then record while the upstream works: the recorder's parsing stays off
             # the critical path. The caller cannot send its next request before our answer, so
             # the recorded order of calls and annotations is unaffected.
-            conn = self._send_upstream(target, body, headers)
+            conn = srv.upstream.send(self.command, target, body, headers)
             ctx = self._begin(kind, role, episode, body)
-            resp = self._response(conn, target, body, headers)
+            resp = srv.upstream.response(conn, self.command, target, body, headers)
         except (OSError, http.client.HTTPException) as e:
             reason = f"upstream unreachable: {type(e).__name__}: {e}"
             ctx = ctx or self._begin(kind, role, episode, body)
@@ -277,33 +297,13 @@ class _Handler(BaseHTTPRequestHandler):
             sys.stderr.write("proxy: could not record request\n" + traceback.format_exc(limit=3))
             return None
 
-    def _send_upstream(self, target: str, body: bytes, headers: dict[str, str]) -> http.client.HTTPConnection:
-        up = self.server.upstream
-        try:
-            conn = up.connection()
-            conn.request(self.command, target, body=body or None, headers=headers)
-        except (BrokenPipeError, ConnectionResetError, http.client.HTTPException):
-            # A kept-alive connection the upstream closed meanwhile: once more on a new one.
-            conn = up.connection(fresh=True)
-            conn.request(self.command, target, body=body or None, headers=headers)
-        return conn
-
-    def _response(
-        self, conn: http.client.HTTPConnection, target: str, body: bytes, headers: dict[str, str]
-    ) -> http.client.HTTPResponse:
-        try:
-            return conn.getresponse()
-        except (http.client.RemoteDisconnected, ConnectionResetError):
-            # The upstream dropped a kept-alive connection without answering: resend once.
-            conn = self.server.upstream.connection(fresh=True)
-            conn.request(self.command, target, body=body or None, headers=headers)
-            return conn.getresponse()
-
     def _relay(self, resp: http.client.HTTPResponse, ctx: Any, kind: str | None) -> None:
         srv = self.server
         ctype = resp.getheader("Content-Type") or ""
         streaming = "text/event-stream" in ctype
-        self.send_response(resp.status, resp.reason)
+        # The upstream's own Date and Server headers are relayed; send_response would add ours too.
+        self.log_request(resp.status)
+        self.send_response_only(resp.status, resp.reason)
         for k, v in resp.getheaders():
             if k.lower() not in HOP_BY_HOP:
                 self.send_header(k, v)

@@ -7,11 +7,7 @@ endpoint). The recorder
 * writes one `model_call` event per request with the normalised request, the response, reported
   usage and cost, timing and status; the caller's role comes from the proxy path;
 * binds each delivery to the agent call that carried it and verifies its placement proofs against
-  the request it actually forwarded (`proofs.verify_placement`). One-shot deliveries (a memory tool
-  result) bind to the next agent call of their episode that completes; a failed call does not
-  consume them, because the harness's retry resends the same input. Standing deliveries (a recall
-  block in the system message) are restated, and re-verified, on every agent call until withdrawn
-  or until their text leaves the request;
+  the request it actually forwarded (one-shot and standing deliveries: `deliveries.py`);
 * writes each request delta-encoded (`base_call_id` + `base_len`, docs/decisions.md) when the
   previous written call of the same episode and role is a prefix of it, so a long episode's log
   grows linearly, not quadratically (`delta=False` writes every request in full);
@@ -29,7 +25,6 @@ Events of one call are written together, after the call completes: context event
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -39,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import (
-    EVENT_SCHEMA_VERSION,
     EpisodeEnd,
     EpisodeStart,
     MemoryChange,
@@ -49,10 +43,11 @@ from ..events import (
     ToolResultEvent,
     text_digest,
 )
+from .calls import CallContext, model_call_event, parse_request
+from .deliveries import DeliveryBook
 from .history import delta_request, history_events
-from .proofs import verify_placement
 from .sink import EventSink
-from .wire import CHAT, EMBEDDINGS, RESPONSES, MessageMap, ParsedResponse, normalise_request
+from .wire import CHAT, EMBEDDINGS, RESPONSES, ParsedResponse
 
 ROLES = ("agent", "memory", "embedding")
 
@@ -62,23 +57,11 @@ class AnnotationError(ValueError):
 
 
 @dataclass
-class _Delivery:
-    event: dict[str, Any]
-    standing: bool
-    bound_once: bool = False
-    attempted_call: str | None = None
-    orig: dict[str, Any] | None = None
-    """The delivery as announced (before binding), for re-binding after a failed call."""
-
-
-@dataclass
 class _Episode:
     episode_id: str
     n_calls: int = 0
-    n_deliveries: int = 0
     prev_raw: list[Any] | None = None
-    pending: list[_Delivery] = field(default_factory=list)
-    standing: dict[str, _Delivery] = field(default_factory=dict)
+    deliveries: DeliveryBook = field(init=False)
     tool_call_owner: dict[str, str] = field(default_factory=dict)
     last_ok_agent_call: str | None = None
     current_op: str | None = None
@@ -86,26 +69,8 @@ class _Episode:
     last_written: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
     """Per role: the last call written and its raw messages (base of delta-encoded requests)."""
 
-
-@dataclass
-class CallContext:
-    """A request in flight: what `end_call` needs to write its events."""
-
-    call_id: str
-    episode_id: str
-    role: str
-    kind: str | None
-    request: dict[str, Any]
-    started_at: float
-    op_ref: str | None
-    raw: list[Any] = field(default_factory=list)
-    """Raw request messages (for delta encoding against the previous call)."""
-    pre_events: list[dict[str, Any]] = field(default_factory=list)
-    consumed: list[_Delivery] = field(default_factory=list)
-
-
-def _clean(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None}
+    def __post_init__(self) -> None:
+        self.deliveries = DeliveryBook(self.episode_id)
 
 
 def _model_event(model: Any) -> dict[str, Any]:
@@ -165,20 +130,10 @@ class Recorder:
             self.run_id = run_id or self.run_id
             self.config = config or self.config
             self._run_written = True
-            self.sink.write(
-                [
-                    _model_event(
-                        RunEvent(
-                            run_id=self.run_id,
-                            config=self.config,
-                            label=label,
-                            agent=agent,
-                            model=model,
-                            meta=meta or {},
-                        )
-                    )
-                ]
+            ev = RunEvent(
+                run_id=self.run_id, config=self.config, label=label, agent=agent, model=model, meta=meta or {}
             )
+            self.sink.write([_model_event(ev)])
             return self.run_id
 
     def start_episode(
@@ -196,20 +151,16 @@ class Recorder:
             eid = episode_id or f"{self.run_id}-e{len(self._episodes) + 1}"
             if eid in self._episodes:
                 raise AnnotationError(f"episode {eid!r} was already started")
-            evs = self._ensure_run()
-            evs.append(
-                _model_event(
-                    EpisodeStart(
-                        episode_id=eid,
-                        run_id=self.run_id,
-                        task_id=task_id,
-                        position=position,
-                        repo=repo,
-                        task=task,
-                        reference=reference,
-                    )
-                )
+            ev = EpisodeStart(
+                episode_id=eid,
+                run_id=self.run_id,
+                task_id=task_id,
+                position=position,
+                repo=repo,
+                task=task,
+                reference=reference,
             )
+            evs = self._ensure_run() + [_model_event(ev)]
             self._episodes[eid] = _Episode(eid)
             self._open.append(eid)
             self.sink.write(evs)
@@ -226,43 +177,13 @@ class Recorder:
         """Close an episode: write still-pending deliveries (unbound) and the end event."""
         with self._lock:
             ep = self._episode(episode_id)
-            evs = [self._finish_unbound(d) for d in ep.pending]
-            ep.pending.clear()
-            ep.standing.clear()
-            evs.append(
-                _model_event(
-                    EpisodeEnd(
-                        episode_id=ep.episode_id,
-                        resolved=resolved,
-                        exit_status=exit_status,
-                        submission=submission,
-                    )
-                )
+            end = EpisodeEnd(
+                episode_id=ep.episode_id, resolved=resolved, exit_status=exit_status, submission=submission
             )
+            evs = ep.deliveries.close() + [_model_event(end)]
             if ep.episode_id in self._open:
                 self._open.remove(ep.episode_id)
             self.sink.write(evs)
-
-    def _finish_unbound(self, d: _Delivery) -> dict[str, Any]:
-        ev = dict(d.event)
-        if d.attempted_call:
-            # Only failed calls carried it: bound, but to a call with no attributed step.
-            ev["consuming_call_id"] = d.attempted_call
-            ev["placements"] = [
-                self._unchecked(p, "its only carrying call failed") for p in ev.get("placements", [])
-            ]
-        else:
-            ev["placements"] = [
-                self._unchecked(p, "no agent call carried this delivery") for p in ev.get("placements", [])
-            ]
-        return ev
-
-    @staticmethod
-    def _unchecked(p: dict[str, Any], why: str) -> dict[str, Any]:
-        p = dict(p)
-        if p.get("proof") is not None:
-            p["proof"] = {**p["proof"], "verified": False, "problem": why}
-        return p
 
     def _episode(self, episode_id: str | None) -> _Episode:
         if episode_id is None:
@@ -323,8 +244,7 @@ class Recorder:
         """Announce a delivery; it is bound to (and verified against) the next agent call."""
         with self._lock:
             ep = self._episode(episode_id)
-            ep.n_deliveries += 1
-            did = f"{ep.episode_id}-d{ep.n_deliveries}"
+            did = ep.deliveries.next_id()
             # Validate now so a bad annotation fails at the bridge, not at write time.
             ev = MemoryDelivery(
                 episode_id=ep.episode_id,
@@ -333,20 +253,16 @@ class Recorder:
                 form=form,
                 search_id=search_id,
                 entries=entries,  # type: ignore[arg-type]
-                placements=placements,
-            )  # type: ignore[arg-type]
-            d = _Delivery(_model_event(ev), standing=standing)
-            if standing:
-                ep.standing[did] = d
-            else:
-                ep.pending.append(d)
+                placements=placements,  # type: ignore[arg-type]
+            )
+            ep.deliveries.announce(_model_event(ev), standing=standing)
             return did
 
     def withdraw(self, delivery_id: str, episode_id: str | None = None) -> None:
         """End a standing delivery (the host stopped inserting it)."""
         with self._lock:
             ep = self._episode(episode_id)
-            ep.standing.pop(delivery_id, None)
+            ep.deliveries.withdraw(delivery_id)
 
     def set_operation(self, op_ref: str | None = None, episode_id: str | None = None) -> None:
         """Mark a memory operation (search or generation) as running, or none (A.1.1 operation
@@ -416,25 +332,7 @@ class Recorder:
     ) -> CallContext:
         """Register a request about to be forwarded; binds deliveries and derives context events."""
         started = time.time()
-        try:
-            obj = json.loads(body) if body else {}
-        except (ValueError, UnicodeDecodeError):
-            obj = None
-        if isinstance(obj, dict) and kind is not None:
-            mm, rest = normalise_request(kind, obj)
-        else:
-            mm, rest = MessageMap([], []), {}
-            if obj is None:
-                rest = {"unparsed_body": body[:4000].decode("utf-8", "replace")}
-        request: dict[str, Any] = {"messages": mm.messages}
-        for k, v in rest.items():
-            if k in ("messages", "base_call_id", "base_len"):
-                request[f"raw_{k}"] = v
-            elif k == "tools" and not (isinstance(v, list) and all(isinstance(t, dict) for t in v)):
-                request["raw_tools"] = v
-            else:
-                request[k] = v
-        request["body_digest"] = hashlib.sha256(body).hexdigest()[:16]
+        req = parse_request(kind, body)
         with self._lock:
             ep, pre = self._episode_for_call(episode_hint)
             ep.n_calls += 1
@@ -445,52 +343,21 @@ class Recorder:
                 episode_id=ep.episode_id,
                 role=role,
                 kind=kind,
-                request=request,
+                request=req.request,
                 started_at=started,
                 op_ref=op_ref,
-                raw=mm.raw,
+                raw=req.mm.raw,
                 pre_events=pre,
             )
-            if role == "agent" and kind in (CHAT, RESPONSES) and isinstance(obj, dict):
-                ctx.pre_events.extend(self._context_events(ep, mm, ctx.call_id))
-                self._bind(ep, ctx, obj, mm)
+            if role == "agent" and kind in (CHAT, RESPONSES) and req.obj is not None:
+                # Retraction / history rewrite between the previous agent request and this one (A.1.3).
+                prev, ep.prev_raw = ep.prev_raw, req.mm.raw
+                ctx.pre_events += history_events(prev, req.mm, episode_id=ep.episode_id, call_id=ctx.call_id)
+                ctx.consumed = ep.deliveries.bind(ctx.call_id, kind, req.obj, req.mm)
         if pre:
             self.sink.write(pre)
             ctx.pre_events = ctx.pre_events[len(pre) :]
         return ctx
-
-    def _context_events(self, ep: _Episode, mm: MessageMap, call_id: str) -> list[dict[str, Any]]:
-        """Retraction / history rewrite between the previous agent request and this one (A.1.3)."""
-        prev, ep.prev_raw = ep.prev_raw, mm.raw
-        return history_events(prev, mm, episode_id=ep.episode_id, call_id=call_id)
-
-    def _bind(self, ep: _Episode, ctx: CallContext, body: dict[str, Any], mm: MessageMap) -> None:
-        chat = ctx.kind == CHAT
-        for did, d in list(ep.standing.items()):
-            pls = [verify_placement(p, body, mm, chat=chat) for p in d.event.get("placements", [])]
-            gone = pls and all(
-                (p.get("proof") or {}).get("problem", "").startswith("placement text not found") for p in pls
-            )
-            if gone and d.bound_once:
-                # The harness no longer sends the block: the standing delivery has ended.
-                del ep.standing[did]
-                continue
-            ev = dict(d.event)
-            if d.bound_once:
-                ep.n_deliveries += 1
-                ev["delivery_id"] = f"{ep.episode_id}-d{ep.n_deliveries}"
-            ev["placements"] = pls
-            ev["consuming_call_id"] = ctx.call_id
-            ctx.consumed.append(_Delivery(ev, standing=True))
-            d.bound_once = True
-        for d in ep.pending:
-            ev = dict(d.event)
-            ev["placements"] = [verify_placement(p, body, mm, chat=chat) for p in ev.get("placements", [])]
-            ev["consuming_call_id"] = ctx.call_id
-            ctx.consumed.append(
-                _Delivery(ev, standing=False, attempted_call=ctx.call_id, orig=d.orig or d.event)
-            )
-        ep.pending = []
 
     def end_call(
         self,
@@ -503,62 +370,28 @@ class Recorder:
         extra: dict[str, Any] | None = None,
     ) -> None:
         """Write the call's events once its response is complete (or failed)."""
-        ended = time.time()
-        resp: dict[str, Any] | None = None
-        if parsed is not None and parsed.response is not None:
-            resp = dict(parsed.response)
-        if http_status is not None and (status != "ok" or http_status != 200):
-            resp = resp or {"content": None}
-            resp["http_status"] = http_status
-        if error is not None:
-            resp = resp or {"content": None}
-            resp["error"] = error
-        if extra:
-            resp = resp or {"content": None}
-            resp.update(extra)
-        ev = _clean(
-            {
-                "type": "model_call",
-                "v": EVENT_SCHEMA_VERSION,
-                "episode_id": ctx.episode_id,
-                "call_id": ctx.call_id,
-                "role": ctx.role,
-                "request": ctx.request,
-                "response": resp,
-                "usage": parsed.usage if parsed else None,
-                "cost_usd": parsed.cost_usd if parsed else None,
-                "status": status,
-                "started_at": ctx.started_at,
-                "ended_at": ended,
-                "op_ref": ctx.op_ref,
-                "model": (
-                    parsed.model
-                    if parsed and parsed.model
-                    else ctx.request.get("model")
-                    if isinstance(ctx.request.get("model"), str)
-                    else None
-                ),
-            }
+        ev = model_call_event(
+            ctx,
+            status=status,
+            parsed=parsed,
+            ended=time.time(),
+            http_status=http_status,
+            error=error,
+            extra=extra,
         )
         with self._lock:
             ep = self._episodes[ctx.episode_id]
             if self.delta and ctx.raw:
                 ev["request"] = self._delta_request(ep, ctx)
             out = list(ctx.pre_events) + [ev]
-            if status == "ok" and ctx.role == "agent":
+            ok = status == "ok" and ctx.role == "agent"
+            if ok:
                 ep.last_ok_agent_call = ctx.call_id
-                for tc in (resp or {}).get("tool_calls") or []:
+                for tc in (ev.get("response") or {}).get("tool_calls") or []:
                     if tc.get("id"):
                         ep.tool_call_owner[tc["id"]] = ctx.call_id
-                out.extend(d.event for d in ctx.consumed)
-            else:
-                # A failed call consumes nothing: the harness resends this input on retry.
-                requeue = [
-                    _Delivery(d.orig or d.event, standing=False, attempted_call=ctx.call_id)
-                    for d in ctx.consumed
-                    if not d.standing
-                ]
-                ep.pending[:0] = requeue
+            # A failed call consumes nothing: the harness resends this input on retry.
+            out.extend(ep.deliveries.settle(ctx.consumed, ctx.call_id, ok=ok))
             self.calls_recorded += 1
             self.sink.write(out)
 

@@ -30,6 +30,7 @@ class ScriptedUpstream(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 1024  # socketserver's default of 5 resets connections under load
 
     def __init__(self, policy: Policy | list[dict[str, Any]], *, port: int = 0, model: str = "scripted-1"):
         if isinstance(policy, list):
@@ -53,7 +54,9 @@ class ScriptedUpstream(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
     def start(self) -> ScriptedUpstream:
-        threading.Thread(target=self.serve_forever, name="scripted-upstream", daemon=True).start()
+        threading.Thread(
+            target=self.serve_forever, args=(0.05,), name="scripted-upstream", daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:
@@ -110,7 +113,9 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(n) if n else b""
         try:
             body = json.loads(raw or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):
+            body = None
+        if not isinstance(body, dict):
             self._json(400, {"error": {"message": "invalid JSON"}})
             return
         self.server.received.append(body)

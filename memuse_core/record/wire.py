@@ -230,7 +230,7 @@ def parse_chat_json(obj: Any) -> ParsedResponse:
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
     if isinstance(reasoning, str):
         resp["reasoning"] = reasoning
-    if choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"):
+    if choices and isinstance(choices[0], dict) and isinstance(choices[0].get("finish_reason"), str):
         resp["finish_reason"] = choices[0]["finish_reason"]
     pr.response = resp
     return pr
@@ -271,8 +271,12 @@ def parse_json_response(kind: str, body: bytes) -> ParsedResponse:
     """Parse a non-streamed response body of a recorded API (tolerates garbage)."""
     try:
         obj = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return ParsedResponse(response={"content": None, "raw_text": body[:2000].decode("utf-8", "replace")})
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        why = "nested too deep for the JSON parser" if isinstance(e, RecursionError) else "not JSON"
+        raw = body[:2000].decode("utf-8", "replace")
+        return ParsedResponse(
+            response={"content": None, "raw_text": raw, "unparsed_reason": f"response {why}"}
+        )
     if kind == RESPONSES:
         return parse_responses_json(obj)
     if kind == EMBEDDINGS:
@@ -318,7 +322,7 @@ class StreamAssembler:
             return
         try:
             obj = json.loads(data)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return
         if not isinstance(obj, dict):
             return
@@ -336,7 +340,7 @@ class StreamAssembler:
         for ch in obj.get("choices") or []:
             if not isinstance(ch, dict):
                 continue
-            if ch.get("finish_reason"):
+            if isinstance(ch.get("finish_reason"), str):
                 self.finish_reason = ch["finish_reason"]
             d = ch.get("delta") or {}
             if not isinstance(d, dict):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,28 +39,71 @@ def db_path(path: str | os.PathLike[str] | None = None) -> Path:
     return Path(env) if env else DEFAULT_DB
 
 
-_LOCK_RE = re.compile(r"Conflicting lock is held in (.*?)(?: \(PID (\d+)\))?(?:\.|$| by)", re.S)
+LOCK_TIMEOUT_ENV = "MEMUSE_LOCK_TIMEOUT"
+"""Seconds to wait for another process's lock before giving up (default 30)."""
+
+# DuckDB: 'Could not set lock on file "<file>": Conflicting lock is held in <program> (PID <n>)
+# [by user <u>]. See also ...'. Paths may hold dots, spaces, quotes and any unicode, so the file is
+# everything up to the last '": Conflicting lock' and the program everything up to the last
+# ' (PID n)' (issue 18: a pattern that stopped at the first dot named only '/root/' as holder).
+_LOCK_RE = re.compile(r'lock on file "(.*)": Conflicting lock is held in (.*)', re.S)
+_HOLDER_RE = re.compile(r"Conflicting lock is held in (.*)", re.S)
+_PID_RE = re.compile(r"(.*) \(PID (\d+)\)", re.S)
 
 
-def _lock_holder(msg: str) -> str:
+def _command_line(pid: int, limit: int = 300) -> str | None:
+    """The holder's command line from /proc (Linux), shell-quoted; None when unreadable."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    args = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+    if not args:
+        return None
+    cmd = shlex.join(args)
+    return cmd if len(cmd) <= limit else cmd[: limit - 3] + "..."
+
+
+def lock_conflict(msg: str, path: Path) -> str:
+    """One sentence naming the locked file and the process holding it (DuckDB's message parsed)."""
     m = _LOCK_RE.search(msg)
-    if not m:
-        return "another process"
-    prog, pid = m.group(1).strip(), m.group(2)
-    return f"{prog} (PID {pid})" if pid else prog
+    locked, holder = (m.group(1), m.group(2)) if m else (str(path), "")
+    if not m and (h := _HOLDER_RE.search(msg)):
+        holder = h.group(1)
+    holder = re.sub(r"\. See also .*\Z", "", holder, flags=re.S).strip()
+    if p := _PID_RE.match(holder):
+        program, pid = p.group(1).strip(), int(p.group(2))
+        cmd = _command_line(pid)
+        who = f"process {pid} ({program}" + (f"; command: {cmd})" if cmd else ")")
+    else:
+        who = f"another process ({holder})" if holder else "another process"
+    return f'database "{locked}" is locked by {who}; wait for it to finish or stop it, then retry'
+
+
+def _lock_timeout() -> float:
+    v = os.environ.get(LOCK_TIMEOUT_ENV)
+    if not v:
+        return 30.0
+    try:
+        return max(0.0, float(v))
+    except ValueError:
+        raise StoreError(f"${LOCK_TIMEOUT_ENV}={v!r} is not a number of seconds") from None
 
 
 def connect(
     path: str | os.PathLike[str] | None = None,
     *,
     read_only: bool = False,
-    timeout: float = 30.0,
+    timeout: float | None = None,
     create: bool = True,
 ) -> duckdb.DuckDBPyConnection:
-    """Open the store, retrying lock conflicts for up to `timeout` seconds with backoff.
+    """Open the store, retrying lock conflicts for up to `timeout` seconds with backoff
+    (default: `$MEMUSE_LOCK_TIMEOUT`, else 30).
 
     A new read-write store gets the full schema; an older one is migrated forward.
     """
+    if timeout is None:
+        timeout = _lock_timeout()
     p = db_path(path)
     if read_only and not p.exists():
         raise StoreError(f"database {p} does not exist (build it with `memuse demo` or `memuse ingest`)")
@@ -76,10 +120,7 @@ def connect(
             if "lock" not in msg.lower():
                 raise StoreError(f"cannot open database {p}: {msg.splitlines()[0]}") from e
             if time.monotonic() >= deadline:
-                raise StoreLocked(
-                    f"database {p} is locked by {_lock_holder(msg)}; wait for it to finish or "
-                    "stop it, then retry"
-                ) from e
+                raise StoreLocked(lock_conflict(msg, p)) from e
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
         except duckdb.ConnectionException as e:
@@ -104,7 +145,7 @@ def connect(
 
 @contextmanager
 def open_store(
-    path: str | os.PathLike[str] | None = None, *, read_only: bool = False, timeout: float = 30.0
+    path: str | os.PathLike[str] | None = None, *, read_only: bool = False, timeout: float | None = None
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """Context manager: one unit of work on the store, closed afterwards."""
     con = connect(path, read_only=read_only, timeout=timeout)
