@@ -309,9 +309,10 @@ def gold_answer(case_span: dict[str, Any], listed: list[dict[str, Any]]) -> dict
     return {"assessments": out, "summary": "gold answer", "confidence": 0.8}
 
 
-def gold_policy(cases: list[Case]) -> Any:
+def gold_policy(cases: list[Case], *, read: bool = True) -> Any:
     """A reply policy for the scripted server: first read every file that the gold answer's
-    claims require (Table 5) and that the first message does not show in full, then answer."""
+    claims require (Table 5) and that the first message does not show in full, then answer.
+    With `read=False` it answers at once (to show that the coverage checks are live)."""
     from memuse_core.judge.scripted_server import ScriptedReply, ScriptedToolCall, listed_entries
 
     spans: dict[str, tuple[Case, dict[str, Any]]] = {}
@@ -327,7 +328,7 @@ def gold_policy(cases: list[Case]) -> Any:
             return ScriptedReply(content="unknown span")
         case, span = spans[m.group(1)]
         listed = listed_entries(msgs)
-        if idx == 0:
+        if idx == 0 and read:
             files = {f.group(1): (f.group(3) or "") for f in _LISTED.finditer(user)}
             structure = next(
                 s
@@ -457,3 +458,41 @@ def judgment_log(db: Path, judge: str) -> dict[str, dict[str, Any]]:
         }
         for r in rows
     }
+
+
+def eligible_spans_under_test(db: Path, cases: list[Case]) -> list[str]:
+    """Spans under test that the build made eligible (others cannot be judged; they show up as
+    "not judged" in the comparisons)."""
+    eligible = {s["span_id"] for c in cases for s in spans(db, c.episode_id) if s["status"] == "eligible"}
+    return [s["span"] for c in cases for s in c.judged() if s["span"] in eligible]
+
+
+def run_scripted_llm(
+    db: Path, cases: list[Case], concurrency: int = 4, *, read: bool = True, span_ids: list[str] | None = None
+) -> None:
+    """The real LLM judge loop against the scripted server answering with the gold answers."""
+    from memuse_core.judge.result import JudgeSettings
+    from memuse_core.judge.runner import run_batch
+    from memuse_core.judge.scripted_server import ScriptedServer
+
+    with ScriptedServer(gold_policy(cases, read=read)) as srv:
+        settings = JudgeSettings(
+            judge="llm", model="scripted", base_url=srv.base_url, inline_chars=0, backoff=0.01, max_calls=4
+        )
+        ids = span_ids if span_ids is not None else eligible_spans_under_test(db, cases)
+        run_batch(db, settings, span_ids=ids, concurrency=concurrency)
+
+
+def loop_problems(case: Case, log: dict[str, dict[str, Any]]) -> list[str]:
+    """Spans under test whose LLM judgment was not accepted at the first answer."""
+    out = []
+    for s in case.judged():
+        j = log.get(s["span"])
+        if j is None:
+            out.append(f"{s['span']}: not judged")
+        elif j["status"] != "accepted" or j["followups"] or j["forced"]:
+            out.append(
+                f"{s['span']}: status {j['status']}, follow-ups {j['followups']}, forced {j['forced']}"
+                f" ({j['reason']})"
+            )
+    return out
