@@ -71,7 +71,9 @@ def _judge(args: argparse.Namespace, db: Path, cases: list) -> str:
     return "llm"
 
 
-def agreement(cases: list, got: dict) -> tuple[dict[str, Counter], list[tuple[str, str]]]:
+def agreement(
+    cases: list, got: dict, scripted: bool = False
+) -> tuple[dict[str, Counter], list[tuple[str, str]]]:
     """signal -> Counter(agree, total) over expected values; plus (case, mismatch) pairs."""
     tally: dict[str, Counter] = {k: Counter() for k in (*SIGNALS, *LABELS, "triage")}
     mism = []
@@ -87,7 +89,7 @@ def agreement(cases: list, got: dict) -> tuple[dict[str, Counter], list[tuple[st
                         continue
                     tally[k]["total"] += 1
                     tally[k]["agree"] += bool(ge is not None and ge[k] == e[k])
-        mism += [(c.name, m) for m in signal_mismatches(c, got)]
+        mism += [(c.name, m) for m in signal_mismatches(c, got, anchors=scripted)]
     return tally, mism
 
 
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         got = stored_assessments(db, judge)
         log = judgment_log(db, judge)
 
-    tally, mism = agreement(cases, got)
+    tally, mism = agreement(cases, got, scripted=a.judge == "scripted")
     n_struct = sum(1 for v in structure.values() if not v)
     print(f"gold set: {len(cases)} cases, {sum(len(c.judged()) for c in cases)} judged spans")
     print(

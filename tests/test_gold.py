@@ -151,7 +151,7 @@ def test_rules_judge_matches_the_gold_set(rules_judged: tuple[dict, dict], name:
 def test_llm_loop_accepts_the_gold_answer(llm_judged: tuple[dict, dict], name: str) -> None:
     got, log = llm_judged
     case = BY_NAME[name]
-    mismatches = signal_mismatches(case, got) + loop_problems(case, log)
+    mismatches = signal_mismatches(case, got, anchors=True) + loop_problems(case, log)
     _check("llm", case, mismatches)
 
 

@@ -195,10 +195,11 @@ def structure_mismatches(case: Case, got: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def signal_mismatches(case: Case, got: dict[str, dict[str, Any]]) -> list[str]:
+def signal_mismatches(case: Case, got: dict[str, dict[str, Any]], *, anchors: bool = False) -> list[str]:
     """Every expected signal, usage label and triage label that the stored judgment differs from.
 
-    Signals marked "any" are not compared; anchors are not compared (they are judge citations)."""
+    Signals marked "any" are not compared. Anchors are a judge's own citations: compared only with
+    `anchors=True` (for the scripted judge, which submits the gold anchors)."""
     out = []
     for span in case.judged():
         sid = span["span"]
@@ -217,6 +218,10 @@ def signal_mismatches(case: Case, got: dict[str, dict[str, Any]]) -> list[str]:
                     continue
                 if we[k] != ge[k]:
                     out.append(f"{sid} entry {i} ({we['item_id']}) {k}: expected {we[k]}, got {ge[k]}")
+            if anchors and sorted(we.get("anchors", [])) != sorted(ge["anchors"]):
+                out.append(
+                    f"{sid} entry {i} ({we['item_id']}) anchors: expected {we['anchors']}, got {ge['anchors']}"
+                )
     return out
 
 
