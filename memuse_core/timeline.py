@@ -21,7 +21,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-AXES = ("relevance", "corroboration", "information_gain", "acted_on", "benefit", "harm")
+from .vocab import AXES
+
 AXIS_TITLES = {
     "relevance": "Relevance",
     "corroboration": "Corroboration",
@@ -34,17 +35,6 @@ LOG_MIN_PCT, LOG_MAX_PCT = 0.001, 100.0
 """Figure 3's radial range: 0.001% at the centre, 100% at the outer ring."""
 
 EFFECT_COLOURS = {"improved": "#2ca02c", "harmed": "#d62728", "no_effect": "#7f7f7f"}
-TRIAGE_COLOURS = {
-    "positive": "#2ca02c",
-    "negative": "#d62728",
-    "unresolved": "#ff7f0e",
-    "neutral": "#9e9e9e",
-    "unjudged": "#c7c7c7",
-    "error": "#8c564b",
-    "empty": "#e0e0e0",
-    "unassessable": "#bcbd22",
-    "auto_neutral": "#9e9e9e",
-}
 ANCHOR_COLOUR = "#1f77b4"
 WINDOW_FILL = "rgba(31, 119, 180, 0.14)"
 MAX_ARROWS = 60

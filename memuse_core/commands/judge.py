@@ -53,15 +53,17 @@ def judge(
 ) -> None:
     """Judge eligible spans; interrupt any time and run again to resume (nothing is judged twice)."""
     from ..judge.result import JudgeConfigError, JudgeSettings
+    from ..vocab import JUDGE_KINDS, JudgeKind
     from ..judge.runner import run_batch
     from ..progress import progress_bar
 
     kind = judge_kind or ("llm" if (model or base_url) else "rules")
-    if kind not in ("rules", "llm"):
+    if kind not in JUDGE_KINDS:
         fail(f"--judge must be rules or llm, not {kind!r}")
+    judge: JudgeKind = "llm" if kind == "llm" else "rules"
     try:
         settings = JudgeSettings(
-            judge=kind,
+            judge=judge,
             model=model,
             base_url=base_url,
             api_key_env=api_key_env,  # type: ignore[arg-type]

@@ -24,9 +24,10 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
+from ..rules.judgment import Attempt, JudgmentResult, verdict_for
 from .contract import ANSWER_TOOL
 from .package import EvidencePackage, brief, choose_inline
-from .result import Attempt, JudgeConfigError, JudgeSettings, JudgmentResult, Prompts, verdict_for
+from .result import JudgeConfigError, JudgeSettings, Prompts
 from .tools import EvidenceTools, tool_schemas
 from .validate import check_answer, coerce_undetermined, mandatory_chars
 

@@ -35,9 +35,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import duckdb
 import pandas as pd
 
+from ..store import Connection
 from ..store.metrics import (
     delivery_forms,
     effect_origins,
@@ -80,9 +80,7 @@ from .tables import (
 )
 
 
-def overview_frame(
-    con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None, level: str = "config"
-) -> pd.DataFrame:
+def overview_frame(con: Connection, runs: Sequence[str] | None = None, level: str = "config") -> pd.DataFrame:
     """One row per configuration (or run): profile means, yields, token efficiency, triage rates
     and coverage. Shares are fractions; undefined values are NaN. Backs the app's overview page."""
     stats = group_stats(con, runs, level, details=False)  # type: ignore[arg-type]

@@ -71,6 +71,17 @@ JUDGE_DDL = [
         usage_labels JSON, counts JSON, decided_at TIMESTAMP)""",
 ]
 
+# ---- Span outcome classes (MemUse A.4.1, A.4.2) -----------------------------------------------
+# One row per span and judge view: the outcome class and whether the span is profiled, decided by
+# `rules.outcome` when the context is built and whenever judgments or verdicts are written.
+# `judge` is `vocab.ANY_JUDGE` (the latest accepted verdict of any judge) until verdicts are kept
+# per judge; then each judge gets its own row and readers choose one.
+OUTCOME_DDL = [
+    """CREATE TABLE IF NOT EXISTS span_outcomes (
+        span_id VARCHAR, judge VARCHAR, episode_id VARCHAR, outcome VARCHAR, profiled BOOLEAN,
+        PRIMARY KEY (span_id, judge))""",
+]
+
 # ---- Human annotations and case studies (app) --------------------------------------------------
 ANNOTATION_DDL = [
     """CREATE TABLE IF NOT EXISTS annotations (
@@ -106,7 +117,7 @@ TRIM_DDL = [
         same_as VARCHAR)""",
 ]
 
-DDL = CONTEXT_DDL + JUDGE_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL
+DDL = CONTEXT_DDL + JUDGE_DDL + OUTCOME_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL
 
 DERIVED_TABLES = [
     "context_built",
@@ -118,9 +129,11 @@ DERIVED_TABLES = [
     "span_entries",
     "prior_sources",
     "span_earlier_copies",
+    "span_outcomes",
     "trim_results",
 ]
-"""Recomputed from events by `memuse build --rebuild`."""
+"""Recomputed by `memuse build --rebuild` (from events; `span_outcomes` also from the judged
+tables)."""
 
 KEPT_TABLES = [
     "judge_batches",

@@ -1,4 +1,4 @@
-"""Queries of the demo area: loading and reading the planted truth (issue 2 part 4).
+"""Queries of the demo area: bulk loading, and loading and reading the planted truth.
 
 `planted_truth` holds, for the first delivery of every span-like unit of the demo corpus, what the
 generator made the agent do with each entry; it is what the judges are measured against.
@@ -74,6 +74,25 @@ def load_truth(con: duckdb.DuckDBPyConnection, path: str | Path, *, batch: int =
                 if len(rows) >= batch:
                     flush()
     flush()
+    return n
+
+
+def bulk_load(con: duckdb.DuckDBPyConnection, checkpoint_threshold: str) -> None:
+    """Checkpoint once at the end of a bulk load instead of once per 16 MB of WAL, so indexes and
+    row groups are not rewritten again and again (smaller file, less work)."""
+    con.execute(f"SET checkpoint_threshold = '{checkpoint_threshold}'")
+
+
+def load_truth_file(con: duckdb.DuckDBPyConnection, path: str | Path) -> int:
+    """`load_truth` in its own transaction, then a checkpoint."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        n = load_truth(con, path)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("CHECKPOINT")
     return n
 
 

@@ -11,6 +11,8 @@ event stream can be exported again in recorded order.
 
 from __future__ import annotations
 
+from . import area_tables
+
 SCHEMA_VERSION = 2
 """Store schema version; `connection.migrate` brings older files forward."""
 
@@ -96,6 +98,4 @@ CORE_TABLES = [
 
 def all_ddl() -> list[str]:
     """Every CREATE statement of the store, core first, then each area's tables."""
-    from . import area_tables
-
     return CORE_DDL + area_tables.DDL
