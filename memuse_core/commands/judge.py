@@ -53,9 +53,9 @@ def judge(
 ) -> None:
     """Judge eligible spans; interrupt any time and run again to resume (nothing is judged twice)."""
     from ..judge.result import JudgeConfigError, JudgeSettings
-    from ..vocab import JUDGE_KINDS, JudgeKind
     from ..judge.runner import run_batch
     from ..progress import progress_bar
+    from ..vocab import JUDGE_KINDS, JudgeKind
 
     kind = judge_kind or ("llm" if (model or base_url) else "rules")
     if kind not in JUDGE_KINDS:
