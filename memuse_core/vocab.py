@@ -54,9 +54,7 @@ COPY_FORM = "copy of visible entries"
 
 # ---- Evaluation context (3.3, A.1.2, A.1.4) -------------------------------------------------------
 Exposure = Literal["full", "clipped", "unknown"]
-EXPOSURES: tuple[Exposure, ...] = get_args(Exposure)
 SpanStatus = Literal["eligible", "empty", "unassessable", "error", "auto_neutral"]
-SPAN_STATUSES: tuple[SpanStatus, ...] = get_args(SpanStatus)
 Visibility = Literal["visible", "not_visible", "same_input", "undetermined"]
 """Whether an earlier copy of a target entry is still visible in the span's first input (A.2.1)."""
 

@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "metrics": 5,
     "lineage": 5,
     "timeline": 5,
+    "charts": 5,
     "casestudy": 5,
     "record": 5,
     "progress": 5,

@@ -108,10 +108,6 @@ def code_lines(name: str, start: int, rng: random.Random, extra: str = "") -> li
     return [(start + i, line) for i, line in enumerate(body)]
 
 
-def sed_view(name: str, start: int, rng: random.Random, extra: str = "") -> str:
-    return "\n".join(f"{n:6d}\t{line}" for n, line in code_lines(name, start, rng, extra))
-
-
 def grep_output(hits: list[tuple[str, int, str]]) -> str:
     return "\n".join(f"{path}:{n}:{text}" for path, n, text in hits)
 

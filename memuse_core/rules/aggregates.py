@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..vocab import RECURRING_EPISODE_SHARE, RECURRING_MIN_EPISODES, TRIAGE_PRECEDENCE
+from ..vocab import TRIAGE_PRECEDENCE
 
 YIELD_SCALE = 100.0
 """Benefit and harm yields count entries per 100 profiled spans (3.5, A.4.2)."""
@@ -60,11 +60,6 @@ def triage_rates(counts: Mapping[str, int]) -> dict[str, float | None]:
     spans stay out of the denominator."""
     n = triage_denominator(counts)
     return {c: ratio(counts[c], n) for c in TRIAGE_PRECEDENCE}
-
-
-def recurring_threshold(episodes: int) -> float:
-    """Distinct episodes from which an item counts as recurring: max(2, 0.1 E) (A.4.2)."""
-    return max(RECURRING_MIN_EPISODES, RECURRING_EPISODE_SHARE * episodes)
 
 
 def sample_sd(values: Sequence[float]) -> float | None:

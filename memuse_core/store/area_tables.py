@@ -1,8 +1,10 @@
 """DDL of the derived and judged tables, one section per area.
 
-Derived tables (`DERIVED_TABLES`) are recomputed from events by `memuse build --rebuild`; judged
-and human tables (`KEPT_TABLES`) are never dropped by a rebuild. Span ids are deterministic
-(`<episode_id>/<first delivery_id>`), so judgments keep pointing at the same span after a rebuild.
+The context tables (`store.context.CONTEXT_TABLES`) and `span_outcomes` are derived: `memuse
+build --rebuild` recomputes them; `memuse trim` recomputes `trim_results`. Judged and human
+tables (judge batches, judgments, assessments, verdicts, annotations, case studies, planted
+truth) are never dropped by a rebuild. Span ids are deterministic (`<episode_id>/<first delivery_id>`), so judgments keep
+pointing at the same span after a rebuild.
 """
 
 from __future__ import annotations
@@ -118,30 +120,3 @@ TRIM_DDL = [
 ]
 
 DDL = CONTEXT_DDL + JUDGE_DDL + OUTCOME_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL
-
-DERIVED_TABLES = [
-    "context_built",
-    "recording_checks",
-    "delivery_context",
-    "entry_exposure",
-    "spans",
-    "span_deliveries",
-    "span_entries",
-    "prior_sources",
-    "span_earlier_copies",
-    "span_outcomes",
-    "trim_results",
-]
-"""Recomputed by `memuse build --rebuild` (from events; `span_outcomes` also from the judged
-tables)."""
-
-KEPT_TABLES = [
-    "judge_batches",
-    "judgments",
-    "assessments",
-    "verdicts",
-    "annotations",
-    "case_studies",
-    "planted_truth",
-]
-"""Never dropped by a rebuild (verdicts are re-derived from kept judgments)."""

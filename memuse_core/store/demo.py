@@ -96,23 +96,6 @@ def load_truth_file(con: duckdb.DuckDBPyConnection, path: str | Path) -> int:
     return n
 
 
-def truth_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """Shares over the planted truth per configuration (for reports and tests)."""
-    rows = con.execute(
-        """SELECT r.config, count(*) AS entries,
-                  avg(CAST(t.relevance AS INT)) AS relevance,
-                  count(*) FILTER (WHERE t.relevance) AS relevant,
-                  count(*) FILTER (WHERE t.relevance AND t.influence = 'none') AS relevant_unused,
-                  count(*) FILTER (WHERE t.influence = 'acted_on') AS acted_on,
-                  count(*) FILTER (WHERE t.effect = 'improved') AS improved,
-                  count(*) FILTER (WHERE t.effect = 'harmed') AS harmed
-           FROM planted_truth t JOIN episodes e USING (episode_id) JOIN runs r USING (run_id)
-           WHERE NOT t.copy GROUP BY 1 ORDER BY 1"""
-    ).fetchall()
-    cols = ["config", "entries", "relevance", "relevant", "relevant_unused", "acted_on", "improved", "harmed"]
-    return {r[0]: dict(zip(cols, r)) for r in rows}
-
-
 def restatement_token_share(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
     """Per configuration: share of delivered placement characters that repeat an earlier delivery
     of the same episode with identical placement text (restatements, MemUse A.6.5)."""

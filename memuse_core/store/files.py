@@ -47,8 +47,3 @@ def commit_file(
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
     """Abandon the open transaction (the file's rows disappear)."""
     con.execute("ROLLBACK")
-
-
-def count_episodes(con: duckdb.DuckDBPyConnection) -> int:
-    """Episodes in the store."""
-    return int(con.execute("SELECT count(*) FROM episodes").fetchall()[0][0])

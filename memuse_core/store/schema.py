@@ -80,21 +80,6 @@ CORE_DDL = [
     DELIVERY_ENTRIES_VIEW,
 ]
 
-CORE_TABLES = [
-    "runs",
-    "episodes",
-    "calls",
-    "steps",
-    "tool_results",
-    "context_events",
-    "item_events",
-    "searches",
-    "deliveries",
-    "delivery_entry_rows",
-    "placements",
-]
-"""Tables filled from events (cleared per episode/run on re-import; never by `build --rebuild`)."""
-
 
 def all_ddl() -> list[str]:
     """Every CREATE statement of the store, core first, then each area's tables."""

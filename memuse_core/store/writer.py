@@ -28,6 +28,7 @@ from ..events import (
     text_digest,
 )
 from .blobs import _shell_of, blob_hash, message_shell
+from .entry_lists import EntryLists, entry_rows
 from .steps import CallState, EpisodeState, action_summary, common_prefix, step_rows
 from .tables import TABLE_COLUMNS, append_rows, existing_ids
 
@@ -66,10 +67,7 @@ class EventWriter:
         self._existing_eps, self._existing_runs = set(existing[0]), set(existing[1])
         self.episodes_written: list[str] = []
         self._hashes: dict[str, int] = {}
-        self._entry_lists: dict[tuple[Any, ...], str] = {}
-        """Entry list of a delivery (as written) -> the first delivery of this file that had it."""
-        self._entry_objs: dict[int, tuple[Any, tuple[Any, ...], str]] = {}
-        """id(entry list object) -> (the object, its key, the first delivery that had it)."""
+        self._entry_lists = EntryLists(self.HASH_CACHE)
 
     # -- text ----------------------------------------------------------------------------------
     HASH_CACHE = 50_000
@@ -323,69 +321,9 @@ class EventWriter:
                     pr.start if pr else None,
                 )
             )
-        # Restated blocks repeat the same entry list on every call: store it once per file and
-        # point later copies at the first (`entries_of`; the `delivery_entries` view expands it).
-        # The importer hands restated deliveries the very same entry list object: look it up by
-        # identity first (the dict keeps the list alive, so its id cannot be reused).
-        same = self._entry_objs.get(id(ev.entries))
-        first: str | None
-        if same is not None and same[0] is ev.entries:
-            key, first = same[1], same[2]
-        else:
-            key = tuple(
-                [
-                    (
-                        e.namespace,
-                        e.item_id,
-                        e.id_scheme,
-                        e.version,
-                        e.version_portable,
-                        e.digest,
-                        e.value,
-                        e.display_key,
-                        json.dumps(e.labels, sort_keys=True) if e.labels else None,
-                    )
-                    for e in ev.entries
-                ]
-            )
-            first = self._entry_lists.get(key)
-            if len(self._entry_objs) >= self.HASH_CACHE:
-                self._entry_objs.clear()
-            self._entry_objs[id(ev.entries)] = (
-                ev.entries,
-                key,
-                first if first is not None else ev.delivery_id,
-            )
+        key, first = self._entry_lists.first_of(ev)
         if first is None:
-            if len(self._entry_lists) >= self.HASH_CACHE:
-                self._entry_lists.clear()
-            self._entry_lists[key] = ev.delivery_id
-            memo, text, add = self._hashes.get, self.text, self.rows["delivery_entry_rows"].append
-            did = ev.delivery_id
-            for i, (ns, item, scheme, version, portable, digest, v, display, labels) in enumerate(key):
-                if v is None:
-                    vh = None
-                    digest = digest or None
-                else:
-                    vh = memo(v)
-                    if vh is None:
-                        vh = text(v)
-                    digest = digest or text_digest(v)
-                add(
-                    (
-                        did,
-                        i,
-                        ns,
-                        item,
-                        scheme,
-                        version,
-                        portable,
-                        digest,
-                        vh,
-                        display,
-                        json.dumps(ev.entries[i].labels, ensure_ascii=False) if labels else None,
-                    )
-                )
+            entry_rows(ev, key, self.text, self._hashes.get, self.rows["delivery_entry_rows"].append)
         self.rows["deliveries"].append(
             (
                 ev.delivery_id,

@@ -12,7 +12,7 @@ The columns read from the derived and judged tables are gathered in the building
 (`span_cls`, `judged`), so a change of those tables needs an edit in one place only.
 
 Conventions taken from the other areas' tables (re-read `area_tables.py` when they change):
-- `spans.status` in `vocab.SPAN_STATUSES`; `spans.est_tokens` is `vocab.estimate_tokens` of the
+- `spans.status` is a `vocab.SpanStatus`; `spans.est_tokens` is `vocab.estimate_tokens` of the
   placement characters over every delivery of the span, restatements included (A.4.4).
 - `span_outcomes` holds each span's outcome class and whether it is profiled, decided once by
   `rules.outcome` (A.4.1, A.4.2); the `span_cls` block reads it, never decides it.
