@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from .vocab import REPOS, Component
+from .catalog import REPOS, Component
 
 
 def short(name: str) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..rules.models import SpanContext
 from .evidence import MEMORY_REF, PLACEHOLDER_RE, EpisodeEvidence, memory_path, step_path
-from .scripted_server import ENTRIES_MARKER
+from .script import ENTRIES_MARKER
 
 WITHHELD = "⟦value withheld: exposure unknown, the agent's view is only in target/placements.md⟧"
 

@@ -69,15 +69,8 @@ from .models import (
     Yields,
 )
 from .outcomes import BOOTSTRAP_REPLICATES, paired_bootstrap
-from .tables import (
-    UNDEFINED,
-    markdown_table,
-    render_csv,
-    render_json,
-    render_markdown,
-    report_tables,
-    write_report,
-)
+from .render import markdown_table, render_csv, render_json, render_markdown, write_report
+from .tables import UNDEFINED, report_tables
 
 
 def overview_frame(con: Connection, runs: Sequence[str] | None = None, level: str = "config") -> pd.DataFrame:
