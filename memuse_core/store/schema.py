@@ -1,5 +1,5 @@
 """DuckDB schema of the store: event tables (this file) plus the derived and judged tables that
-each area declares in its own module of this package (`context_tables`, `judge_tables`, ...).
+each area declares in `area_tables`.
 
 Text bodies live once in `blobs` keyed by a 64-bit content hash (`blob_hash`); calls store their
 input as a delta against an earlier call of the same episode (`base_call_id`, `base_len`, then the
