@@ -36,7 +36,7 @@ def _build_demo(path: Path) -> None:
     """First run: generate the deterministic demo corpus into `path`, build its evaluation context
     and judge it with the offline rules judge, with progress."""
     try:
-        from memuse_core.context.build import build_store
+        from memuse_core.build import build_store
         from memuse_core.demo import DemoPlan, build_demo
         from memuse_core.judge.result import JudgeSettings
         from memuse_core.judge.runner import run_batch

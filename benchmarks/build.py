@@ -26,7 +26,7 @@ from pathlib import Path
 
 
 def _child(db: str, n: int, workers: int) -> None:
-    from memuse_core.context.build import build_store
+    from memuse_core.build import build_store
     from memuse_core.store import connect
     from memuse_core.store.context import clear_context
 

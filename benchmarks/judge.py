@@ -22,11 +22,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memuse_core.judge.agreement import planted_agreement
+from memuse_core.judge.batch import load_chunk
 from memuse_core.judge.llm import judge_llm, make_client
 from memuse_core.judge.package import build_package
 from memuse_core.judge.result import JudgeSettings, Prompts
 from memuse_core.judge.rules import judge_rules
-from memuse_core.judge.runner import _load_chunk, run_batch
+from memuse_core.judge.runner import run_batch
 from memuse_core.judge.scripted_server import Script
 from memuse_core.judge.validate import mandatory_chars
 from memuse_core.store import connect
@@ -46,7 +47,7 @@ def _load(db: Path):
     finally:
         con.close()
     t0 = time.perf_counter()
-    items = _load_chunk(db, pairs)
+    items = load_chunk(db, pairs)
     return items, time.perf_counter() - t0
 
 
@@ -188,7 +189,7 @@ def bench_llm_batch(db: Path, latency: float, concurrency: int, n_max: int, tmp:
     the store: prepare, load and package chunks, call, journal, write; timed from start to finish."""
     import json
 
-    from memuse_core.store.judging import journal_path
+    from memuse_core.store.journal import journal_path
 
     copy = tmp / f"batch{workers}.duckdb"
     shutil.copy(db, copy)

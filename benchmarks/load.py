@@ -47,7 +47,7 @@ def _load(db: str, chunk: int, check: bool) -> dict[str, float]:
 
 def _check(con, eids: list[str], chunk: int) -> None:  # noqa: ANN001
     from memuse_core.events import EVENT_ADAPTER
-    from memuse_core.store.reader import _episode_events
+    from memuse_core.store.reader import episode_events as _episode_events
 
     n = 0
     for i in range(0, len(eids), chunk):

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field
 
 from .events import (
+    CallStatus,
     Entry,
     EpisodeEnd,
     EpisodeStart,
@@ -33,6 +34,7 @@ from .events import (
     Request,
     Response,
     Retraction,
+    Route,
     SearchResult,
     ToolCall,
     ToolResultEvent,
@@ -130,7 +132,12 @@ class EpisodeBuilder:
         self.history[0] = Message(role="system", content=text)
 
     def search(
-        self, query: str, results: list[tuple[str, str]], *, route: str = "agent", namespace: str = "default"
+        self,
+        query: str,
+        results: list[tuple[str, str]],
+        *,
+        route: Route = "agent",
+        namespace: str = "default",
     ) -> str:
         """Record a memory search; returns its id."""
         self._n_searches += 1
@@ -257,7 +264,7 @@ class EpisodeBuilder:
         self,
         response: Response | None,
         *,
-        status: str = "ok",
+        status: CallStatus = "ok",
         usage: Usage | None = None,
         cost_usd: float | None = None,
     ) -> str:
@@ -322,7 +329,7 @@ class EpisodeBuilder:
     def _deliver(
         self,
         call_id: str,
-        route: str,
+        route: Route,
         form: str,
         entries: list[Entry],
         slot: str,

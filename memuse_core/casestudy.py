@@ -24,16 +24,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from .vocab import ACCURACY, EFFECT, INFLUENCE, NOVELTY, SIGNALS, UNDETERMINED
+
 CASE_STUDY_FORMAT = 1
 """Version of the exported case-study document; bump and migrate on change."""
 
-SIGNALS = ("relevance", "accuracy", "novelty", "influence", "effect")
 SIGNAL_VALUES: dict[str, tuple[str, ...]] = {
     "relevance": ("true", "false"),
-    "accuracy": ("corroborated", "uncontradicted", "contradicted"),
-    "novelty": ("novel", "confirming", "redundant", "undetermined"),
-    "influence": ("acted_on", "selected", "referenced", "none", "undetermined"),
-    "effect": ("improved", "no_effect", "harmed", "undetermined"),
+    "accuracy": ACCURACY,
+    "novelty": (*NOVELTY, UNDETERMINED),
+    "influence": (*INFLUENCE, UNDETERMINED),
+    "effect": (*EFFECT, UNDETERMINED),
 }
 """Human label choices per signal (MemUse A.2.2); undetermined stands for the judge's null."""
 
@@ -93,7 +94,7 @@ class CaseStudyError(ValueError):
 
 
 def new_annotation(
-    target_kind: str,
+    target_kind: TargetKind,
     target_id: str,
     *,
     episode_id: str | None = None,
@@ -166,7 +167,7 @@ def export_html(
     ]
     if figures:
         if plotly_js is None:
-            from plotly.offline import get_plotlyjs
+            from plotly.offline import get_plotlyjs  # lazy: only exports with figures need plotly.js
 
             plotly_js = get_plotlyjs()
         parts.append("<script>" + plotly_js.replace("</script", "<\\/script") + "</script>")

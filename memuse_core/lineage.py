@@ -21,10 +21,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import duckdb
 import networkx as nx
 import pandas as pd
 
+from .store import Connection
 from .store import metrics as q
 
 TRIAGE_COLORS = {
@@ -270,7 +270,7 @@ def build_graph(
 
 
 def _graph(
-    con: duckdb.DuckDBPyConnection, keys: pd.DataFrame, runs: Sequence[str] | None, max_spans: int
+    con: Connection, keys: pd.DataFrame, runs: Sequence[str] | None, max_spans: int
 ) -> nx.MultiDiGraph:
     if len(keys) == 0:
         return nx.MultiDiGraph()
@@ -278,7 +278,7 @@ def _graph(
 
 
 def item_graph(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     item_id: str,
     namespace: str | None = None,
     *,
@@ -290,16 +290,14 @@ def item_graph(
     return _graph(con, keys, runs, max_spans)
 
 
-def episode_graph(
-    con: duckdb.DuckDBPyConnection, episode_id: str, *, max_spans: int = MAX_SPANS
-) -> nx.MultiDiGraph:
+def episode_graph(con: Connection, episode_id: str, *, max_spans: int = MAX_SPANS) -> nx.MultiDiGraph:
     """The graphs of every item delivered in or written by one episode, across all runs."""
     keys = q.lineage_items(con, episode_id=episode_id)
     return _graph(con, keys, None, max_spans)
 
 
 def effect_graph(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     effect: Literal["harmful", "beneficial", "acted_on"] = "harmful",
     *,
     runs: Sequence[str] | None = None,
@@ -334,7 +332,7 @@ def render_html(graph: nx.MultiDiGraph, *, height: str = "640px", heading: str =
     """A self-contained HTML page of the graph (vis-network inlined, no CDN references): pyvis
     with `cdn_resources="in_line"`, then the bootstrap tags its template always adds are removed
     (notes/STACK.md)."""
-    from pyvis.network import Network
+    from pyvis.network import Network  # lazy: pyvis (and jinja2) load only when a page is drawn
 
     net = Network(height=height, width="100%", directed=True, cdn_resources="in_line", heading=_e(heading))
     for n, d in graph.nodes(data=True):
@@ -358,7 +356,7 @@ def render_html(graph: nx.MultiDiGraph, *, height: str = "640px", heading: str =
 
 
 def item_graph_html(
-    con: duckdb.DuckDBPyConnection, namespace: str | None, item_id: str, *, runs: Sequence[str] | None = None
+    con: Connection, namespace: str | None, item_id: str, *, runs: Sequence[str] | None = None
 ) -> str | None:
     """The offline HTML page of one item's graph (None when the item is unknown)."""
     g = item_graph(con, item_id, namespace, runs=runs)

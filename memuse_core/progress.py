@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +14,6 @@ from tqdm import tqdm
 @contextmanager
 def progress_bar(total: int | None, desc: str, unit: str = "it", **kw: Any) -> Iterator[tqdm]:
     """A tqdm bar on stderr, quiet when stderr is not a terminal and MEMUSE_PROGRESS is unset."""
-    import os
 
     disable = not (sys.stderr.isatty() or os.environ.get("MEMUSE_PROGRESS"))
     # No monitor thread: the bars are updated by their callers, and a single-threaded command can

@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 # ---- Judge signals, one per delivered entry (MemUse 3.4, Table 4, A.2.2) ----------------------
+SIGNALS = ("relevance", "accuracy", "novelty", "influence", "effect")
+"""The five signals of every assessed entry (Table 1)."""
+UNDETERMINED = "undetermined"
+"""How a null (undetermined) novelty, influence or effect is shown and labelled (A.2.2)."""
 Accuracy = Literal["corroborated", "contradicted", "uncontradicted"]
 Novelty = Literal["novel", "confirming", "redundant"]
 Influence = Literal["acted_on", "selected", "referenced", "none"]
@@ -44,12 +48,40 @@ AXES: tuple[Axis, ...] = get_args(Axis)
 UncertaintyShare = Literal["u_accuracy", "u_novelty", "u_influence", "u_effect"]
 UNCERTAINTY: tuple[UncertaintyShare, ...] = get_args(UncertaintyShare)
 
-# ---- Evaluation context (A.1.2, A.1.6) ------------------------------------------------------------
+# ---- Delivery forms (A.6.5, Table 11) -------------------------------------------------------------
+COPY_FORM = "copy of visible entries"
+"""Form label of automatic neutral spans (restated copies with empty windows) in Table 11."""
+
+# ---- Evaluation context (3.3, A.1.2, A.1.4) -------------------------------------------------------
 Exposure = Literal["full", "clipped", "unknown"]
 SpanStatus = Literal["eligible", "empty", "unassessable", "error", "auto_neutral"]
+Visibility = Literal["visible", "not_visible", "same_input", "undetermined"]
+"""Whether an earlier copy of a target entry is still visible in the span's first input (A.2.1)."""
 
-# ---- Judges ---------------------------------------------------------------------------------------
+MIN_CLIPPED_PREFIX = 8
+"""Shortest matched prefix that counts as a clipped exposure (A.1.2: "at least eight characters")."""
+MAX_JSON_LEVELS = 4
+"""Nested JSON-string levels the exposure matcher decodes (A.1.2: "up to four nested levels")."""
+
+# ---- Judges and judgments (A.3.2) ------------------------------------------------------------------
 JudgeKind = Literal["rules", "llm"]
+JUDGE_KINDS: tuple[JudgeKind, ...] = get_args(JudgeKind)
+JudgmentStatus = Literal["accepted", "error", "interrupted"]
+"""`judgments.status`: an accepted answer, a failed attempt, or one cut short (judged again)."""
+ERROR_JUDGMENT_STATUSES: tuple[str, ...] = ("error", "failed")
+"""Statuses of a judge attempt that ended without an accepted answer (`failed` in older stores)."""
+RULE_JUDGE = "rule"
+"""`verdicts.judge` of a verdict a rule assigned without a judge call (automatic neutral, A.4.1)."""
+ANY_JUDGE = "any"
+"""`span_outcomes.judge` of the outcome decided by the latest accepted verdict of any judge (the
+only view today; verdicts and outcomes per judge will add one row per judge)."""
+
+# ---- Aggregation thresholds (A.4.2, A.5.4, A.6.3) --------------------------------------------------
+RECURRING_MIN_EPISODES = 2
+RECURRING_EPISODE_SHARE = 0.1
+"""An item is recurring when delivered in at least max(2, 0.1 E) distinct episodes (A.4.2)."""
+DELAYED_USE_STEPS = 5
+"""Use counted as delayed by "at least five steps" after the first consuming step (A.6.3)."""
 
 # ---- Delivered tokens (A.4.4: "floor(chars/4)") ---------------------------------------------------
 CHARS_PER_TOKEN = 4

@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from memuse_core import timeline as TL
+from memuse_core import charts as TL  # the aggregate charts (the episode timeline is `timeline`)
 from pages._shared import (
     NOT_BUILT,
     annotation_form,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from memuse_core import timeline as TL
+from memuse_core import charts as TL  # the aggregate charts (the episode timeline is `timeline`)
 from pages._shared import NOT_BUILT, fmt_num, q, q_or_empty, set_sel, url
 from pages._views import render_timeline
 

@@ -105,7 +105,7 @@ def make_db(dir: Path, *, judge: bool = True) -> Path:
             ingest_path(con, p)
     finally:
         con.close()
-    from memuse_core.context.build import build_store
+    from memuse_core.build import build_store
 
     build_store(db)
     if judge:

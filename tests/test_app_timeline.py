@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from memuse_core import charts as CH
 from memuse_core import timeline as TL
 
 
@@ -85,15 +86,15 @@ def test_timeline_windows_anchors_effects_and_arrows() -> None:
 
 
 def test_radar_log_scale_and_zero_at_centre() -> None:
-    fig = TL.profile_radar(
+    fig = CH.profile_radar(
         {"A": {"relevance": 0.15, "harm": 0.0036, "benefit": 0.0}, "B": {"relevance": 0.0142}}
     )
     ax = fig.layout.polar.radialaxis
     assert ax.type == "log" and list(ax.range) == [-3, 2]
     a = fig.data[0]
-    assert a.r[0] == 15.0 and a.r[TL.AXES.index("benefit")] == TL.LOG_MIN_PCT
-    assert math.isclose(a.r[TL.AXES.index("harm")], 0.36)
-    heat = TL.profile_heatmap({"A": {"relevance": 0.15}})
+    assert a.r[0] == 15.0 and a.r[CH.AXES.index("benefit")] == CH.LOG_MIN_PCT
+    assert math.isclose(a.r[CH.AXES.index("harm")], 0.36)
+    heat = CH.profile_heatmap({"A": {"relevance": 0.15}})
     assert heat.data[0].text[0][0] == "15%" and heat.data[0].z[0][0] == math.log10(15)
 
 
@@ -103,15 +104,15 @@ def test_form_chart_omits_tiny_forms_without_benefit() -> None:
         {"group": "g", "form": "preview", "token_share": 0.0005, "beneficial_share": 0.0},
         {"group": "g", "form": "tiny_but_useful", "token_share": 0.0001, "beneficial_share": 0.01},
     ]
-    fig = TL.form_share_chart(rows)
+    fig = CH.form_share_chart(rows)
     assert list(fig.data[0].y) == ["full_card", "tiny_but_useful"]
     assert [round(x, 6) for x in fig.data[1].x] == [96.4, 1.0]
 
 
 def test_shared_lines_flags_prior_passages() -> None:
-    out = TL.shared_lines(
+    out = CH.shared_lines(
         "Use fromisoformat for dates\nshort\nnew advice here", ["we already use fromisoformat for dates"]
     )
     assert out == [("Use fromisoformat for dates", False), ("short", False), ("new advice here", False)]
-    out = TL.shared_lines("parse with fromisoformat\nnew advice here", ["x\nparse with fromisoformat\ny"])
+    out = CH.shared_lines("parse with fromisoformat\nnew advice here", ["x\nparse with fromisoformat\ny"])
     assert out == [("parse with fromisoformat", True), ("new advice here", False)]

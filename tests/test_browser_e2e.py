@@ -49,7 +49,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium is not installed (/usr/bin/chromium)")
     pytest.importorskip("playwright.sync_api")
-    from memuse_core.context.build import build_store
+    from memuse_core.build import build_store
     from memuse_core.demo import DemoPlan, build_demo
     from memuse_core.judge.result import JudgeSettings
     from memuse_core.judge.runner import run_batch

@@ -6,8 +6,8 @@ from __future__ import annotations
 from test_context_helpers import ctx_of, deliveries, record
 
 from memuse_core.builder import EpisodeBuilder, entry
-from memuse_core.context.attribution import attribute_delivery
 from memuse_core.events import MemoryDelivery, ModelCall
+from memuse_core.rules.attribution import attribute_delivery
 
 TEXT = "Memory: the CI image lacks libxml2-dev; install it first."
 

@@ -8,7 +8,7 @@ import json
 from test_context_helpers import ctx_of
 
 from memuse_core.builder import EpisodeBuilder, entry
-from memuse_core.context.exposure import PlacementText, match_exposure
+from memuse_core.rules.exposure import PlacementText, match_exposure
 
 VALUE = "Call reset_cache() before re-running the migration test."
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from memuse_core.builder import EpisodeBuilder
-from memuse_core.context.build import build_episode_context
-from memuse_core.context.model import EpisodeContext, SpanContext
 from memuse_core.episode import EpisodeRecord, episodes_from_events
 from memuse_core.events import MemoryDelivery
+from memuse_core.rules.context import build_episode_context
+from memuse_core.rules.models import EpisodeContext, SpanContext
 
 
 def record(events) -> EpisodeRecord:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memuse_core.context.build import build_episode_context, build_store
+from memuse_core.build import build_store
+from memuse_core.rules.context import build_episode_context
 from memuse_core.store import connect, load_episodes
 
 REAL = (Path(__file__).parents[1] / ".." / "shared" / "data" / "real").resolve()

@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from memuse_core.build import build_store
 from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.cli import _load_commands, app
-from memuse_core.context.build import build_episode_context, build_store
 from memuse_core.events import dump_event
 from memuse_core.ingest import ingest_path
+from memuse_core.rules.context import build_episode_context
 from memuse_core.store import connect, load_episode
-from memuse_core.store.context import CONTEXT_TABLES, list_spans, load_episode_context, load_span_context
+from memuse_core.store.context import CONTEXT_TABLES
+from memuse_core.store.spans import list_spans, load_episode_context, load_span_context
 
 A = "Use dateutil.parser.isoparse for timestamps with a trailing Z; fromisoformat rejects it before 3.11."
 

@@ -181,7 +181,7 @@ def test_qualitative_findings_of_the_paper(con) -> None:
 def test_planted_truth_matches_the_evaluation_context(demo_db: Path, tmp_path: Path) -> None:
     """Each truth row sits on the first delivery of a built span, anchors fall inside the credit
     windows, copies become automatic neutral spans and broken recordings become error spans."""
-    build = pytest.importorskip("memuse_core.context.build")
+    build = pytest.importorskip("memuse_core.build")
     db = tmp_path / "ctx.duckdb"
     db.write_bytes(demo_db.read_bytes())
     build.build_store(db)

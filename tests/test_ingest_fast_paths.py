@@ -10,7 +10,7 @@ import pytest
 from memuse_core.events import Message
 from memuse_core.ingest.base import IngestError
 from memuse_core.ingest.native import NATIVE
-from memuse_core.store.writer import _SHELL_JSON, BLOB_REF, _shell_of, blob_hash, message_shell
+from memuse_core.store.blobs import _SHELL_JSON, BLOB_REF, _shell_of, blob_hash, message_shell
 
 MESSAGES = [
     {"role": "user", "content": "plain"},

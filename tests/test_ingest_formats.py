@@ -373,7 +373,7 @@ def test_openhands_knowledge_recall_mid_run(tmp_path: Path) -> None:
 
 
 def _checks_valid(recs: dict) -> None:
-    build = pytest.importorskip("memuse_core.context.build")
+    build = pytest.importorskip("memuse_core.rules.context")
     for rec in recs.values():
         ctx = build.build_episode_context(rec)
         assert ctx.valid, [c for c in ctx.checks if not c.ok][:3]

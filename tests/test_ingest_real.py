@@ -17,8 +17,7 @@ import pytest
 from memuse_core.episode import EpisodeRecord, episodes_from_events
 from memuse_core.events import MemoryChange, text_digest
 from memuse_core.ingest.base import detect, ingest_path
-from memuse_core.store import connect
-from memuse_core.store.reader import export_events, load_episodes
+from memuse_core.store import connect, export_events, load_episodes
 
 REAL = (Path(__file__).parents[1] / ".." / "shared" / "data" / "real").resolve()
 
@@ -326,7 +325,7 @@ ALL = MINI + SWEA + OH_LINES + OH_EVENTS + LETTA + REFLEXION
 def test_imported_real_episodes_pass_recording_checks(path: Path | None) -> None:
     need(ALL)
     assert path is not None
-    build = pytest.importorskip("memuse_core.context.build")
+    build = pytest.importorskip("memuse_core.rules.context")
     imp = detect(path)
     for rec in episodes_from_events(ev for _, ev in imp.events(path)).values():
         ctx = build.build_episode_context(rec)

@@ -25,7 +25,7 @@ from memuse_core.judge.result import JudgeSettings
 from memuse_core.judge.runner import judge_span, run_batch
 from memuse_core.judge.scripted_server import Script, ScriptedServer
 from memuse_core.store import connect
-from memuse_core.store.judging import journal_path, read_journal, replay_journal
+from memuse_core.store.journal import journal_path, read_journal, replay_journal
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +102,7 @@ def test_journal_replay_is_idempotent_and_compacts(tmp_path):
 
 
 def test_journal_keeps_records_missing_from_the_database(tmp_path):
-    from memuse_core.store.judging import Journal
+    from memuse_core.store.journal import Journal
 
     db = write_store(tmp_path, [acted_on_episode("a1")])
     elig, *_ = _counts(db)
@@ -410,7 +410,8 @@ def test_llm_batch_over_worker_processes_judges_every_span_once(tmp_path):
 
 
 def test_chunks_ramp_up_and_keep_episodes_whole():
-    from memuse_core.judge.runner import CHUNK_EPISODES, _chunks
+    from memuse_core.judge.batch import CHUNK_EPISODES
+    from memuse_core.judge.batch import chunks as _chunks
 
     pairs = [(f"e{i}/s{k}", f"e{i}") for i in range(700) for k in range(2)]
     chunks = list(_chunks(pairs, first=8))
@@ -421,7 +422,7 @@ def test_chunks_ramp_up_and_keep_episodes_whole():
 
 
 def test_llm_chunk_puts_the_largest_packages_first(tmp_path):
-    from memuse_core.judge.runner import _llm_chunk
+    from memuse_core.judge.loops import llm_chunk as _llm_chunk
 
     db = write_store(
         tmp_path, [ignored_episode("i1"), acted_on_episode("big", padding=30), referenced_episode("r1")]
@@ -477,7 +478,10 @@ def test_llm_batch_keeps_every_slot_busy_across_chunk_boundaries(tmp_path):
 def test_a_failed_store_write_stops_the_llm_batch_and_the_journal_keeps_the_results(tmp_path):
     import asyncio
 
-    from memuse_core.judge.runner import BatchSummary, _prepare, _run_llm, _Writer
+    from memuse_core.judge.batch import BatchSummary
+    from memuse_core.judge.batch import ResultWriter as _Writer
+    from memuse_core.judge.loops import run_llm as _run_llm
+    from memuse_core.judge.runner import _prepare
 
     class DiskFull(_Writer):  # the store write fails; the journal works
         def write(self, results):

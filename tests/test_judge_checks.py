@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 
+from memuse_core.judge.evidence import episode_evidence
 from memuse_core.judge.examples import acted_on_episode, span_context
-from memuse_core.judge.package import build_package, episode_evidence
+from memuse_core.judge.package import build_package
 from memuse_core.judge.tools import EvidenceTools
 from memuse_core.judge.validate import check_answer, coerce_undetermined
 

@@ -23,10 +23,9 @@ from memuse_core.events import (
     Response,
     text_digest,
 )
+from memuse_core.judge.evidence import episode_evidence, load_evidence
 from memuse_core.judge.examples import all_examples, resident_copy_episode, write_store
-from memuse_core.judge.package import episode_evidence
 from memuse_core.store import connect
-from memuse_core.store.evidence import load_evidence
 from memuse_core.store.reader import load_episodes
 
 

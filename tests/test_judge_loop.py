@@ -9,9 +9,10 @@ import asyncio
 import json
 
 from memuse_core.builder import EpisodeBuilder, entry
+from memuse_core.judge.evidence import episode_evidence
 from memuse_core.judge.examples import TASK, acted_on_episode, span_context
 from memuse_core.judge.llm import judge_llm, make_client
-from memuse_core.judge.package import build_package, episode_evidence
+from memuse_core.judge.package import build_package
 from memuse_core.judge.result import JudgeSettings, Prompts
 from memuse_core.judge.scripted_server import Script, ScriptedReply, ScriptedServer, ScriptedToolCall
 

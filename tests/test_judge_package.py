@@ -10,8 +10,9 @@ import json
 import pytest
 
 from memuse_core.builder import EpisodeBuilder, entry
+from memuse_core.judge.evidence import episode_evidence
 from memuse_core.judge.examples import acted_on_episode, selected_episode, span_context
-from memuse_core.judge.package import WITHHELD, brief, build_package, choose_inline, episode_evidence
+from memuse_core.judge.package import WITHHELD, brief, build_package, choose_inline
 from memuse_core.judge.tools import MAX_PAGE, EvidenceTools, tool_schemas
 
 
@@ -152,8 +153,8 @@ def test_reference_only_in_reference_mode():
 
 
 def test_hand_made_span_context_renders_copies_and_prior_markers():
-    from memuse_core.context.model import EarlierCopy, PriorSource, SpanContext, SpanEntry
     from memuse_core.events import Placement
+    from memuse_core.rules.models import EarlierCopy, PriorSource, SpanContext, SpanEntry
 
     rec, real = span_context(acted_on_episode())
     span = SpanContext(

@@ -18,7 +18,7 @@ def test_rules_judge_on_real_recordings(tmp_path):
     folders = [REAL / "openhands", REAL / "letta"]
     if not all(f.is_dir() for f in folders):
         pytest.skip("real recordings not available")
-    from memuse_core.context.build import build_store
+    from memuse_core.build import build_store
     from memuse_core.ingest import expand_paths, ingest_path
 
     db = tmp_path / "real.duckdb"

@@ -9,6 +9,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memuse_core.judge.evidence import episode_evidence
 from memuse_core.judge.examples import (
     acted_on_episode,
     ignored_episode,
@@ -16,7 +17,7 @@ from memuse_core.judge.examples import (
     selected_episode,
     span_context,
 )
-from memuse_core.judge.package import build_package, episode_evidence
+from memuse_core.judge.package import build_package
 from memuse_core.judge.rules import has, judge_rules
 from memuse_core.judge.tools import EvidenceTools
 from memuse_core.judge.validate import check_answer

@@ -32,6 +32,7 @@ import duckdb
 import pytest
 
 from memuse_core.store import connect
+from memuse_core.store.outcomes import refresh_outcomes
 
 NS = "cards"
 
@@ -365,6 +366,9 @@ def build_corpus(con: duckdb.DuckDBPyConnection) -> None:
     c.call("m1e1-m1", "m1e1", "memory", 300, 30, None, None, 0.001)
     c.call("m1e1-e1", "m1e1", "embedding", 50, 0, None, None, None)
     c.call("m2e1-c1", "m2e1", "agent", 500, 50, None, None, None)
+    # The corpus writes its tables directly, so it derives the stored outcome classes itself, as
+    # the store's writers do after every context, judgment or verdict write (A.4.1).
+    refresh_outcomes(con)
 
 
 @pytest.fixture(scope="session")

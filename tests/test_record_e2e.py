@@ -274,7 +274,7 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
     from memuse_core.lineage import item_graph
     from memuse_core.store import connect
     from memuse_core.store.app_queries import judgment_assessments, span_judgments
-    from memuse_core.store.context import load_episode_context
+    from memuse_core.store.spans import load_episode_context
 
     con = connect(db, read_only=True)
     try:
@@ -347,7 +347,7 @@ def test_app_shows_the_recorded_run(recorded: tuple[Path, bool], monkeypatch: py
     from streamlit.testing.v1 import AppTest
 
     from memuse_core.store import connect
-    from memuse_core.store.context import load_episode_context
+    from memuse_core.store.spans import load_episode_context
 
     con = connect(db, read_only=True)
     try:

@@ -24,11 +24,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memuse_core.context.build import build_episode_context
 from memuse_core.episode import episodes_from_events
 from memuse_core.events import parse_event, text_digest
 from memuse_core.record import Bridge, Recorder, placement, serve, wait_until_up
 from memuse_core.record.scripted_upstream import ScriptedUpstream, tool_call
+from memuse_core.rules.context import build_episode_context
 
 SECRET = "sk-test-DO-NOT-RECORD-1234"
 SYSTEM = "You are a careful engineer working in a shell."

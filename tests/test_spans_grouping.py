@@ -7,8 +7,8 @@ from __future__ import annotations
 from test_context_helpers import ctx_of, deliveries, groups, record
 
 from memuse_core.builder import EpisodeBuilder, entry
-from memuse_core.context.analysis import analyze_episode
 from memuse_core.events import MemoryDelivery
+from memuse_core.rules.analysis import analyze_episode
 
 X = "Set DJANGO_SETTINGS_MODULE=tests.settings before running manage.py test."
 Y = "The failing query uses a subquery that ignores Meta.ordering."

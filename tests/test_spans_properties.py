@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from test_context_helpers import record
 
 from memuse_core.builder import EpisodeBuilder, entry
-from memuse_core.context.build import build_episode_context
+from memuse_core.rules.context import build_episode_context
 
 VALUES = {
     "a": [

@@ -5,8 +5,9 @@ from __future__ import annotations
 from test_context_helpers import ctx_of, deliveries, record, span_of, windows
 
 from memuse_core.builder import EpisodeBuilder, entry
-from memuse_core.context.analysis import analyze_episode
-from memuse_core.spans import credit_windows, group_spans
+from memuse_core.rules.analysis import analyze_episode
+from memuse_core.rules.spans import group_spans
+from memuse_core.rules.windows import credit_windows
 
 SHORT = "Retry the flaky network test with --reruns 2."
 LONG = SHORT + " The timeout comes from the proxy; set NO_PROXY=localhost."

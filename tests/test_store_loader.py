@@ -27,7 +27,7 @@ from memuse_core.events import (
 )
 from memuse_core.ingest import ingest_path
 from memuse_core.store import connect, load_episodes
-from memuse_core.store.reader import _episode_events
+from memuse_core.store.reader import episode_events
 
 
 def _all_fields_set(m: object, path: str = "ev") -> None:
@@ -113,7 +113,7 @@ def test_loaded_events_equal_validated_events(tmp_path: Path, db_file: Path) -> 
     src.write_text("".join(dump_event(e) + "\n" for e in events))
     con = connect(db_file)
     assert ingest_path(con, src).status == "imported"
-    loaded = [ev for _, ev in _episode_events(con, ["e1"])]
+    loaded = [ev for _, ev in episode_events(con, ["e1"])]
     assert len(loaded) == len(events) - 1  # the run event is loaded separately
     for ev in loaded:
         _all_fields_set(ev)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from memuse_core.build import build_store
 from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.cli import _load_commands, app
-from memuse_core.context.build import build_store
 from memuse_core.episode import EpisodeRecord
 from memuse_core.events import RunEvent, dump_event
 from memuse_core.ingest import ingest_path

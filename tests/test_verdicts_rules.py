@@ -8,10 +8,7 @@ import itertools
 
 import pytest
 
-from memuse_core.judge.contract import EFFECT_VALUES, INFLUENCE_VALUES
-from memuse_core.verdicts import (
-    AXES,
-    UNCERTAINTY,
+from memuse_core.rules.verdicts import (
     EntrySignals,
     auto_neutral_verdict,
     clip_confidence,
@@ -19,6 +16,9 @@ from memuse_core.verdicts import (
     triage_label,
     usage_label,
 )
+from memuse_core.vocab import AXES, UNCERTAINTY
+from memuse_core.vocab import EFFECT as EFFECT_VALUES
+from memuse_core.vocab import INFLUENCE as INFLUENCE_VALUES
 
 # (influence, effect, window_read) -> usage label, written out from 3.5 "Usage and triage labels".
 EXPECTED = {

@@ -22,7 +22,7 @@ def build(
     """Build exposure, prior context, recording checks, injection spans, credit windows and
     eligibility for stored episodes (only episodes not built yet, unless --rebuild).
     Judgments, annotations and verdicts are never touched."""
-    from ..context.build import build_store
+    from ..build import build_store
     from ..progress import progress_bar
 
     with progress_bar(total=None, desc="build", unit="episode") as bar:
@@ -52,7 +52,7 @@ def spans(
 ) -> None:
     """Show an episode's injection spans with entries, exposure, credit windows and status."""
     from ..store import connect
-    from ..store.context import load_episode_context
+    from ..store.spans import load_episode_context
 
     con = connect(db, read_only=True)
     try:

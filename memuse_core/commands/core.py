@@ -82,11 +82,9 @@ def ingest(
 
 
 def _maybe_build(db: Path | None) -> None:
-    """Run the evaluation-context build when that area is installed."""
-    try:
-        from ..context.build import build_store
-    except ImportError:
-        return
+    """Run the evaluation-context build."""
+    from ..build import build_store
+
     build_store(db)
 
 
@@ -95,14 +93,12 @@ def _maybe_build(db: Path | None) -> None:
 def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json")) -> None:
     """Summarise what the store holds: runs, episodes, steps, deliveries, items, sizes."""
     from ..store import connect, db_path, store_info
+    from ..store.export import run_summary
 
     con = connect(db, read_only=True)
     try:
         data = store_info(con)
-        runs = con.execute(
-            "SELECT r.config, r.run_id, count(e.episode_id), avg(CAST(e.resolved AS INT)) "
-            "FROM runs r LEFT JOIN episodes e USING (run_id) GROUP BY 1, 2 ORDER BY 1, 2"
-        ).fetchall()
+        runs = run_summary(con)
     finally:
         con.close()
     p = db_path(db)

@@ -1,4 +1,4 @@
-"""`memuse demo`: generate the deterministic demo corpus and ingest it (issue 2 part 4)."""
+"""`memuse demo`: generate the deterministic demo corpus and ingest it (MemUse 4.1, A.5.2)."""
 
 from __future__ import annotations
 

@@ -55,13 +55,15 @@ def judge(
     from ..judge.result import JudgeConfigError, JudgeSettings
     from ..judge.runner import run_batch
     from ..progress import progress_bar
+    from ..vocab import JUDGE_KINDS, JudgeKind
 
     kind = judge_kind or ("llm" if (model or base_url) else "rules")
-    if kind not in ("rules", "llm"):
+    if kind not in JUDGE_KINDS:
         fail(f"--judge must be rules or llm, not {kind!r}")
+    judge: JudgeKind = "llm" if kind == "llm" else "rules"
     try:
         settings = JudgeSettings(
-            judge=kind,
+            judge=judge,
             model=model,
             base_url=base_url,
             api_key_env=api_key_env,  # type: ignore[arg-type]

@@ -35,10 +35,8 @@ def report(
 ) -> None:
     """Print or write the paper's tables: outcomes, profiles, triage, coverage, recurring items,
     delivery forms, use and effects, memory histories and cost."""
-    import duckdb
-
     from ..metrics import build_report, write_report
-    from ..store import connect
+    from ..store import DatabaseError, connect
     from ..store.metrics import list_runs
 
     if by not in ("config", "run"):
@@ -64,7 +62,7 @@ def report(
                 )
         try:
             rep = build_report(con, selected, baseline, replicates=replicates, seed=seed)
-        except duckdb.Error as e:
+        except DatabaseError as e:
             fail(
                 f"cannot aggregate {db or 'the store'}: {str(e).splitlines()[0]} (rebuild it with `memuse build`)"
             )

@@ -1,5 +1,5 @@
 """Deterministic demo corpus: realistic coding-agent episodes in four memory configurations with
-planted memory use (issue 2 part 4; MemUse 4.1, A.5.2, A.6.5, A.6.6). Also the scale generator.
+planted memory use (MemUse 4.1, A.5.2, A.6.5, A.6.6). Also the scale generator.
 
     from memuse_core.demo import DemoPlan, generate, build_demo
     build_demo("data/memuse.duckdb", DemoPlan(episodes=120, seed=7))

@@ -10,6 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..build import build_store
+from ..ingest import IngestError
+from ..ingest.base import file_sha256
+from ..ingest.parallel import ingest_files
+from ..store import Connection, connect, db_path
+from ..store.demo import bulk_load, load_truth_file
+from ..store.files import known_files, stored_run_ids
 from .generate import DemoFiles, DemoPlan, generate
 
 BULK_CHECKPOINT = "1GB"
@@ -28,14 +35,11 @@ class DemoResult:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _refuse_other_demo(con, files: DemoFiles) -> None:  # type: ignore[no-untyped-def]
+def _refuse_other_demo(con: Connection, files: DemoFiles) -> None:
     """Stop before importing anything when the store already holds demo runs of another seed or
     size (their ids would collide); the same demo again is recognised file by file and skipped."""
-    from ..ingest import IngestError
-    from ..ingest.base import file_sha256
-
-    stored = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
-    known = {r[0] for r in con.execute("SELECT sha256 FROM files").fetchall()}
+    stored = stored_run_ids(con)
+    known = set(known_files(con))
     for run, path in zip(files.runs, files.event_files[-len(files.runs) :]):
         if run.run_id in stored and file_sha256(path) not in known:
             raise IngestError(
@@ -59,10 +63,6 @@ def build_demo(
     """Write the demo event logs (into `out`, or a temporary folder removed afterwards), ingest
     them (one transaction per file; `workers` as in `ingest_files`: 0 parses in this process, as
     the app does, None uses one process per core for large corpora) and load the planted truth."""
-    from ..ingest.parallel import ingest_files
-    from ..store import connect, db_path
-    from ..store.demo import load_truth
-
     plan = plan or DemoPlan()
     tmp = None
     if out is None:
@@ -76,9 +76,7 @@ def build_demo(
         t = time.perf_counter()
         con = connect(db)
         try:
-            # Bulk load: one checkpoint at the end instead of one per 16 MB of WAL, so indexes and
-            # row groups are not rewritten again and again (smaller file, less work).
-            con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT}'")
+            bulk_load(con, BULK_CHECKPOINT)
             _refuse_other_demo(con, files)
             for _, r in ingest_files(
                 con,
@@ -92,22 +90,14 @@ def build_demo(
                 res.events += r.events
             res.seconds["ingest"] = time.perf_counter() - t
             t = time.perf_counter()
-            con.execute("BEGIN TRANSACTION")
-            res.truth_rows = load_truth(con, files.truth_file)  # type: ignore[arg-type]
-            con.execute("COMMIT")
-            con.execute("CHECKPOINT")
+            res.truth_rows = load_truth_file(con, files.truth_file)  # type: ignore[arg-type]
             res.seconds["truth"] = time.perf_counter() - t
         finally:
             con.close()
         if build_context:
-            try:
-                from ..context.build import build_store
-            except ImportError:
-                pass
-            else:
-                t = time.perf_counter()
-                build_store(db)
-                res.seconds["build"] = time.perf_counter() - t
+            t = time.perf_counter()
+            build_store(db)
+            res.seconds["build"] = time.perf_counter() - t
         return res
     finally:
         if tmp is not None:

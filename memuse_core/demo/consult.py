@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 
-from .agent import Script, Use, _pick_effect
-from .emit import entry_dict
-from .memory import CardCorpus, Item, Mem0Store, ProxyStore
+from .agent import Script
+from .event_dicts import entry_dict
+from .memory import CardCorpus, Item
+from .plan import Use, pick_effect
 from .shell import short
+from .stores import Mem0Store, ProxyStore
 
 
 def _clip(text: str, n: int = 220) -> str:
@@ -75,7 +77,7 @@ def consult_cards(s: Script, corpus: CardCorpus, harm_card: bool) -> None:
     reads: list[tuple[Item, str, str | None]] = []
     for it in cards:
         if it.kind == "fix" and it.comp == c.key and rng.random() < 0.5:
-            planned = _pick_effect(rng, 0.82, 0.12, 0.03)
+            planned = pick_effect(rng, 0.82, 0.12, 0.03)
             reads.append((it, "acted_on" if rng.random() < 0.7 else "none", planned))
         elif it.kind == "decoy" and it.comp == c.key and (harm_card or rng.random() < 0.07):
             reads.append((it, "acted_on" if harm_card or rng.random() < 0.5 else "referenced", "harmed"))
@@ -170,7 +172,7 @@ def consult_mem0(s: Script, store: Mem0Store, harm: bool) -> None:
                 infl = "referenced"
             d = s.decide("recall", i, it, "task_recall", infl)
             if infl == "acted_on":
-                d.effect = "harmed" if harm else _pick_effect(rng, 0.8, 0.15, 0.0)
+                d.effect = "harmed" if harm else pick_effect(rng, 0.8, 0.15, 0.0)
                 if s.force == "act":
                     d.effect = "improved"
                 s.uses.append(Use(d, "fix"))
@@ -381,5 +383,5 @@ def proxy_reads(s: Script) -> None:
         elif it.origin:
             d.note = f"written by {it.origin}"
         if infl == "acted_on":
-            d.effect = "improved" if cross else _pick_effect(rng, 0.6, 0.3, 0.03)
+            d.effect = "improved" if cross else pick_effect(rng, 0.6, 0.3, 0.03)
             s.uses.append(Use(d, "check" if form == "full_skill" else "pattern"))

@@ -14,39 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..events import EVENT_SCHEMA_VERSION, text_digest
+from ..events import text_digest
+from .event_dicts import V, delivery_event, embedding_call_event, memory_call_event
 
-V = EVENT_SCHEMA_VERSION
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 PRICE_IN, PRICE_CACHED, PRICE_OUT = 1.25e-6, 0.125e-6, 10e-6
 """USD per token of the demo's agent model (input, cached input, output)."""
-
-
-def entry_dict(
-    namespace: str,
-    item_id: str,
-    value: str,
-    *,
-    version: str = "1",
-    scheme: str,
-    display_key: str | None = None,
-    **labels: Any,
-) -> dict[str, Any]:
-    """A delivered entry as an event dict (digest precomputed, as a recorder would)."""
-    d: dict[str, Any] = {
-        "namespace": namespace,
-        "item_id": item_id,
-        "id_scheme": scheme,
-        "version": version,
-        "digest": text_digest(value),
-        "value": value,
-    }
-    if display_key:
-        d["display_key"] = display_key
-    if labels:
-        d["labels"] = labels
-    return d
 
 
 @dataclass
@@ -246,27 +220,7 @@ class EpisodeEmitter:
         self.cost += cost
         t = self._tick(2.5)
         self.emit(
-            {
-                "type": "model_call",
-                "v": V,
-                "episode_id": self.episode_id,
-                "call_id": call_id,
-                "role": "memory",
-                "request": {
-                    "messages": [
-                        {"role": "system", "content": "Extract durable facts from this coding session."},
-                        {"role": "user", "content": prompt},
-                    ]
-                },
-                "response": {"content": answer},
-                "usage": {"input_tokens": inp, "output_tokens": out},
-                "cost_usd": round(cost, 7),
-                "status": "ok",
-                "started_at": t,
-                "ended_at": t + 2.0,
-                "op_ref": op_ref,
-                "model": self.model,
-            }
+            memory_call_event(self.episode_id, call_id, prompt, answer, inp, out, cost, t, op_ref, self.model)
         )
 
     def embedding_call(self, op_ref: str, text: str) -> None:
@@ -277,22 +231,9 @@ class EpisodeEmitter:
         self.cost += cost
         t = self._tick(0.2)
         self.emit(
-            {
-                "type": "model_call",
-                "v": V,
-                "episode_id": self.episode_id,
-                "call_id": f"{self.episode_id}:c{self.n_calls}",
-                "role": "embedding",
-                "request": {"messages": [{"role": "user", "content": text}]},
-                "response": {"content": "[384 floats]"},
-                "usage": {"input_tokens": inp, "output_tokens": 0},
-                "cost_usd": round(cost, 9),
-                "status": "ok",
-                "started_at": t,
-                "ended_at": t + 0.05,
-                "op_ref": op_ref,
-                "model": "all-MiniLM-L6-v2",
-            }
+            embedding_call_event(
+                self.episode_id, f"{self.episode_id}:c{self.n_calls}", text, inp, cost, t, op_ref
+            )
         )
 
     def finish(self, resolved: bool | None, exit_status: str, submission: str | None) -> None:
@@ -413,28 +354,23 @@ class EpisodeEmitter:
         self.n_deliveries += 1
         did = f"{self.episode_id}:d{self.n_deliveries}"
         self.delivered.setdefault(key, []).append(did)
-        pl: dict[str, Any] = {
-            "slot": "system_suffix" if route == "host" else "tool_result",
-            "kind": "block" if route == "host" else "tool_output",
-            "text": text,
-            "digest": digest,
-        }
-        if proof:
-            pl["proof"] = {"message_index": index, "message_digest": host_digest, "start": start}
-        ev: dict[str, Any] = {
-            "type": "memory_delivery",
-            "v": V,
-            "episode_id": self.episode_id,
-            "delivery_id": did,
-            "route": route,
-            "form": form,
-            "consuming_call_id": call_id,
-            "entries": entries,
-            "placements": [pl],
-        }
-        if search_id:
-            ev["search_id"] = search_id
-        self.emit(ev)
+        self.emit(
+            delivery_event(
+                self.episode_id,
+                did,
+                route,
+                form,
+                call_id,
+                entries,
+                text,
+                digest,
+                index,
+                host_digest,
+                start,
+                search_id,
+                proof,
+            )
+        )
 
 
 def _chars(m: dict[str, Any]) -> int:

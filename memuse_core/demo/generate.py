@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .agent import SYSTEM, SYSTEM_EXTRA, Episode, Script
+from .agent import Script
 from .consult import consult_cards, consult_mem0, consult_proxy, mem0_tool_add, mem0_tool_search, proxy_reads
 from .emit import EpisodeEmitter
-from .memory import CardCorpus, Mem0Store, ProxyStore
+from .memory import CardCorpus
+from .plan import SYSTEM, SYSTEM_EXTRA, Episode
+from .stores import Mem0Store, ProxyStore
 from .tasks import Task, task_sequence
 
 CONFIGS = ("cards", "mem0", "proxy", "baseline")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from .vocab import REPOS, Component
+from .catalog import REPOS, Component
 
 
 def short(name: str) -> str:
@@ -106,10 +106,6 @@ def code_lines(name: str, start: int, rng: random.Random, extra: str = "") -> li
     for _ in range(rng.randrange(18, 42)):
         body.append(rng.choice(_POOL).format(var=var, attr=rng.choice(_ATTRS), fn=fn))
     return [(start + i, line) for i, line in enumerate(body)]
-
-
-def sed_view(name: str, start: int, rng: random.Random, extra: str = "") -> str:
-    return "\n".join(f"{n:6d}\t{line}" for n, line in code_lines(name, start, rng, extra))
 
 
 def grep_output(hits: list[tuple[str, int, str]]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .vocab import COMPONENTS, MECHANISMS, REPO_WEIGHTS, REPOS, Component, Mechanism
+from .catalog import COMPONENTS, MECHANISMS, REPO_WEIGHTS, REPOS, Component, Mechanism
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ whole or not at all (DESIGN.md "Bad input").
 
 from __future__ import annotations
 
-import datetime as dt
 import gzip
 import hashlib
 import io
@@ -17,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, cast
 
-import duckdb
 from pydantic import ValidationError
 
-from ..events import Event
+from ..events import EVENT_TYPES, Event
+from ..store import Connection, DatabaseError
+from ..store.files import begin_file, commit_file, imported_from, rollback
 from ..store.writer import DuplicateError, EventWriter
 
 
@@ -39,7 +39,7 @@ def validation_reason(err: ValidationError) -> tuple[str | None, str]:
     first = err.errors()[0]
     loc = [str(x) for x in first.get("loc", ())]
     # Drop the discriminator tag pydantic puts first for tagged unions.
-    if loc and loc[0] in _EVENT_TAGS:
+    if loc and loc[0] in EVENT_TYPES:
         loc = loc[1:]
     msg = first.get("msg", "invalid value")
     if first.get("type") == "json_invalid":
@@ -50,20 +50,6 @@ def validation_reason(err: ValidationError) -> tuple[str | None, str]:
     if first.get("type") == "union_tag_not_found":
         return "type", "missing event type"
     return ".".join(loc) or None, msg
-
-
-_EVENT_TAGS = {
-    "run",
-    "episode_start",
-    "model_call",
-    "tool_result",
-    "retraction",
-    "history_rewrite",
-    "memory_change",
-    "memory_search",
-    "memory_delivery",
-    "episode_end",
-}
 
 
 class Importer(Protocol):
@@ -92,8 +78,8 @@ def register(importer: Importer) -> Importer:
 
 
 def importers() -> list[Importer]:
-    from . import formats  # noqa: F401  (registers the built-in formats)
-
+    """The registered importers in detection order (`ingest.formats` registers the built-in ones
+    when the package is imported)."""
     return list(_REGISTRY)
 
 
@@ -200,7 +186,7 @@ def write_events(
 
 
 def ingest_path(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     path: str | os.PathLike[str],
     *,
     importer: Importer | None = None,
@@ -213,31 +199,26 @@ def ingest_path(
         raise IngestError(p, None, None, "file does not exist")
     imp = importer or detect(p)
     sha = file_sha256(p)
-    row = con.execute("SELECT path FROM files WHERE sha256 = ?", [sha]).fetchone()
-    if row:
-        return IngestResult(str(p), imp.name, "skipped", error=f"already imported from {row[0]}")
-    con.execute("BEGIN TRANSACTION")
+    earlier = imported_from(con, sha)
+    if earlier is not None:
+        return IngestResult(str(p), imp.name, "skipped", error=f"already imported from {earlier}")
+    file_id = begin_file(con)
     line: int | None = None
     try:
-        file_id = con.execute("SELECT coalesce(max(file_id), 0) + 1 FROM files").fetchone()[0]  # type: ignore[index]
         w = EventWriter(con, file_id, known_blobs=set(known_blobs) if known_blobs is not None else None)
         n = write_events(w, imp, p, on_event)
-        con.execute(
-            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [file_id, str(p), sha, p.stat().st_size, imp.name, n, dt.datetime.now()],
-        )
-        con.execute("COMMIT")
+        commit_file(con, file_id, str(p), sha, p.stat().st_size, imp.name, n)
         if known_blobs is not None:
             known_blobs |= w.known
         if on_event is not None:
             on_event(n % 1000)
         return IngestResult(str(p), imp.name, "imported", len(w.episodes_written), n)
     except IngestError:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
-    except duckdb.Error as e:
-        con.execute("ROLLBACK")
+    except DatabaseError as e:
+        rollback(con)
         raise IngestError(p, line, None, f"database error: {str(e).splitlines()[0]}") from e
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise

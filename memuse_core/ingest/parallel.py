@@ -18,7 +18,6 @@ import with an error instead of hanging (the files committed before it stay).
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import multiprocessing as mp
 import os
@@ -30,10 +29,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from ..store.writer import EventWriter, existing_ids, insert_arrow, rows_to_arrow
+from ..store import Connection, DatabaseError
+from ..store.files import begin_file, commit_file, imported_from, known_files, rollback
+from ..store.tables import existing_ids, insert_arrow, rows_to_arrow
+from ..store.writer import EventWriter
 from .base import IngestError, IngestResult, detect, file_sha256, ingest_path, write_events
+from .common import _CONFIG
+from .observers.builtin import _ENABLED, _EXTRA
 
 PARALLEL_MIN_BYTES = 32 << 20
 """Below this much input, starting worker processes (~0.5 s) costs more than it saves."""
@@ -44,7 +46,7 @@ def default_workers(n_files: int) -> int:
 
 
 def ingest_files(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     paths: list[Path],
     *,
     workers: int | None = None,
@@ -103,16 +105,10 @@ class _ShippingWriter(EventWriter):
 
 
 def _observer_state() -> tuple[Any, ...]:
-    from .common import _CONFIG
-    from .observers.builtin import _ENABLED, _EXTRA
-
     return list(_EXTRA), _ENABLED[0], _CONFIG[0]
 
 
 def _set_observer_state(state: tuple[Any, ...]) -> None:
-    from .common import _CONFIG
-    from .observers.builtin import _ENABLED, _EXTRA
-
     _EXTRA[:], _ENABLED[0], _CONFIG[0] = state
 
 
@@ -173,7 +169,7 @@ class _FileState:
 class _Parallel:
     def __init__(
         self,
-        con: duckdb.DuckDBPyConnection,
+        con: Connection,
         paths: list[Path],
         workers: int,
         on_event: Callable[[int], None] | None,
@@ -181,7 +177,7 @@ class _Parallel:
         self.con, self.paths, self.on_event = con, paths, on_event
         self.n_workers = min(workers, len(paths))
         self.eps, self.runs = existing_ids(con)
-        self.known_files = dict(con.execute("SELECT sha256, path FROM files").fetchall())
+        self.known_files = known_files(con)
 
     def run(self) -> Iterator[tuple[Path, IngestResult | IngestError]]:
         ctx = mp.get_context("spawn")  # never fork a process that holds a DuckDB connection
@@ -224,7 +220,7 @@ class _Parallel:
 
     def _rollback(self) -> None:
         if self.in_tx:
-            self.con.execute("ROLLBACK")
+            rollback(self.con)
             self.in_tx = False
 
     def _one(
@@ -257,20 +253,15 @@ class _Parallel:
                     return err
                 if kind == "start":
                     st.format, st.sha, st.size = payload
-                    # fetchall: a half-read result would block `register` on this connection
-                    rows = self.con.execute("SELECT path FROM files WHERE sha256 = ?", [st.sha]).fetchall()
-                    row = rows[0] if rows else None
-                    if row:  # an earlier file of this call had the same content
+                    earlier = imported_from(self.con, st.sha)
+                    if earlier is not None:  # an earlier file of this call had the same content
                         st.dead = True
                         pending = IngestResult(
-                            str(st.path), st.format, "skipped", error=f"already imported from {row[0]}"
+                            str(st.path), st.format, "skipped", error=f"already imported from {earlier}"
                         )
                     else:
-                        self.con.execute("BEGIN TRANSACTION")
+                        st.file_id = begin_file(self.con)
                         self.in_tx = True
-                        st.file_id = self.con.execute(
-                            "SELECT coalesce(max(file_id), 0) + 1 FROM files"
-                        ).fetchall()[0][0]
                 elif kind == "rows" and not st.dead:
                     bad = self._insert(st, payload)
                     if bad is not None:
@@ -281,11 +272,8 @@ class _Parallel:
                     if pending is not None:
                         return pending
                     n, episodes = payload
-                    self.con.execute(
-                        "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [st.file_id, str(st.path), st.sha, st.size, st.format, n, dt.datetime.now()],
-                    )
-                    self.con.execute("COMMIT")
+                    assert st.file_id is not None
+                    commit_file(self.con, st.file_id, str(st.path), st.sha, st.size, st.format, n)
                     self.in_tx = False
                     self.eps.update(st.ids["episodes"])
                     self.runs.update(st.ids["runs"])
@@ -321,7 +309,7 @@ class _Parallel:
                     return err
             try:
                 insert_arrow(self.con, table, tbl, or_ignore=table == "blobs", file_id=st.file_id)
-            except duckdb.Error as e:
+            except DatabaseError as e:
                 return IngestError(st.path, None, None, f"database error: {str(e).splitlines()[0]}")
         return None
 

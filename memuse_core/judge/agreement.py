@@ -1,4 +1,5 @@
-"""Agreement of a judge with the demo corpus's planted truth, per signal (issue 4 part 6)."""
+"""Agreement of a judge with the demo corpus's planted truth, per signal: a consistency check of the
+judge against what the demo generator planted, not a measure of validity."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import os
 from typing import Any
 
 from pydantic import BaseModel
+
+from ..store import connect
+from ..store.judging import planted_agreement_rows
 
 
 class SignalAgreement(BaseModel):
@@ -26,9 +30,6 @@ def _norm(x: Any) -> Any:
 
 def planted_agreement(db: str | os.PathLike[str] | None, judge: str = "rules") -> list[SignalAgreement]:
     """Per-signal agreement between current verdicts of `judge` and the planted truth."""
-    from ..store import connect
-    from ..store.judging import planted_agreement_rows
-
     con = connect(db, read_only=True)
     try:
         rows = planted_agreement_rows(con, judge)

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..build import build_store
 from ..builder import EpisodeBuilder, entry
-from ..context.model import SpanContext
 from ..episode import EpisodeRecord
 from ..events import Event, RunEvent, dump_event
+from ..ingest import ingest_path
+from ..rules.context import build_episode_context
+from ..rules.models import SpanContext
+from ..store import connect
 
 TASK = "Dates like 2024-02-30 crash parse_date in src/dates.py with a ValueError. Fix the date parser."
 
@@ -113,8 +117,6 @@ def all_examples() -> list[list[Event]]:
 
 def span_context(events: list[Event], which: int = 0) -> tuple[EpisodeRecord, SpanContext]:
     """The record and the `which`-th eligible span of one episode (real context build)."""
-    from ..context.build import build_episode_context
-
     rec = EpisodeRecord.from_events(events)
     spans = [s for s in build_episode_context(rec).spans if s.status == "eligible"]
     return rec, spans[which]
@@ -122,10 +124,6 @@ def span_context(events: list[Event], which: int = 0) -> tuple[EpisodeRecord, Sp
 
 def write_store(folder: Path, episodes: list[list[Event]], name: str = "memuse.duckdb") -> Path:
     """Write episodes as an event log, ingest it into a new store and build the context."""
-    from ..context.build import build_store
-    from ..ingest import ingest_path
-    from ..store import connect
-
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "events.jsonl"
     lines = [dump_event(RunEvent(run_id="run-1"))] + [dump_event(e) for ev in episodes for e in ev]

@@ -24,9 +24,11 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
+from ..rules.judgment import Attempt, JudgmentResult, verdict_for
+from ..vocab import estimate_tokens
 from .contract import ANSWER_TOOL
 from .package import EvidencePackage, brief, choose_inline
-from .result import Attempt, JudgeConfigError, JudgeSettings, JudgmentResult, Prompts, verdict_for
+from .result import JudgeConfigError, JudgeSettings, Prompts
 from .tools import EvidenceTools, tool_schemas
 from .validate import check_answer, coerce_undetermined, mandatory_chars
 
@@ -151,7 +153,7 @@ async def judge_llm(
     rolled: list[dict[str, Any]] = []
     res.transcript = {"messages": messages, "rolled_back": rolled, "log": log, "inline": inline}
     budget = settings.context_tokens - settings.reserve_tokens
-    est0 = (sum(len(m["content"]) for m in messages) + len(json.dumps(schemas))) // 4
+    est0 = estimate_tokens(sum(len(m["content"]) for m in messages) + len(json.dumps(schemas)))
     if est0 > budget:
         return _finish(
             res,
@@ -249,9 +251,12 @@ async def judge_llm(
             res.followups += 1
         ct = int(getattr(getattr(resp, "usage", None), "completion_tokens", 0) or 0)
         est = (
-            (prompt_tokens or sum(len(str(m.get("content") or "")) for m in messages[:start]) // 4)
+            (
+                prompt_tokens
+                or estimate_tokens(sum(len(str(m.get("content") or "")) for m in messages[:start]))
+            )
             + ct
-            + added // 4
+            + estimate_tokens(added)
         )
         if est > budget:
             rolled.append({"call": round_no, "estimated_tokens": est, "messages": messages[start:]})

@@ -23,9 +23,9 @@ import re
 import time
 from functools import lru_cache
 
-from .contract import EntryAssessment, JudgeAnswer
+from ..rules.judgment import Attempt, EntryAssessment, JudgeAnswer, JudgmentResult, verdict_for
 from .package import EntryInfo, EvidencePackage, choose_inline, step_path
-from .result import Attempt, JudgeSettings, JudgmentResult, verdict_for
+from .result import JudgeSettings
 from .tools import EvidenceTools
 from .validate import check_answer, mandatory_chars
 

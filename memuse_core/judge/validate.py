@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from .contract import EntryAssessment, JudgeAnswer
+from ..rules.judgment import EntryAssessment, JudgeAnswer
 from .package import EvidencePackage, step_path
 from .tools import EvidenceTools
 

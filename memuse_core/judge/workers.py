@@ -1,10 +1,10 @@
-"""One batch over several processes (MemUse A.3.2 batch runner; issue 4 performance).
+"""One batch over several processes (MemUse A.3.2 batch runner).
 
 A single event loop spends a few milliseconds of CPU per model call (request building, JSON,
 response parsing), so at high concurrency its CPU, not the endpoint's latency, bounds throughput;
 the rules judge is CPU-bound throughout (loading episodes and judging).
-`run_llm_workers` splits the pending spans by episode over N spawned processes, each running the
-ordinary loop (LLM: with concurrency/N; rules: `_run_rules` on its share). Each worker writes its own results (journal first, then short
+`WorkerPool` splits the pending spans by episode over N processes, each running the ordinary loop
+of `judge.loops` (LLM: with concurrency/N; rules: `run_rules` on its share). Each worker writes its own results (journal first, then short
 transactions; the store's lock retry serialises them); the parent aggregates progress and cost from
 a queue, stops every worker at `--max-cost`, and on Ctrl-C lets each worker record its in-flight
 spans as interrupted. A worker whose parent dies (kill -9) stops by itself, so a resumed batch never
@@ -22,7 +22,10 @@ import threading
 import time
 from typing import Any
 
-from .result import JudgeSettings, JudgmentResult
+from ..rules.judgment import JudgmentResult
+from .batch import BatchSummary, ResultWriter, flush_seconds
+from .loops import run_llm, run_rules
+from .result import JudgeSettings
 
 _LIGHT = (
     "span_id",
@@ -67,12 +70,10 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 def _worker(db: str, settings_json: str, shard_q: Any, batch_id: str, q: Any, stop: Any, parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     settings = JudgeSettings.model_validate_json(settings_json)
-    # Import the judge while the parent prepares the batch; then wait for this worker's share.
-    if settings.judge == "rules":
-        from . import rules  # noqa: F401
-    else:
+    # Import the LLM judge (the openai SDK) while the parent prepares the batch; then wait for
+    # this worker's share.
+    if settings.judge == "llm":
         from . import llm  # noqa: F401
-    from .runner import BatchSummary, _run_llm, _run_rules, _Writer, flush_seconds
 
     item = shard_q.get()
     if item is None:  # fewer shards than workers, or the batch was called off
@@ -80,7 +81,7 @@ def _worker(db: str, settings_json: str, shard_q: Any, batch_id: str, q: Any, st
         return
     shard, concurrency = item
     summary = BatchSummary(batch_id=batch_id, judge=settings.judge)
-    writer = _Writer(db, flush_seconds(settings.judge))
+    writer = ResultWriter(db, flush_seconds(settings.judge))
     status = "done"
 
     def on_result(r: JudgmentResult) -> None:
@@ -91,12 +92,12 @@ def _worker(db: str, settings_json: str, shard_q: Any, batch_id: str, q: Any, st
             # SIGTERM (parent's Ctrl-C, or the parent died) stops between spans; the finally
             # below still writes every finished result
             signal.signal(signal.SIGTERM, _raise_interrupt)
-            status = _run_rules(
+            status = run_rules(
                 db, settings, shard, writer, summary, None, external_stop=stop, on_result=on_result
             )
         else:
             status = asyncio.run(
-                _run_llm(
+                run_llm(
                     db,
                     settings,
                     shard,
@@ -212,19 +213,3 @@ class WorkerPool:
             summary.stopped = "interrupted; run the same command again to resume"
             return "interrupted"
         return "stopped" if stop.is_set() else "done"
-
-
-def run_llm_workers(
-    db: Any,
-    settings: JudgeSettings,
-    todo: list[tuple[str, str]],
-    summary: Any,
-    concurrency: int,
-    workers: int,
-    max_cost: float | None,
-    progress: Any,
-) -> str:
-    """Judge `todo` with `workers` processes; returns done / stopped / interrupted."""
-    return WorkerPool(db, settings, workers, summary.batch_id, start_method()).run(
-        todo, summary, concurrency, max_cost, progress
-    )

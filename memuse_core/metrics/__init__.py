@@ -35,9 +35,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import duckdb
 import pandas as pd
 
+from ..store import Connection
 from ..store.metrics import (
     delivery_forms,
     effect_origins,
@@ -69,20 +69,11 @@ from .models import (
     Yields,
 )
 from .outcomes import BOOTSTRAP_REPLICATES, paired_bootstrap
-from .tables import (
-    UNDEFINED,
-    markdown_table,
-    render_csv,
-    render_json,
-    render_markdown,
-    report_tables,
-    write_report,
-)
+from .render import markdown_table, render_csv, render_json, render_markdown, write_report
+from .tables import UNDEFINED, report_tables
 
 
-def overview_frame(
-    con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None, level: str = "config"
-) -> pd.DataFrame:
+def overview_frame(con: Connection, runs: Sequence[str] | None = None, level: str = "config") -> pd.DataFrame:
     """One row per configuration (or run): profile means, yields, token efficiency, triage rates
     and coverage. Shares are fractions; undefined values are NaN. Backs the app's overview page."""
     stats = group_stats(con, runs, level, details=False)  # type: ignore[arg-type]

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import duckdb
 import numpy as np
 import pandas as pd
 
+from ..rules.aggregates import entry_yield, ratio, token_efficiency, triage_denominator, triage_rates
+from ..store import Connection
 from ..store import metrics as q
+from ..vocab import AXES, OTHER_CLASSES, TRIAGE_PRECEDENCE
 from . import outcomes as oc
 from .models import (
     ConfigStats,
@@ -37,20 +39,12 @@ from .models import (
 Key = tuple[str, str | None]
 """(config, run_id); run_id None for a configuration pooled over its runs."""
 
-_AXES = ("relevance", "corroboration", "information_gain", "acted_on", "benefit", "harm")
 _UNC = {
     "u_accuracy": "uncontradicted",
     "u_novelty": "novelty_undetermined",
     "u_influence": "influence_undetermined",
     "u_effect": "effect_undetermined",
 }
-
-
-def ratio(num: float | int | None, den: float | int | None, scale: float = 1.0) -> float | None:
-    """num / den * scale, or None (undefined) when the denominator is empty or unknown."""
-    if num is None or den is None or den == 0 or pd.isna(den) or pd.isna(num):
-        return None
-    return float(num) / float(den) * scale
 
 
 def _f(x: object) -> float | None:
@@ -76,19 +70,20 @@ def _rows(df: pd.DataFrame) -> dict[Key, pd.Series]:
 def _profile_part(g: GroupStats, r: pd.Series) -> None:
     g.spans = _i(r["spans"])
     g.profiled_spans = n_p = _i(r["profiled_spans"])
-    g.profile = Profile(**{a: _f(r[a]) if n_p else None for a in _AXES})
+    g.profile = Profile(**{a: _f(r[a]) if n_p else None for a in AXES})
     g.uncertainty = Uncertainty(**{v: _f(r[k]) if n_p else None for k, v in _UNC.items()})
-    counts = {a: _i(r[f"n_{a}"]) for a in _AXES}
+    counts: dict[str, int] = {a: _i(r[f"n_{a}"]) for a in AXES}
     counts |= {v: _i(r[f"n_{k}"]) for k, v in _UNC.items()}
     g.counts = ProfileCounts(entries=_i(r["n_entries_total"]), **counts)
-    g.triage = Triage(**{c: _i(r[f"t_{c}"]) for c in q.TRIAGE_LABELS + q.OTHER_CLASSES})
-    g.n_triage = n_t = sum(getattr(g.triage, c) for c in q.TRIAGE_LABELS)
-    g.triage_rates = TriageRates(**{c: ratio(getattr(g.triage, c), n_t) for c in q.TRIAGE_LABELS})
+    classes: dict[str, int] = {c: _i(r[f"t_{c}"]) for c in TRIAGE_PRECEDENCE + OTHER_CLASSES}
+    g.triage = Triage(**classes)
+    g.n_triage = triage_denominator(classes)
+    g.triage_rates = TriageRates(**triage_rates(classes))
     g.auto_neutral = _i(r["auto_neutral"])
     g.est_tokens = _i(r["est_tokens"])
-    g.est_tokens_by_class = {c: _i(r[f"tok_{c}"]) for c in q.TRIAGE_LABELS + q.OTHER_CLASSES}
-    g.yields = Yields(benefit=ratio(counts["benefit"], n_p, 100), harm=ratio(counts["harm"], n_p, 100))
-    g.token_efficiency = ratio(counts["benefit"], g.est_tokens, 1e6)
+    g.est_tokens_by_class = {c: _i(r[f"tok_{c}"]) for c in TRIAGE_PRECEDENCE + OTHER_CLASSES}
+    g.yields = Yields(benefit=entry_yield(counts["benefit"], n_p), harm=entry_yield(counts["harm"], n_p))
+    g.token_efficiency = token_efficiency(counts["benefit"], g.est_tokens)
 
 
 def _coverage_part(g: GroupStats, r: pd.Series) -> None:
@@ -252,7 +247,7 @@ def _cost(g: GroupStats, c: pd.Series | None, j: pd.Series | None) -> None:
 
 
 def group_stats(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     runs: Sequence[str] | None = None,
     level: q.Level = "config",
     *,
@@ -306,7 +301,7 @@ def group_stats(
 
 
 def build_report(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     runs: Sequence[str] | None = None,
     baseline: str | None = None,
     *,

@@ -12,18 +12,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..rules.aggregates import bootstrap_mean_interval, sample_sd
 from .models import Outcome
 
 BOOTSTRAP_REPLICATES = 5000
 """Replicates of the paired bootstrap (A.5.4)."""
 DEFAULT_SEED = 0
-
-
-def _sd(values: list[float]) -> float | None:
-    """Sample standard deviation; undefined for fewer than two values."""
-    if len(values) < 2:
-        return None
-    return float(np.std(values, ddof=1))
 
 
 def run_outcome(episodes: int, resolved: int, no_result: int) -> Outcome:
@@ -47,7 +41,7 @@ def config_outcome(run_rows: pd.DataFrame) -> Outcome:
         resolved=int(run_rows.resolved.sum()),
         no_result=int(run_rows.no_result.sum()),
         resolve_rate=float(np.mean(rates)) if rates else None,
-        resolve_rate_sd=_sd(rates),
+        resolve_rate_sd=sample_sd(rates),
     )
 
 
@@ -79,16 +73,8 @@ def paired_bootstrap(
     if len(tasks) == 0:
         return None, None, None, 0
     d = m.loc[tasks].to_numpy() - b.loc[tasks].to_numpy()
-    rng = np.random.default_rng(seed)
-    n = len(d)
-    means = np.empty(replicates)
-    # chunks keep memory bounded for large task sets
-    step = max(1, 2_000_000 // n)
-    for i in range(0, replicates, step):
-        k = min(step, replicates - i)
-        means[i : i + k] = d[rng.integers(0, n, size=(k, n))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(d.mean()), float(lo), float(hi), n
+    diff, lo, hi = bootstrap_mean_interval(d, replicates, seed)
+    return diff, lo, hi, len(d)
 
 
 def gains_losses(pairs: pd.DataFrame, config: str, baseline: str) -> tuple[float | None, float | None, int]:

@@ -17,7 +17,11 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from .writer import iter_blob_texts
+from ..vocab import ANY_JUDGE, AXES, CHARS_PER_TOKEN
+from .blobs import iter_blob_texts
+
+_OUTCOME = f"LEFT JOIN span_outcomes so ON so.span_id = s.span_id AND so.judge = '{ANY_JUDGE}'"
+"""The stored outcome class of a span (`rules.outcome`, A.4.1); joined, never recomputed here."""
 
 
 def _df(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
@@ -131,7 +135,7 @@ def episode_table(
                coalesce(sp.has_positive, FALSE) AS has_positive,
                coalesce(sp.has_negative, FALSE) AS has_negative,
                coalesce(sp.has_unresolved, FALSE) AS has_unresolved,
-               coalesce(sp.span_tokens, dl.chars // 4, 0) AS delivered_tokens,
+               coalesce(sp.span_tokens, dl.chars // {CHARS_PER_TOKEN}, 0) AS delivered_tokens,
                cost.cost_usd, cost.input_tokens, cost.output_tokens
         FROM episodes e LEFT JOIN runs r USING (run_id) LEFT JOIN cost USING (episode_id)
              LEFT JOIN sp USING (episode_id) LEFT JOIN dl USING (episode_id)
@@ -293,10 +297,10 @@ def episode_spans(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.DataFra
     """Spans of an episode with status and triage."""
     return _df(
         con,
-        """
+        f"""
         SELECT s.span_id, s.status, s.first_step, s.last_step, s.n_entries, s.restatements,
-               s.est_tokens, s.form, s.route, s.reason, v.triage
-        FROM spans s LEFT JOIN verdicts v USING (span_id)
+               s.est_tokens, s.form, s.route, s.reason, v.triage, so.outcome
+        FROM spans s LEFT JOIN verdicts v USING (span_id) {_OUTCOME}
         WHERE s.episode_id = ? ORDER BY s.first_step NULLS LAST, s.span_id""",
         [episode_id],
     )
@@ -308,9 +312,9 @@ def episode_spans(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.DataFra
 def span_row(con: duckdb.DuckDBPyConnection, span_id: str) -> dict[str, Any] | None:
     """The span's stored context row with its verdict (None when unknown)."""
     cur = con.execute(
-        """
-        SELECT s.*, v.judgment_id AS verdict_judgment, v.triage, v.profiled
-        FROM spans s LEFT JOIN verdicts v USING (span_id) WHERE s.span_id = ?""",
+        f"""
+        SELECT s.*, v.judgment_id AS verdict_judgment, v.triage, v.profiled, so.outcome
+        FROM spans s LEFT JOIN verdicts v USING (span_id) {_OUTCOME} WHERE s.span_id = ?""",
         [span_id],
     )
     row = cur.fetchone()
@@ -413,17 +417,14 @@ def spans_in_scope(
     form: str | None = None,
     limit: int = 500,
 ) -> pd.DataFrame:
-    """Spans behind an Overview number: filter by outcome class, a nonzero profile axis or form.
-
-    The outcome class is the verdict's triage label, else the span status (`unjudged` for an
-    eligible span without a verdict).
-    """
+    """Spans behind an Overview number: filter by stored outcome class, a nonzero profile axis or
+    form."""
     where, params = _scope(runs, "run_id")
     if outcome:
         where += " AND outcome = ?"
         params.append(outcome)
     if axis:
-        if axis not in _AXES:
+        if axis not in AXES:
             raise ValueError(f"unknown axis {axis!r}")
         where += f" AND {axis} > 0"
     if form:
@@ -434,19 +435,14 @@ def spans_in_scope(
         f"""
         SELECT * FROM (
           SELECT s.span_id, s.episode_id, r.config, e.run_id, s.status, s.form, s.first_step,
-                 s.n_entries, s.est_tokens,
-                 coalesce(v.triage, CASE WHEN s.status = 'eligible' THEN 'unjudged' ELSE s.status END)
-                   AS outcome, v.relevance, v.corroboration, v.information_gain, v.acted_on,
-                 v.benefit, v.harm
+                 s.n_entries, s.est_tokens, so.outcome, v.relevance, v.corroboration,
+                 v.information_gain, v.acted_on, v.benefit, v.harm
           FROM spans s JOIN episodes e USING (episode_id) LEFT JOIN runs r ON r.run_id = e.run_id
-               LEFT JOIN verdicts v USING (span_id)) q
+               LEFT JOIN verdicts v USING (span_id) {_OUTCOME}) q
         WHERE {where}
         ORDER BY episode_id, first_step LIMIT {int(limit)}""",
         params,
     )
-
-
-_AXES = ("relevance", "corroboration", "information_gain", "acted_on", "benefit", "harm")
 
 
 def outcome_counts(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None) -> pd.DataFrame:
@@ -455,12 +451,9 @@ def outcome_counts(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None
     return _df(
         con,
         f"""
-        SELECT r.config,
-               coalesce(v.triage, CASE WHEN s.status = 'eligible' THEN 'unjudged' ELSE s.status END)
-                 AS outcome,
-               count(*) AS spans, sum(s.est_tokens) AS est_tokens
+        SELECT r.config, so.outcome, count(*) AS spans, sum(s.est_tokens) AS est_tokens
         FROM spans s JOIN episodes e USING (episode_id) LEFT JOIN runs r ON r.run_id = e.run_id
-             LEFT JOIN verdicts v USING (span_id)
+             {_OUTCOME}
         WHERE {where} GROUP BY ALL ORDER BY 1, 2""",
         params,
     )

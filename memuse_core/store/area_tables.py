@@ -1,8 +1,10 @@
 """DDL of the derived and judged tables, one section per area.
 
-Derived tables (`DERIVED_TABLES`) are recomputed from events by `memuse build --rebuild`; judged
-and human tables (`KEPT_TABLES`) are never dropped by a rebuild. Span ids are deterministic
-(`<episode_id>/<first delivery_id>`), so judgments keep pointing at the same span after a rebuild.
+The context tables (`store.context.CONTEXT_TABLES`) and `span_outcomes` are derived: `memuse
+build --rebuild` recomputes them; `memuse trim` recomputes `trim_results`. Judged and human
+tables (judge batches, judgments, assessments, verdicts, annotations, case studies, planted
+truth) are never dropped by a rebuild. Span ids are deterministic (`<episode_id>/<first delivery_id>`), so judgments keep
+pointing at the same span after a rebuild.
 """
 
 from __future__ import annotations
@@ -71,6 +73,17 @@ JUDGE_DDL = [
         usage_labels JSON, counts JSON, decided_at TIMESTAMP)""",
 ]
 
+# ---- Span outcome classes (MemUse A.4.1, A.4.2) -----------------------------------------------
+# One row per span and judge view: the outcome class and whether the span is profiled, decided by
+# `rules.outcome` when the context is built and whenever judgments or verdicts are written.
+# `judge` is `vocab.ANY_JUDGE` (the latest accepted verdict of any judge) until verdicts are kept
+# per judge; then each judge gets its own row and readers choose one.
+OUTCOME_DDL = [
+    """CREATE TABLE IF NOT EXISTS span_outcomes (
+        span_id VARCHAR, judge VARCHAR, episode_id VARCHAR, outcome VARCHAR, profiled BOOLEAN,
+        PRIMARY KEY (span_id, judge))""",
+]
+
 # ---- Human annotations and case studies (app) --------------------------------------------------
 ANNOTATION_DDL = [
     """CREATE TABLE IF NOT EXISTS annotations (
@@ -106,29 +119,4 @@ TRIM_DDL = [
         same_as VARCHAR)""",
 ]
 
-DDL = CONTEXT_DDL + JUDGE_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL
-
-DERIVED_TABLES = [
-    "context_built",
-    "recording_checks",
-    "delivery_context",
-    "entry_exposure",
-    "spans",
-    "span_deliveries",
-    "span_entries",
-    "prior_sources",
-    "span_earlier_copies",
-    "trim_results",
-]
-"""Recomputed from events by `memuse build --rebuild`."""
-
-KEPT_TABLES = [
-    "judge_batches",
-    "judgments",
-    "assessments",
-    "verdicts",
-    "annotations",
-    "case_studies",
-    "planted_truth",
-]
-"""Never dropped by a rebuild (verdicts are re-derived from kept judgments)."""
+DDL = CONTEXT_DDL + JUDGE_DDL + OUTCOME_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL

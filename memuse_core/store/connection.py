@@ -8,6 +8,7 @@ retrying a lock conflict with backoff and naming the holder after a timeout (DES
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
@@ -18,9 +19,15 @@ from pathlib import Path
 
 import duckdb
 
+from .outcomes import backfill_outcomes
 from .schema import SCHEMA_VERSION, all_ddl
 
 DEFAULT_DB = Path("data") / "memuse.duckdb"
+
+Connection = duckdb.DuckDBPyConnection
+"""An open store; the packages above the store pass it around without importing duckdb."""
+DatabaseError = duckdb.Error
+"""Any error DuckDB raises (a corrupt or foreign file, a failed statement)."""
 
 
 class StoreError(RuntimeError):
@@ -159,6 +166,7 @@ def open_store(
 # Schema version and forward migration
 # --------------------------------------------------------------------------------------------
 
+
 MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] = {
     # 2: delivery entries stored once per distinct entry list (docs/decisions.md "Store"); the
     # old table's rows move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
@@ -182,8 +190,6 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
 
 
 def _ddl_hash() -> str:
-    import hashlib
-
     return hashlib.sha256("\n".join(all_ddl()).encode()).hexdigest()[:16]
 
 
@@ -220,6 +226,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("COMMIT")
     for sql in all_ddl():
         con.execute(sql)
+    # A store built before `span_outcomes` existed gets it filled from its spans, verdicts and
+    # judgments (the outcome class is stored, never recomputed by readers; MemUse A.4.1).
+    backfill_outcomes(con)
     if current is None:
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
     con.execute("INSERT OR REPLACE INTO meta VALUES ('ddl_hash', ?)", [_DDL_HASH])

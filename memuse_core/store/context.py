@@ -1,38 +1,26 @@
-"""SQL of the evaluation-context area (MemUse 3.3, A.1): writing built contexts and reading them
-back as the contract values of `memuse_core.context.model`.
+"""Writing built evaluation contexts (MemUse 3.3, A.1) into the derived context tables.
 
-The judge and the app read spans only through `load_span_context`, `load_episode_context` and
-`list_spans`.
+`write_contexts` stores `rules.models.EpisodeContext` values (checks, per-delivery exposure, spans,
+entries with windows, prior sources, earlier copies) and refreshes the stored outcome class of
+their spans (`store.outcomes`). Reading them back is `store.spans`.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from ..context.model import (
-    DeliveryContext,
-    EarlierCopy,
-    EntryExposure,
-    EpisodeContext,
-    PriorSource,
-    RecordingCheck,
-    SpanContext,
-    SpanEntry,
-)
-from ..events import Placement, Proof
+from ..rules.models import EpisodeContext
 from .area_tables import CONTEXT_DDL
-from .reader import _construct
-from .writer import append_rows, blob_hash, iter_blob_texts
+from .blobs import blob_hash
+from .outcomes import backfill_outcomes, refresh_outcomes
+from .tables import append_rows
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-CONTEXT_TABLES = [
+CONTEXT_TABLES = [  # derived from events alone; `span_outcomes` also depends on the judged tables
     "context_built",
     "recording_checks",
     "delivery_context",
@@ -155,13 +143,14 @@ def ensure_context_tables(con: duckdb.DuckDBPyConnection) -> None:
             for sql in CONTEXT_DDL:
                 if f"EXISTS {table} (" in sql:
                     con.execute(sql)
+    backfill_outcomes(con)
 
 
 def clear_context(con: duckdb.DuckDBPyConnection) -> None:
     """Empty every context table (for `memuse build --rebuild`); other tables are untouched."""
     ensure_context_tables(con)
     con.execute("BEGIN")
-    for t in CONTEXT_TABLES:
+    for t in [*CONTEXT_TABLES, "span_outcomes"]:
         con.execute(f"DELETE FROM {t}")
     con.execute("COMMIT")
 
@@ -221,13 +210,28 @@ class _Blobs:
 
 
 def write_contexts(
-    con: duckdb.DuckDBPyConnection, ctxs: list[EpisodeContext], *, replace: bool = True, ensure: bool = True
+    con: duckdb.DuckDBPyConnection,
+    ctxs: list[EpisodeContext],
+    *,
+    replace: bool = True,
+    ensure: bool = True,
+    transaction: bool = False,
 ) -> None:
-    """Write built episode contexts (caller holds the transaction); with `replace`, earlier rows of
-    those episodes are deleted first. `ensure=False` skips the table check (done once per build)."""
+    """Write built episode contexts and their spans' outcome classes; with `replace`, earlier rows
+    of those episodes are deleted first. `ensure=False` skips the table check (done once per
+    build). The caller holds the transaction, unless `transaction` asks for one here."""
     if ensure:
         ensure_context_tables(con)
     if not ctxs:
+        return
+    if transaction:
+        con.execute("BEGIN")
+        try:
+            write_contexts(con, ctxs, replace=replace, ensure=False)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
         return
     ids = [c.episode_id for c in ctxs]
     if replace:
@@ -345,270 +349,4 @@ def write_contexts(
     blobs.write(con)
     for t, r in rows.items():
         _append(con, t, r)
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading
-# ---------------------------------------------------------------------------------------------
-
-
-def _placements(con: duckdb.DuckDBPyConnection, delivery_ids: list[str]) -> dict[str, list[Placement]]:
-    rows = con.execute(
-        "SELECT delivery_id, pos, slot, kind, text_hash, digest, size, message_index, json_pointer, "
-        "message_digest, start FROM placements WHERE delivery_id IN (SELECT unnest(?::VARCHAR[])) "
-        "ORDER BY delivery_id, pos",
-        [delivery_ids],
-    ).fetchall()
-    texts = iter_blob_texts(con, [r[4] for r in rows if r[4] is not None])
-    out: dict[str, list[Placement]] = {}
-    for did, _pos, slot, kind, th, dg, size, mi, jp, md, start in rows:
-        proof = None
-        if any(x is not None for x in (mi, jp, md, start)):
-            proof = Proof(message_index=mi, json_pointer=jp, message_digest=md, start=start)
-        text = texts.get(th) if th is not None else None
-        out.setdefault(did, []).append(
-            Placement(
-                slot=slot,
-                kind=kind,
-                text=text,
-                digest=dg,
-                size=None if text is not None else size,
-                proof=proof,
-            )
-        )
-    return out
-
-
-def _load_spans(con: duckdb.DuckDBPyConnection, where: str, arg: Any) -> list[SpanContext]:
-    spans = con.execute(
-        "SELECT span_id, episode_id, status, reason, first_step, last_step, restatements, chars, form, "
-        f"route, first_delivery_id, removed_steps FROM spans WHERE {where} ORDER BY episode_id, seq",
-        [arg],
-    ).fetchall()
-    if not spans:
-        return []
-    sids = [r[0] for r in spans]
-    sarg = [sids]
-    sd = con.execute(
-        "SELECT span_id, delivery_id FROM span_deliveries WHERE span_id IN "
-        "(SELECT unnest(?::VARCHAR[])) ORDER BY span_id, pos",
-        sarg,
-    ).fetchall()
-    se = con.execute(
-        "SELECT span_id, pos, namespace, item_id, version, digest, display_key, value_hash, exposure, "
-        "stage, exposed_hash, window_start, window_end, resident FROM span_entries WHERE span_id IN "
-        "(SELECT unnest(?::VARCHAR[])) ORDER BY span_id, pos",
-        sarg,
-    ).fetchall()
-    ps = con.execute(
-        "SELECT span_id, pos, kind, message_index, role, text_hash, cut FROM prior_sources WHERE span_id IN "
-        "(SELECT unnest(?::VARCHAR[])) ORDER BY span_id, pos",
-        sarg,
-    ).fetchall()
-    ec = con.execute(
-        "SELECT span_id, entry_pos, delivery_id, step, visibility, contains_target FROM span_earlier_copies "
-        "WHERE span_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY span_id, entry_pos",
-        sarg,
-    ).fetchall()
-    eps = sorted({r[1] for r in spans})
-    tasks = dict(
-        con.execute(
-            "SELECT episode_id, task_hash FROM episodes WHERE episode_id IN (SELECT unnest(?::VARCHAR[]))",
-            [eps],
-        ).fetchall()
-    )
-    hashes = [r[7] for r in se] + [r[10] for r in se] + [r[5] for r in ps] + list(tasks.values())
-    texts = iter_blob_texts(con, [h for h in hashes if h is not None])
-    pl = _placements(con, [r[10] for r in spans if r[10] is not None])
-    # Stored rows were validated when the context was built: construct, do not validate again
-    # (loading is a third of the rules judge's batch time; tests compare both paths).
-    dels: dict[str, list[str]] = {}
-    for sid, did in sd:
-        dels.setdefault(sid, []).append(did)
-    tget = texts.get
-    ents: dict[str, list[SpanEntry]] = {}
-    for sid, pos, ns, iid, ver, dg, dk, vh, expo, stage, xh, ws, we, res in se:
-        ents.setdefault(sid, []).append(
-            _construct(
-                SpanEntry,
-                {
-                    "pos": pos,
-                    "namespace": ns,
-                    "item_id": iid,
-                    "version": ver,
-                    "digest": dg,
-                    "display_key": dk,
-                    "value": tget(vh) if vh is not None else None,
-                    "exposure": expo,
-                    "exposed_text": tget(xh) if xh is not None else None,
-                    "window": (ws, we) if ws is not None else None,
-                    "resident": bool(res),
-                    "stage": stage,
-                },
-            )
-        )
-    prior: dict[str, list[PriorSource]] = {}
-    loads = json.loads
-    for sid, pos, kind, mi, role, th, cut in ps:
-        prior.setdefault(sid, []).append(
-            _construct(
-                PriorSource,
-                {
-                    "pos": pos,
-                    "message_index": mi,
-                    "role": role,
-                    "text": tget(th, "") if th is not None else "",
-                    "cut": [tuple(x) for x in loads(cut)] if cut else [],
-                    "memory_only": kind == "memory_only",
-                },
-            )
-        )
-    copies: dict[str, list[EarlierCopy]] = {}
-    for sid, pos, did, step, vis, cont in ec:
-        copies.setdefault(sid, []).append(
-            _construct(
-                EarlierCopy,
-                {
-                    "entry_pos": pos,
-                    "delivery_id": did,
-                    "step": step,
-                    "visibility": vis,
-                    "contains_target": cont,
-                },
-            )
-        )
-    out = []
-    for sid, eid, status, reason, fs, ls, rest, chars, form, route, fdid, removed in spans:
-        th = tasks.get(eid)
-        out.append(
-            _construct(
-                SpanContext,
-                {
-                    "span_id": sid,
-                    "episode_id": eid,
-                    "status": status,
-                    "reason": reason,
-                    "first_step": fs,
-                    "last_step": ls,
-                    "delivery_ids": dels.get(sid, []),
-                    "restatements": rest,
-                    "chars": chars,
-                    "form": form,
-                    "route": route,
-                    "placements": pl.get(fdid, []),
-                    "entries": ents.get(sid, []),
-                    "prior_sources": prior.get(sid, []),
-                    "earlier_copies": copies.get(sid, []),
-                    "removed_steps": list(removed or []),
-                    "task": tget(th) if th is not None else None,
-                },
-            )
-        )
-    return out
-
-
-def load_span_context(con: duckdb.DuckDBPyConnection, span_id: str) -> SpanContext:
-    """One stored span with everything the judge needs (raises KeyError when it is not built)."""
-    try:
-        spans = _load_spans(con, "span_id = ?", span_id)
-    except duckdb.CatalogException:
-        spans = []
-    if not spans:
-        raise KeyError(f"span {span_id!r} is not in the store (run `memuse build`)")
-    return spans[0]
-
-
-def load_episode_context(con: duckdb.DuckDBPyConnection, episode_id: str) -> EpisodeContext:
-    """The stored evaluation context of one episode (raises KeyError when it is not built)."""
-    try:
-        built = con.execute("SELECT 1 FROM context_built WHERE episode_id = ?", [episode_id]).fetchone()
-    except duckdb.CatalogException:
-        built = None
-    if built is None:
-        raise KeyError(f"episode {episode_id!r} has no built context (run `memuse build`)")
-    checks = [
-        RecordingCheck(episode_id=episode_id, ok=ok, rule=rule, detail=detail or "")
-        for ok, rule, detail in con.execute(
-            "SELECT ok, rule, detail FROM recording_checks WHERE episode_id = ? ORDER BY rule, detail",
-            [episode_id],
-        ).fetchall()
-    ]
-    ex = con.execute(
-        "SELECT delivery_id, pos, exposure, placement_pos, stage, exposed_hash FROM entry_exposure "
-        "WHERE episode_id = ? ORDER BY delivery_id, pos",
-        [episode_id],
-    ).fetchall()
-    texts = iter_blob_texts(con, [r[5] for r in ex if r[5] is not None])
-    exps: dict[str, list[EntryExposure]] = {}
-    for did, pos, expo, pp, stage, xh in ex:
-        exps.setdefault(did, []).append(
-            EntryExposure(
-                pos=pos,
-                exposure=expo,
-                placement_pos=pp,
-                stage=stage,
-                exposed_text=texts.get(xh) if xh is not None else None,
-            )
-        )
-    dels = [
-        DeliveryContext(
-            delivery_id=r[0],
-            episode_id=episode_id,
-            consuming_step=r[1],
-            attributed=r[2],
-            verified=r[3],
-            span_id=r[4],
-            restatement=r[5],
-            chars=r[6],
-            problem=r[7],
-            entries=exps.get(r[0], []),
-        )
-        for r in con.execute(
-            "SELECT delivery_id, consuming_step, attributed, verified, span_id, restatement, chars, problem "
-            "FROM delivery_context WHERE episode_id = ? ORDER BY seq",
-            [episode_id],
-        ).fetchall()
-    ]
-    return EpisodeContext(
-        episode_id=episode_id,
-        checks=checks,
-        deliveries=dels,
-        spans=_load_spans(con, "episode_id = ?", episode_id),
-    )
-
-
-def list_spans(
-    con: duckdb.DuckDBPyConnection, status: str | None = None, episode_id: str | None = None
-) -> pd.DataFrame:
-    """Stored spans as a DataFrame (one row per span, in episode then processing order)."""
-    import pandas as pd
-
-    ensure_exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'spans'"
-    ).fetchone()
-    cols = [
-        "span_id",
-        "episode_id",
-        "status",
-        "first_step",
-        "last_step",
-        "n_deliveries",
-        "restatements",
-        "n_entries",
-        "chars",
-        "est_tokens",
-        "form",
-        "route",
-        "reason",
-    ]
-    if not ensure_exists or not ensure_exists[0]:
-        return pd.DataFrame(columns=cols)
-    conds, args = [], []
-    if status is not None:
-        conds.append("status = ?")
-        args.append(status)
-    if episode_id is not None:
-        conds.append("episode_id = ?")
-        args.append(episode_id)
-    where = (" WHERE " + " AND ".join(conds)) if conds else ""
-    return con.execute(f"SELECT {', '.join(cols)} FROM spans{where} ORDER BY episode_id, seq", args).df()
+    refresh_outcomes(con, episode_ids=ids)

@@ -1,4 +1,4 @@
-"""Queries of the demo area: loading and reading the planted truth (issue 2 part 4).
+"""Queries of the demo area: bulk loading, and loading and reading the planted truth.
 
 `planted_truth` holds, for the first delivery of every span-like unit of the demo corpus, what the
 generator made the agent do with each entry; it is what the judges are measured against.
@@ -77,21 +77,23 @@ def load_truth(con: duckdb.DuckDBPyConnection, path: str | Path, *, batch: int =
     return n
 
 
-def truth_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """Shares over the planted truth per configuration (for reports and tests)."""
-    rows = con.execute(
-        """SELECT r.config, count(*) AS entries,
-                  avg(CAST(t.relevance AS INT)) AS relevance,
-                  count(*) FILTER (WHERE t.relevance) AS relevant,
-                  count(*) FILTER (WHERE t.relevance AND t.influence = 'none') AS relevant_unused,
-                  count(*) FILTER (WHERE t.influence = 'acted_on') AS acted_on,
-                  count(*) FILTER (WHERE t.effect = 'improved') AS improved,
-                  count(*) FILTER (WHERE t.effect = 'harmed') AS harmed
-           FROM planted_truth t JOIN episodes e USING (episode_id) JOIN runs r USING (run_id)
-           WHERE NOT t.copy GROUP BY 1 ORDER BY 1"""
-    ).fetchall()
-    cols = ["config", "entries", "relevance", "relevant", "relevant_unused", "acted_on", "improved", "harmed"]
-    return {r[0]: dict(zip(cols, r)) for r in rows}
+def bulk_load(con: duckdb.DuckDBPyConnection, checkpoint_threshold: str) -> None:
+    """Checkpoint once at the end of a bulk load instead of once per 16 MB of WAL, so indexes and
+    row groups are not rewritten again and again (smaller file, less work)."""
+    con.execute(f"SET checkpoint_threshold = '{checkpoint_threshold}'")
+
+
+def load_truth_file(con: duckdb.DuckDBPyConnection, path: str | Path) -> int:
+    """`load_truth` in its own transaction, then a checkpoint."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        n = load_truth(con, path)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("CHECKPOINT")
+    return n
 
 
 def restatement_token_share(con: duckdb.DuckDBPyConnection) -> dict[str, float]:

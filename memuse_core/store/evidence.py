@@ -13,35 +13,62 @@ that message's role. This module reads exactly those rows:
 * the role of the one input message a placement proof points at, resolved through the calls'
   delta-encoded message lists and that message's stored shell.
 
-`judge.package.render_evidence` turns them into the same `EpisodeEvidence` that
+`episode_sources` decodes them; `judge.evidence` renders the same `EpisodeEvidence` from them that
 `episode_evidence(record)` gives; tests compare both paths on hand-made, demo and real episodes.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import duckdb
 
-from ..events import Response
-from ..judge.package import EpisodeEvidence, StepSource, render_evidence
-from .reader import _deliveries_of, _delivery_rows
-from .writer import blob_hash, iter_blob_texts
+from ..events import MemoryDelivery, Response
+from .blobs import blob_hash, iter_blob_texts
+from .decode import deliveries_of, delivery_rows
 
 _EMPTY = blob_hash("")
 
 
-class _ToolHead(NamedTuple):
+class ToolHead(NamedTuple):
+    """Name and exit code of a tool result (what heads its observation in a step file)."""
+
     name: str | None
     exit_code: int | None
 
 
+class StepSource(NamedTuple):
+    """What a step file is rendered from: step number, response, observations and the tool
+    results whose names and exit codes head them (items with `.name` and `.exit_code`)."""
+
+    t: int
+    response: Response | None
+    observations: list[str]
+    tool_results: Sequence[Any]
+
+
+@dataclass
+class EpisodeSources:
+    """What the judge's evidence of one episode is rendered from (`judge.evidence`)."""
+
+    episode_id: str
+    task: str
+    reference: str | None
+    steps: list[StepSource]
+    deliveries: list[MemoryDelivery]
+    call_step: dict[str, int | None]
+    """Call id -> the step it completed."""
+    roles: dict[tuple[str, int], str]
+    """(call id, message index) -> role, for the input messages placement proofs point at."""
+
+
 @dataclass
 class EvidenceRows:
-    """The stored rows behind some episodes' evidence (`fetch_evidence_rows`); `build_evidence`
-    turns them into `EpisodeEvidence` without the store."""
+    """The stored rows behind some episodes' evidence (`fetch_evidence_rows`); `episode_sources`
+    decodes them without the connection."""
 
     eps: list[tuple[Any, ...]]
     steps: list[tuple[Any, ...]]
@@ -72,7 +99,7 @@ def fetch_evidence_rows(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) 
         "WHERE episode_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY file_id, seq",
         ids,
     ).fetchall()
-    dels, ents, pls = _delivery_rows(con, ids[0])
+    dels, ents, pls = delivery_rows(con, ids[0])
     roles = _proof_roles(con, steps, dels, pls)
     with_tools = {r[0] for r in trs}
     hashes: list[int | None] = []
@@ -148,13 +175,13 @@ def _proof_roles(
     return {k: json.loads(shells[h])["role"] for k, h in at.items()}
 
 
-def build_evidence(rows: EvidenceRows) -> dict[str, EpisodeEvidence]:
-    """Rendered step and memory files per episode (the same as `episode_evidence` of its record)."""
+def episode_sources(rows: EvidenceRows) -> dict[str, EpisodeSources]:
+    """The decoded sources of each episode's evidence (no connection needed)."""
     texts = rows.texts
     t = texts.get
-    tools: dict[str, list[tuple[str, _ToolHead]]] = {}
+    tools: dict[str, list[tuple[str, ToolHead]]] = {}
     for cid, name, oh, code in rows.tool_results:
-        tools.setdefault(cid, []).append(((t(oh) or "") if oh is not None else "", _ToolHead(name, code)))
+        tools.setdefault(cid, []).append(((t(oh) or "") if oh is not None else "", ToolHead(name, code)))
     resp_json = Response.model_validate_json
     steps: dict[str, list[StepSource]] = {}
     call_step: dict[str, dict[str, int | None]] = {}
@@ -169,27 +196,17 @@ def build_evidence(rows: EvidenceRows) -> dict[str, EpisodeEvidence]:
         )
         call_step.setdefault(eid, {})[cid] = step
     dels: dict[str, list[Any]] = {}
-    for _, d in sorted(_deliveries_of(rows.dels, rows.ents, rows.pls, t), key=lambda x: x[0]):
+    for _, d in sorted(deliveries_of(rows.dels, rows.ents, rows.pls, t), key=lambda x: x[0]):
         dels.setdefault(d.episode_id, []).append(d)
-    roles = rows.roles
-
-    def role_at(call_id: str, i: int) -> str | None:
-        return roles.get((call_id, i))
-
     out = {}
     for eid, th, rh in rows.eps:
-        out[eid] = render_evidence(
+        out[eid] = EpisodeSources(
             eid,
             (t(th) or "") if th is not None else "",
             t(rh) if rh is not None else None,
             steps.get(eid, []),
             dels.get(eid, []),
             call_step.get(eid, {}),
-            role_at,
+            rows.roles,
         )
     return out
-
-
-def load_evidence(con: duckdb.DuckDBPyConnection, episode_ids: list[str]) -> dict[str, EpisodeEvidence]:
-    """`EpisodeEvidence` of the given stored episodes."""
-    return build_evidence(fetch_evidence_rows(con, episode_ids))

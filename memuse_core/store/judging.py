@@ -1,112 +1,23 @@
-"""Judge results in the store: the JSON Lines journal, its replay, and the judgments / assessments /
-verdicts tables (DESIGN.md "Concurrency"; MemUse A.3.2 saved reports, A.4.1 automatic neutral spans).
-
-Order of writes: every result is appended to the journal next to the database and flushed; before
-each short database transaction the journal is fsynced. On the next open the journal is replayed:
-results whose `judgment_id` is not in `judgments` are inserted, so a crash or a lock loses nothing
-and replay is idempotent. Once every record is in the database the journal is emptied, so it stays
-small (appends and compaction take an exclusive `flock` on the journal file).
+"""Judge results in the store: the judgments / assessments / verdicts tables, rule verdicts of
+automatic neutral spans, batches, and the queries the batch runner needs (MemUse 3.5, A.3.2,
+A.4.1). Every write also refreshes the stored outcome class of the spans it touches
+(`store.outcomes`). The journal that precedes these writes is `store.journal`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import threading
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 from pydantic_core import to_json
 
-from ..judge.result import JudgmentResult
-from ..verdicts import SpanVerdict, auto_neutral_verdict
-from .connection import db_path
-
-
-def journal_path(db: str | os.PathLike[str] | None) -> Path:
-    """The journal of a database: `<db>.journal.jsonl` beside it."""
-    p = db_path(db)
-    return p.with_name(p.name + ".journal.jsonl")
-
-
-try:  # POSIX advisory locks keep appends and compaction of the journal apart across processes
-    import fcntl
-except ImportError:  # pragma: no cover - non-POSIX
-    fcntl = None  # type: ignore[assignment]
-
-_ID_RE = re.compile(r'"judgment_id": "([^"]+)"')
-
-
-class Journal:
-    """Append-only JSON Lines journal of judge results (thread-safe; appends lock across processes)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for appends
-
-    def append(self, res: JudgmentResult) -> None:
-        # pydantic's serializer writes the result (a third of the cost of json.dumps over model_dump)
-        line = (
-            f'{{"kind": "judgment", "v": 1, "judgment_id": {json.dumps(res.judgment_id)}, '
-            f'"result": {res.model_dump_json()}}}'
-        )
-        with self._lock:
-            if fcntl is not None:
-                fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX)
-            try:
-                self._fh.write(line + "\n")
-                self._fh.flush()
-            finally:
-                if fcntl is not None:
-                    fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
-
-    def sync(self) -> None:
-        with self._lock:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-
-    def close(self) -> None:
-        with self._lock:
-            if not self._fh.closed:
-                self._fh.flush()
-                os.fsync(self._fh.fileno())
-                self._fh.close()
-
-
-def _scan(fh: Any) -> list[tuple[str, str]]:
-    """(judgment_id, line) of every complete record; a torn last line from a crash is skipped."""
-    out = []
-    for line in fh:
-        if not line.endswith("\n"):
-            continue
-        m = _ID_RE.search(line, 0, 200)
-        if m:
-            out.append((m.group(1), line))
-    return out
-
-
-def _parse(line: str) -> JudgmentResult | None:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    if obj.get("kind") != "judgment":
-        return None
-    return JudgmentResult.model_validate(obj["result"])
-
-
-def read_journal(path: Path) -> list[JudgmentResult]:
-    """Every complete record of a journal."""
-    if not path.exists():
-        return []
-    with open(path, encoding="utf-8") as fh:
-        return [r for _, line in _scan(fh) if (r := _parse(line)) is not None]
+from ..rules.judgment import JudgmentResult
+from ..rules.verdicts import SpanVerdict, auto_neutral_verdict
+from ..vocab import RULE_JUDGE
+from .outcomes import refresh_outcomes
 
 
 def known_judgments(con: duckdb.DuckDBPyConnection, ids: list[str]) -> set[str]:
@@ -116,32 +27,6 @@ def known_judgments(con: duckdb.DuckDBPyConnection, ids: list[str]) -> set[str]:
         "SELECT judgment_id FROM judgments WHERE judgment_id IN (SELECT unnest(?::VARCHAR[]))", [ids]
     ).fetchall()
     return {r[0] for r in rows}
-
-
-def replay_journal(con: duckdb.DuckDBPyConnection, db: str | os.PathLike[str] | None) -> int:
-    """Insert journal results missing from the database; returns how many were added.
-
-    Only records whose id is missing are parsed. When every record is then in the database, the
-    journal is emptied (under an exclusive lock, so no other process is appending meanwhile)."""
-    path = journal_path(db)
-    if not path.exists() or path.stat().st_size == 0:
-        return 0
-    with open(path, "r+", encoding="utf-8") as fh:
-        if fcntl is not None:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            recs = _scan(fh)
-            known = known_judgments(con, [i for i, _ in recs])
-            missing = [r for i, line in recs if i not in known and (r := _parse(line)) is not None]
-            added = write_results(con, missing) if missing else 0
-            if fcntl is not None and len(known) + added >= len({i for i, _ in recs}):
-                # Everything is in the database; writers append under this lock, so an unterminated
-                # tail can only be the torn last line of a crashed writer.
-                fh.truncate(0)
-            return added
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _json(obj: Any) -> str:
@@ -276,6 +161,7 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
         if verdicts:
             con.execute("DELETE FROM verdicts WHERE span_id IN (SELECT span_id FROM _vdf)")
             con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _vdf")
+        refresh_outcomes(con, span_ids=sorted({r.span_id for r in new}))
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -343,21 +229,11 @@ def _verdict_row(v: SpanVerdict, judge: str | None, at: float | None) -> list[An
     ]
 
 
-def _upsert_verdict(
-    con: duckdb.DuckDBPyConnection, v: SpanVerdict, judge: str | None, at: float | None
-) -> None:
-    con.execute("DELETE FROM verdicts WHERE span_id = ?", [v.span_id])
-    con.execute(
-        f"INSERT INTO verdicts ({', '.join(VCOLS)}) VALUES ({', '.join('?' * len(VCOLS))})",
-        _verdict_row(v, judge, at),
-    )
-
-
 def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
     """Rule-assigned verdicts for automatic neutral spans that have none yet (A.4.1): triage only."""
     # One INSERT ... SELECT: the rule verdict is the same for every such span but for its id and
-    # entry count, so no row passes through Python (nor Arrow, whose first use imports pandas).
-    tmpl = _verdict_row(auto_neutral_verdict("", 0), "rule", None)
+    # entry count, so no row passes through Python.
+    tmpl = _verdict_row(auto_neutral_verdict("", 0), RULE_JUDGE, None)
     exprs: list[str] = []
     params: list[Any] = []
     for col, value in zip(VCOLS, tmpl, strict=True):
@@ -372,16 +248,19 @@ def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
             params.append(value)
     con.execute("BEGIN")
     try:
-        n = con.execute(
+        added = con.execute(
             f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT {', '.join(exprs)} FROM spans s "
-            "LEFT JOIN verdicts v USING (span_id) WHERE s.status = 'auto_neutral' AND v.span_id IS NULL",
+            "LEFT JOIN verdicts v USING (span_id) WHERE s.status = 'auto_neutral' AND v.span_id IS NULL "
+            "RETURNING span_id",
             params,
-        ).fetchall()[0][0]
+        ).fetchall()
+        if added:
+            refresh_outcomes(con, span_ids=[r[0] for r in added])
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return int(n)
+    return len(added)
 
 
 def done_spans(con: duckdb.DuckDBPyConnection, judge: str) -> set[str]:
@@ -415,15 +294,6 @@ def end_batch(con: duckdb.DuckDBPyConnection, batch_id: str, status: str) -> Non
     con.execute(
         "UPDATE judge_batches SET ended_at = now(), status = ? WHERE batch_id = ?", [status, batch_id]
     )
-
-
-def judgment_counts(con: duckdb.DuckDBPyConnection, span_ids: list[str] | None = None) -> dict[str, int]:
-    """Accepted judgments per span (for tests and the summary)."""
-    rows = con.execute(
-        "SELECT span_id, count(*) FROM judgments WHERE status = 'accepted' GROUP BY 1"
-    ).fetchall()
-    d = {r[0]: int(r[1]) for r in rows}
-    return {k: d.get(k, 0) for k in span_ids} if span_ids is not None else d
 
 
 def planted_agreement_rows(con: duckdb.DuckDBPyConnection, judge: str = "rules") -> list[tuple[Any, ...]]:

@@ -1,5 +1,5 @@
 """DuckDB schema of the store: event tables (this file) plus the derived and judged tables that
-each area declares in its own module of this package (`context_tables`, `judge_tables`, ...).
+each area declares in `area_tables`.
 
 Text bodies live once in `blobs` keyed by a 64-bit content hash (`blob_hash`); calls store their
 input as a delta against an earlier call of the same episode (`base_call_id`, `base_len`, then the
@@ -10,6 +10,8 @@ event stream can be exported again in recorded order.
 """
 
 from __future__ import annotations
+
+from . import area_tables
 
 SCHEMA_VERSION = 2
 """Store schema version; `connection.migrate` brings older files forward."""
@@ -78,24 +80,7 @@ CORE_DDL = [
     DELIVERY_ENTRIES_VIEW,
 ]
 
-CORE_TABLES = [
-    "runs",
-    "episodes",
-    "calls",
-    "steps",
-    "tool_results",
-    "context_events",
-    "item_events",
-    "searches",
-    "deliveries",
-    "delivery_entry_rows",
-    "placements",
-]
-"""Tables filled from events (cleared per episode/run on re-import; never by `build --rebuild`)."""
-
 
 def all_ddl() -> list[str]:
     """Every CREATE statement of the store, core first, then each area's tables."""
-    from . import area_tables
-
     return CORE_DDL + area_tables.DDL

@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .area_tables import TRIM_DDL
-from .writer import iter_blob_texts
+from .blobs import iter_blob_texts
 
 S, I32, I64, F64 = pa.string(), pa.int32(), pa.int64(), pa.float64()
 TRIM_COLUMNS: list[tuple[str, pa.DataType]] = [
@@ -128,7 +128,7 @@ def shell_texts(con: duckdb.DuckDBPyConnection, shells: list[int]) -> dict[int, 
     import json
 
     from ..events import message_text
-    from .writer import BLOB_REF
+    from .blobs import BLOB_REF
 
     parsed = {h: json.loads(t) for h, t in iter_blob_texts(con, shells).items()}
     refs = [c[BLOB_REF] for d in parsed.values() if isinstance(c := d.get("content"), dict) and BLOB_REF in c]

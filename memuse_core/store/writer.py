@@ -1,24 +1,16 @@
-"""Writing events into the store: content-addressed text, delta-encoded inputs, steps.
+"""Writing events into the store: content-addressed text (`store.blobs`), delta-encoded inputs,
+steps (`store.steps`).
 
-`EventWriter` buffers rows per table and appends them through Arrow; the caller owns the
-transaction (one per imported file, so a bad file leaves the store unchanged).
-
-Messages are stored as a small JSON *shell* whose string content is replaced by a reference to a
-text blob (`{"$b": <hash>}`), so a tool output that also reaches the next request as a `tool`
-message is stored once.
+`EventWriter` buffers rows per table and appends them through Arrow (`store.tables`); the caller
+owns the transaction (one per imported file, so a bad file leaves the store unchanged).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from ..events import (
     EpisodeEnd,
@@ -28,7 +20,6 @@ from ..events import (
     MemoryChange,
     MemoryDelivery,
     MemorySearch,
-    Message,
     ModelCall,
     Retraction,
     RunEvent,
@@ -36,292 +27,14 @@ from ..events import (
     message_text,
     text_digest,
 )
-
-BLOB_REF = "$b"
-_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
-_FENCED_SHELL = re.compile(r"```(?:bash|sh|shell)?\s*\n(.*?)```", re.S)
-
-
-def blob_hash(text: str) -> int:
-    """64-bit signed content hash of a text (blake2b); the key of `blobs`."""
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
-
-
-_SHELL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
-_js = json.encoder.encode_basestring  # type: ignore[attr-defined]
-"""A JSON string literal exactly as `_SHELL_JSON` writes it (ensure_ascii=False)."""
-"""Same output as json.dumps(..., sort_keys=True, ensure_ascii=False), without building an encoder per call."""
-
-
-def message_shell(msg: Message, hasher: Callable[[str], int] = blob_hash) -> tuple[str, str | None]:
-    """(shell JSON, content text or None) of a message; the shell references the content blob.
-
-    `hasher` must return `blob_hash` (the writer passes its memoised, blob-recording `text`)."""
-    content = msg.content
-    if isinstance(content, str) and not msg.__pydantic_extra__:
-        return _shell_of(msg, hasher(content)), content
-    d = msg.model_dump(exclude_none=True)
-    content = d.get("content")
-    if isinstance(content, str):
-        d["content"] = {BLOB_REF: hasher(content)}
-        return _SHELL_JSON(d), content
-    return _SHELL_JSON(d), None
-
-
-def _shell_of(msg: Message, content_hash: int) -> str:
-    """The shell JSON of a message with string content and no extra fields, written directly:
-    the same text as `_SHELL_JSON(msg.model_dump(exclude_none=True))` with the content replaced by
-    its blob reference (keys sorted, default separators), without building dicts per message."""
-    head = f'{{"content": {{"{BLOB_REF}": {content_hash}}}'
-    if msg.name is None and msg.tool_call_id is None and msg.tool_calls is None:
-        return f'{head}, "role": {_js(msg.role)}}}'
-    parts = [head]
-    if msg.name is not None:
-        parts.append(f'"name": {_js(msg.name)}')
-    parts.append(f'"role": {_js(msg.role)}')
-    if msg.tool_call_id is not None:
-        parts.append(f'"tool_call_id": {_js(msg.tool_call_id)}')
-    if msg.tool_calls is not None:
-        calls = ", ".join(
-            f'{{"arguments": {_js(tc.arguments)}, "name": {_js(tc.name)}}}'
-            if tc.id is None
-            else f'{{"arguments": {_js(tc.arguments)}, "id": {_js(tc.id)}, "name": {_js(tc.name)}}}'
-            for tc in msg.tool_calls
-        )
-        parts.append(f'"tool_calls": [{calls}]')
-    return ", ".join(parts) + "}"
-
-
-I64 = pa.int64()
-I32 = pa.int32()
-S = pa.string()
-B = pa.bool_()
-F = pa.float64()
-LI = pa.list_(pa.int64())
-
-TABLE_COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
-    "blobs": [("hash", I64), ("text", S)],
-    "runs": [
-        ("run_id", S),
-        ("config", S),
-        ("label", S),
-        ("agent", S),
-        ("model", S),
-        ("meta", S),
-        ("file_id", I32),
-        ("seq", I32),
-    ],
-    "episodes": [
-        ("episode_id", S),
-        ("run_id", S),
-        ("task_id", S),
-        ("position", I32),
-        ("repo", S),
-        ("task_hash", I64),
-        ("reference_hash", I64),
-        ("resolved", B),
-        ("exit_status", S),
-        ("submission_hash", I64),
-        ("ended", B),
-        ("n_steps", I32),
-        ("file_id", I32),
-        ("seq", I32),
-        ("end_seq", I32),
-    ],
-    "calls": [
-        ("call_id", S),
-        ("episode_id", S),
-        ("call_seq", I32),
-        ("role", S),
-        ("status", S),
-        ("base_call_id", S),
-        ("base_len", I32),
-        ("msg_hashes", LI),
-        ("n_messages", I32),
-        ("input_chars", I64),
-        ("tools_hash", I64),
-        ("request_extra", S),
-        ("response_hash", I64),
-        ("input_tokens", I64),
-        ("output_tokens", I64),
-        ("cached_tokens", I64),
-        ("reasoning_tokens", I64),
-        ("cost_usd", F),
-        ("started_at", F),
-        ("ended_at", F),
-        ("op_ref", S),
-        ("model", S),
-        ("file_id", I32),
-        ("seq", I32),
-    ],
-    "steps": [
-        ("episode_id", S),
-        ("step", I32),
-        ("call_id", S),
-        ("response_hash", I64),
-        ("action", S),
-        ("tools", S),
-        ("exit_code", I32),
-        ("obs_hashes", LI),
-        ("obs_chars", I64),
-    ],
-    "tool_results": [
-        ("episode_id", S),
-        ("call_id", S),
-        ("tool_call_id", S),
-        ("name", S),
-        ("arguments_hash", I64),
-        ("output_hash", I64),
-        ("exit_code", I32),
-        ("file_id", I32),
-        ("seq", I32),
-    ],
-    "context_events": [
-        ("episode_id", S),
-        ("type", S),
-        ("before_call_id", S),
-        ("payload", S),
-        ("file_id", I32),
-        ("seq", I32),
-    ],
-    "item_events": [
-        ("namespace", S),
-        ("item_id", S),
-        ("version", S),
-        ("op", S),
-        ("value_hash", I64),
-        ("episode_id", S),
-        ("run_id", S),
-        ("op_ref", S),
-        ("changed_at", F),
-        ("file_id", I32),
-        ("seq", I32),
-    ],
-    "searches": [
-        ("search_id", S),
-        ("episode_id", S),
-        ("run_id", S),
-        ("route", S),
-        ("query_hash", I64),
-        ("scope", S),
-        ("results", S),
-        ("n_results", I32),
-        ("file_id", I32),
-        ("seq", I32),
-    ],
-    "deliveries": [
-        ("delivery_id", S),
-        ("episode_id", S),
-        ("route", S),
-        ("form", S),
-        ("consuming_call_id", S),
-        ("search_id", S),
-        ("provisional_step", I32),
-        ("n_entries", I32),
-        ("chars", I64),
-        ("file_id", I32),
-        ("seq", I32),
-        ("entries_of", S),
-    ],
-    "delivery_entry_rows": [
-        ("delivery_id", S),
-        ("pos", I32),
-        ("namespace", S),
-        ("item_id", S),
-        ("id_scheme", S),
-        ("version", S),
-        ("version_portable", B),
-        ("digest", S),
-        ("value_hash", I64),
-        ("display_key", S),
-        ("labels", S),
-    ],
-    "placements": [
-        ("delivery_id", S),
-        ("pos", I32),
-        ("episode_id", S),
-        ("slot", S),
-        ("kind", S),
-        ("text_hash", I64),
-        ("digest", S),
-        ("size", I64),
-        ("message_index", I32),
-        ("json_pointer", S),
-        ("message_digest", S),
-        ("start", I32),
-    ],
-}
-
-
-def rows_to_arrow(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
-    """Rows (tuples in TABLE_COLUMNS order) as one Arrow table with the store's column types."""
-    cols = TABLE_COLUMNS[table]
-    arrays = [pa.array(list(col), type=t) for col, (_, t) in zip(zip(*rows), cols)]
-    return pa.Table.from_arrays(arrays, names=[c for c, _ in cols])
-
-
-def insert_arrow(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    tbl: pa.Table,
-    *,
-    or_ignore: bool = False,
-    file_id: int | None = None,
-) -> None:
-    """Append an Arrow table to a store table; `file_id` replaces that column's values (rows
-    built in a worker process before the file had its id)."""
-    con.register("_memuse_rows", tbl)
-    try:
-        verb = "INSERT OR IGNORE INTO" if or_ignore else "INSERT INTO"
-        sel = "*"
-        if file_id is not None and "file_id" in tbl.column_names:
-            sel = f"* REPLACE (CAST({int(file_id)} AS INTEGER) AS file_id)"
-        con.execute(f"{verb} {table} SELECT {sel} FROM _memuse_rows")
-    finally:
-        con.unregister("_memuse_rows")
-
-
-def append_rows(
-    con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple[Any, ...]], *, or_ignore: bool = False
-) -> None:
-    """Append rows (tuples in TABLE_COLUMNS order) to a table through one Arrow batch."""
-    if rows:
-        insert_arrow(con, table, rows_to_arrow(table, rows), or_ignore=or_ignore)
-
-
-def existing_ids(con: duckdb.DuckDBPyConnection) -> tuple[set[str], set[str]]:
-    """(episode ids, run ids) already in the store."""
-    return (
-        {r[0] for r in con.execute("SELECT episode_id FROM episodes").fetchall()},
-        {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()},
-    )
+from .blobs import _shell_of, blob_hash, message_shell
+from .entry_lists import EntryLists, entry_rows
+from .steps import CallState, EpisodeState, action_summary, common_prefix, step_rows
+from .tables import TABLE_COLUMNS, append_rows, existing_ids
 
 
 class DuplicateError(ValueError):
     """An event names an id that the store already holds from another file."""
-
-
-@dataclass
-class _CallState:
-    call_id: str
-    role: str
-    status: str
-    hashes: list[int]
-    roles: list[str]
-    contents: list[str | None]
-    """Content text of each input message (shared references, not copies)."""
-    response_hash: int | None
-    action: str
-    tools: str
-    tool_rows: list[tuple[int | None, int | None, int]] = field(default_factory=list)
-    """(output hash, exit code, output chars) per tool result."""
-
-
-@dataclass
-class _EpisodeState:
-    episode_id: str
-    calls: list[_CallState] = field(default_factory=list)
-    by_id: dict[str, _CallState] = field(default_factory=dict)
 
 
 class EventWriter:
@@ -344,7 +57,7 @@ class EventWriter:
         self.rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in TABLE_COLUMNS}
         self.blob_rows: list[tuple[int, str]] = []
         self.known = known_blobs if known_blobs is not None else set()
-        self.open: dict[str, _EpisodeState] = {}
+        self.open: dict[str, EpisodeState] = {}
         self.ended: dict[str, tuple[Any, ...]] = {}
         self.n_rows = 0
         self.n_events = 0
@@ -354,10 +67,7 @@ class EventWriter:
         self._existing_eps, self._existing_runs = set(existing[0]), set(existing[1])
         self.episodes_written: list[str] = []
         self._hashes: dict[str, int] = {}
-        self._entry_lists: dict[tuple[Any, ...], str] = {}
-        """Entry list of a delivery (as written) -> the first delivery of this file that had it."""
-        self._entry_objs: dict[int, tuple[Any, tuple[Any, ...], str]] = {}
-        """id(entry list object) -> (the object, its key, the first delivery that had it)."""
+        self._entry_lists = EntryLists(self.HASH_CACHE)
 
     # -- text ----------------------------------------------------------------------------------
     HASH_CACHE = 50_000
@@ -409,7 +119,7 @@ class EventWriter:
             if ev.episode_id in self._existing_eps:
                 raise DuplicateError(f"episode_id {ev.episode_id!r} is already stored")
             self._existing_eps.add(ev.episode_id)
-            self.open[ev.episode_id] = _EpisodeState(ev.episode_id)
+            self.open[ev.episode_id] = EpisodeState(ev.episode_id)
             self.ended[ev.episode_id] = (ev, seq, None, None)
         elif isinstance(ev, ModelCall):
             self._call(ev, seq)
@@ -481,7 +191,7 @@ class EventWriter:
         else:  # pragma: no cover
             raise TypeError(type(ev))
 
-    def _ep(self, episode_id: str | None, what: str) -> _EpisodeState:
+    def _ep(self, episode_id: str | None, what: str) -> EpisodeState:
         st = self.open.get(episode_id or "")
         if st is None:
             raise ValueError(f"{what} for episode {episode_id!r} that has not started in this file")
@@ -536,7 +246,7 @@ class EventWriter:
             base_id, base_len, stored = None, None, new_hashes
             prev = st.calls[-1] if st.calls else None
             if prev is not None:
-                k = _common_prefix(prev.hashes, full)
+                k = common_prefix(prev.hashes, full)
                 if k:
                     base_id, base_len, stored = prev.call_id, k, full[k:]
         # Only extra (undeclared) request fields remain after the exclusions.
@@ -552,9 +262,9 @@ class EventWriter:
         )
         resp = ev.response
         resp_hash = self.text(resp.model_dump_json(exclude_none=True)) if resp is not None else None
-        action, tools = _action_summary(ev)
+        action, tools = action_summary(ev)
         u = ev.usage
-        cs = _CallState(ev.call_id, ev.role, ev.status, full, roles, contents, resp_hash, action, tools)
+        cs = CallState(ev.call_id, ev.role, ev.status, full, roles, contents, resp_hash, action, tools)
         st.calls.append(cs)
         st.by_id[ev.call_id] = cs
         self.rows["calls"].append(
@@ -611,69 +321,9 @@ class EventWriter:
                     pr.start if pr else None,
                 )
             )
-        # Restated blocks repeat the same entry list on every call: store it once per file and
-        # point later copies at the first (`entries_of`; the `delivery_entries` view expands it).
-        # The importer hands restated deliveries the very same entry list object: look it up by
-        # identity first (the dict keeps the list alive, so its id cannot be reused).
-        same = self._entry_objs.get(id(ev.entries))
-        first: str | None
-        if same is not None and same[0] is ev.entries:
-            key, first = same[1], same[2]
-        else:
-            key = tuple(
-                [
-                    (
-                        e.namespace,
-                        e.item_id,
-                        e.id_scheme,
-                        e.version,
-                        e.version_portable,
-                        e.digest,
-                        e.value,
-                        e.display_key,
-                        json.dumps(e.labels, sort_keys=True) if e.labels else None,
-                    )
-                    for e in ev.entries
-                ]
-            )
-            first = self._entry_lists.get(key)
-            if len(self._entry_objs) >= self.HASH_CACHE:
-                self._entry_objs.clear()
-            self._entry_objs[id(ev.entries)] = (
-                ev.entries,
-                key,
-                first if first is not None else ev.delivery_id,
-            )
+        key, first = self._entry_lists.first_of(ev)
         if first is None:
-            if len(self._entry_lists) >= self.HASH_CACHE:
-                self._entry_lists.clear()
-            self._entry_lists[key] = ev.delivery_id
-            memo, text, add = self._hashes.get, self.text, self.rows["delivery_entry_rows"].append
-            did = ev.delivery_id
-            for i, (ns, item, scheme, version, portable, digest, v, display, labels) in enumerate(key):
-                if v is None:
-                    vh = None
-                    digest = digest or None
-                else:
-                    vh = memo(v)
-                    if vh is None:
-                        vh = text(v)
-                    digest = digest or text_digest(v)
-                add(
-                    (
-                        did,
-                        i,
-                        ns,
-                        item,
-                        scheme,
-                        version,
-                        portable,
-                        digest,
-                        vh,
-                        display,
-                        json.dumps(ev.entries[i].labels, ensure_ascii=False) if labels else None,
-                    )
-                )
+            entry_rows(ev, key, self.text, self._hashes.get, self.rows["delivery_entry_rows"].append)
         self.rows["deliveries"].append(
             (
                 ev.delivery_id,
@@ -694,7 +344,7 @@ class EventWriter:
     def _close_episode(self, episode_id: str) -> None:
         st = self.open.pop(episode_id, None)
         start, sseq, end, eseq = self.ended.pop(episode_id)
-        steps = _steps(st) if st else []
+        steps = step_rows(st) if st else []
         for row in steps:
             self.rows["steps"].append((episode_id, *row))
         self.rows["episodes"].append(
@@ -735,76 +385,3 @@ class EventWriter:
         for ep in list(self.open):
             self._close_episode(ep)
         self.flush()
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _action_summary(ev: ModelCall) -> tuple[str, str]:
-    """A one-line summary of what a call's response did, and the tool names it used."""
-    r = ev.response
-    if r is None:
-        return "", ""
-    if r.tool_calls:
-        acts = []
-        for tc in r.tool_calls:
-            try:
-                args = json.loads(tc.arguments) if tc.arguments else {}
-            except json.JSONDecodeError:
-                args = tc.arguments
-            if isinstance(args, dict) and len(args) == 1:
-                args = next(iter(args.values()))
-            acts.append(f"{tc.name}: {args}" if not isinstance(args, str) else f"{tc.name}: {args}")
-        return " | ".join(acts)[:400], ",".join(tc.name for tc in r.tool_calls)
-    text = r.content or ""
-    m = _FENCED_SHELL.search(text)
-    if m:
-        return m.group(1).strip()[:400], "bash"
-    return text.strip().split("\n")[-1][:400], ""
-
-
-def _steps(st: _EpisodeState) -> list[tuple[Any, ...]]:
-    """Step rows for an episode: completed agent calls in order with their observations (3.1)."""
-    agent = [c for c in st.calls if c.role == "agent" and c.status == "ok"]
-    rows = []
-    for i, cs in enumerate(agent):
-        exit_code = None
-        obs_chars = 0
-        if cs.tool_rows:
-            obs = [h for h, _, _ in cs.tool_rows if h is not None]
-            codes = [c for _, c, _ in cs.tool_rows if c is not None]
-            exit_code = codes[-1] if codes else None
-            obs_chars = sum(n for _, _, n in cs.tool_rows)
-        else:
-            obs = []
-            nxt = agent[i + 1] if i + 1 < len(agent) else None
-            if nxt is not None:
-                j = len(cs.hashes)
-                if j < len(nxt.roles) and nxt.roles[j] == "assistant":
-                    j += 1
-                while j < len(nxt.roles) and nxt.roles[j] in ("user", "tool"):
-                    text = nxt.contents[j] or ""
-                    obs.append(blob_hash(text))
-                    obs_chars += len(text)
-                    m = _RETURNCODE.search(text)
-                    if m:
-                        exit_code = int(m.group(1))
-                    j += 1
-        rows.append((i + 1, cs.call_id, cs.response_hash, cs.action, cs.tools, exit_code, obs, obs_chars))
-    return rows
-
-
-def iter_blob_texts(con: duckdb.DuckDBPyConnection, hashes: Iterable[int]) -> dict[int, str]:
-    """Fetch blob texts by hash in one query."""
-    hs = sorted({h for h in hashes if h is not None})
-    if not hs:
-        return {}
-    rows = con.execute(
-        "SELECT hash, text FROM blobs WHERE hash IN (SELECT unnest(?::BIGINT[]))", [hs]
-    ).fetchall()
-    return dict(rows)

@@ -4,6 +4,7 @@ observers importers apply."""
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -142,8 +143,6 @@ def load_observers(path: str | Path) -> list[Observer]:
         if p.suffix.lower() == ".json":
             data = json.loads(raw)
         else:
-            import tomllib
-
             data = tomllib.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         line = getattr(e, "lineno", None)

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ...events import Entry, Message, text_digest
+from ...events import Entry, Message, Route, text_digest
 
 
 class ObserverSpec(BaseModel):
@@ -48,7 +48,7 @@ class ObserverSpec(BaseModel):
     """Name of the exposed-id scheme (e.g. `mem0-short`) when `entry_pattern` has an `id` group."""
     form: str = "block"
     """Delivered form recorded on the delivery (e.g. `task_recall`, `persona`, `skill_catalog`)."""
-    route: Literal["host", "agent"] | None = None
+    route: Route | None = None
     """Delivery route; default `agent` inside tool messages, else `host`."""
     namespace: str = "observed"
     """Namespace of the entries' items."""

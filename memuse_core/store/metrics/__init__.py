@@ -14,17 +14,7 @@ from .aggregates import (
     span_profiles,
     use_effects,
 )
-from .blocks import (
-    AGENT_ROLES,
-    COPY_FORM,
-    ERROR_JUDGMENT_STATUSES,
-    MEMORY_ROLES,
-    OTHER_CLASSES,
-    TRIAGE_LABELS,
-    Facts,
-    Level,
-    facts,
-)
+from .blocks import AGENT_ROLES, MEMORY_ROLES, Facts, Level, facts
 from .lineage import lineage_events, lineage_items, lineage_uses
 from .records import (
     effect_origins,
@@ -40,11 +30,7 @@ from .records import (
 
 __all__ = [
     "AGENT_ROLES",
-    "COPY_FORM",
-    "ERROR_JUDGMENT_STATUSES",
     "MEMORY_ROLES",
-    "OTHER_CLASSES",
-    "TRIAGE_LABELS",
     "Facts",
     "Level",
     "delivery_forms",

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...vocab import AXES, COPY_FORM, DELAYED_USE_STEPS, OTHER_CLASSES, TRIAGE_PRECEDENCE, UNCERTAINTY
 from .blocks import (
-    _AXES,
-    _UNCERTAINTY,
-    COPY_FORM,
-    OTHER_CLASSES,
-    TRIAGE_LABELS,
     Con,
     Facts,
     Level,
@@ -38,14 +34,14 @@ _PROFILES_NEEDS = ("span_cls",)
 
 
 def _profiles_inner(level: Level) -> str:
-    means = ",\n".join(f"avg({a}) FILTER (WHERE profiled) AS {a}" for a in _AXES + _UNCERTAINTY)
-    counts = ",\n".join(_axis_count(a) for a in _AXES + _UNCERTAINTY)
+    means = ",\n".join(f"avg({a}) FILTER (WHERE profiled) AS {a}" for a in AXES + UNCERTAINTY)
+    counts = ",\n".join(_axis_count(a) for a in AXES + UNCERTAINTY)
     classes = ",\n".join(
-        f"count(*) FILTER (WHERE triage = '{c}') AS t_{c}" for c in TRIAGE_LABELS + OTHER_CLASSES
+        f"count(*) FILTER (WHERE triage = '{c}') AS t_{c}" for c in TRIAGE_PRECEDENCE + OTHER_CLASSES
     )
     volume = ",\n".join(
         f"coalesce(sum(est_tokens) FILTER (WHERE triage = '{c}'), 0)::BIGINT AS tok_{c}"
-        for c in TRIAGE_LABELS + OTHER_CLASSES
+        for c in TRIAGE_PRECEDENCE + OTHER_CLASSES
     )
     return f"""
     SELECT config, {_run_col(level)} AS run_id,
@@ -229,7 +225,7 @@ def use_effects(
             count(*) FILTER (WHERE influence = 'acted_on' AND effect IS NULL) AS effect_undetermined,
             count(*) FILTER (WHERE influence = 'acted_on' AND len(coalesce(anchors, [])) > 0) AS anchored,
             count(*) FILTER (WHERE influence = 'acted_on' AND list_min(anchors) > first_step) AS delayed,
-            count(*) FILTER (WHERE influence = 'acted_on' AND list_min(anchors) - first_step >= 5)
+            count(*) FILTER (WHERE influence = 'acted_on' AND list_min(anchors) - first_step >= {DELAYED_USE_STEPS})
                 AS delayed_5,
             count(*) FILTER (WHERE influence = 'selected') AS selected,
             count(*) FILTER (WHERE influence = 'referenced') AS referenced,

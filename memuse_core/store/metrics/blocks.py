@@ -12,11 +12,12 @@ The columns read from the derived and judged tables are gathered in the building
 (`span_cls`, `judged`), so a change of those tables needs an edit in one place only.
 
 Conventions taken from the other areas' tables (re-read `area_tables.py` when they change):
-- `spans.status` in {eligible, empty, unassessable, error, auto_neutral}; `spans.est_tokens` is
-  floor(chars / 4) over every delivery of the span, restatements included (A.4.4).
-- `verdicts` holds one row per span; `triage` in {positive, negative, neutral, unresolved} (an
-  `error` triage is accepted too); `profiled` marks spans with an entry-share profile, whose six
-  shares and four uncertainty shares divide by `n_entries` (A.4.2).
+- `spans.status` is a `vocab.SpanStatus`; `spans.est_tokens` is `vocab.estimate_tokens` of the
+  placement characters over every delivery of the span, restatements included (A.4.4).
+- `span_outcomes` holds each span's outcome class and whether it is profiled, decided once by
+  `rules.outcome` (A.4.1, A.4.2); the `span_cls` block reads it, never decides it.
+- `verdicts` holds one row per span; a profiled span's six shares and four uncertainty shares
+  divide by `n_entries` (A.4.2).
 - `assessments` rows of the verdict's `judgment_id` are the accepted entry assessments; influence
   in {acted_on, selected, referenced, none, NULL}; effect in {improved, no_effect, harmed, NULL};
   novelty in {novel, confirming, redundant, NULL}.
@@ -32,17 +33,11 @@ from typing import Literal
 import duckdb
 import pandas as pd
 
+from ...vocab import ANY_JUDGE, CHARS_PER_TOKEN, RECURRING_EPISODE_SHARE, RECURRING_MIN_EPISODES
+
 Level = Literal["config", "run", "both"]
 """Grouping of an aggregate: per configuration (run_id NULL), per run, or both in one result."""
 
-TRIAGE_LABELS = ("positive", "negative", "neutral", "unresolved")
-"""Span triage labels that enter N_triage (A.4.1, Eq. 4)."""
-OTHER_CLASSES = ("error", "unjudged", "empty", "unassessable")
-"""Span outcome classes kept out of the triage denominator and reported separately (A.4.1)."""
-ERROR_JUDGMENT_STATUSES = ("error", "failed")
-"""`judgments.status` values of a judge attempt that ended without an accepted answer."""
-COPY_FORM = "copy of visible entries"
-"""Delivery-form label given to automatic neutral spans in the delivery-form table (Table 11)."""
 AGENT_ROLES = ("agent",)
 MEMORY_ROLES = ("memory", "embedding")
 
@@ -111,6 +106,9 @@ def _ep_calls_sql() -> str:
         ) c USING (episode_id)"""
 
 
+_RECURRING_THRESHOLD = f"greatest({RECURRING_MIN_EPISODES}, {RECURRING_EPISODE_SHARE} * c.n_eps)"
+"""max(2, 0.1 E) of the recurring-item diagnostic (A.4.2), E = selected episodes of the run."""
+
 # ---- Building blocks (CTEs), materialised once per unit of work by `facts` -------------------
 _DEFS: dict[str, tuple[tuple[str, ...], str]] = {
     # selected runs and episodes
@@ -126,41 +124,23 @@ _DEFS: dict[str, tuple[tuple[str, ...], str]] = {
         SELECT e.episode_id, e.run_id, s.config, e.task_id, e.position, e.repo, e.resolved
         FROM episodes e JOIN sel_runs s USING (run_id)""",
     ),
-    # spans of the selected episodes with their outcome class (A.4.1)
-    "err_judged": (
-        (),
-        """
-        SELECT DISTINCT span_id FROM judgments
-        WHERE status IN ('"""
-        + "', '".join(ERROR_JUDGMENT_STATUSES)
-        + """')""",
-    ),
+    # spans of the selected episodes with their stored outcome class (A.4.1) as `triage`
     "span_cls": (
-        ("sel_eps", "err_judged"),
-        """
+        ("sel_eps",),
+        f"""
         SELECT sp.span_id, sp.episode_id, se.run_id, se.config, se.resolved, sp.status,
                sp.first_step, sp.first_delivery_id, sp.form, coalesce(sp.route, '(unknown)') AS route,
-               coalesce(sp.est_tokens, floor(coalesce(sp.chars, 0) / 4))::BIGINT AS est_tokens,
+               coalesce(sp.est_tokens, floor(coalesce(sp.chars, 0) / {CHARS_PER_TOKEN}))::BIGINT AS est_tokens,
                sp.status = 'auto_neutral' AS auto_neutral,
                v.judgment_id, v.n_entries,
-               CASE
-                   WHEN sp.status = 'error' OR v.triage = 'error' THEN 'error'
-                   WHEN sp.status = 'empty' THEN 'empty'
-                   WHEN sp.status = 'unassessable' THEN 'unassessable'
-                   WHEN sp.status = 'auto_neutral' THEN 'neutral'
-                   WHEN v.triage IN ('positive', 'negative', 'neutral', 'unresolved') THEN v.triage
-                   WHEN ej.span_id IS NOT NULL THEN 'error'
-                   ELSE 'unjudged'
-               END AS triage,
-               coalesce(v.profiled, false) AND coalesce(v.n_entries, 0) > 0
-                   AND sp.status NOT IN ('error', 'empty', 'unassessable', 'auto_neutral')
-                   AND coalesce(v.triage, '') <> 'error' AS profiled,
+               so.outcome AS triage,
+               coalesce(so.profiled, false) AS profiled,
                v.relevance, v.corroboration, v.information_gain, v.acted_on, v.benefit, v.harm,
                v.u_accuracy, v.u_novelty, v.u_influence, v.u_effect
         FROM spans sp
         JOIN sel_eps se USING (episode_id)
-        LEFT JOIN verdicts v USING (span_id)
-        LEFT JOIN err_judged ej USING (span_id)""",
+        LEFT JOIN span_outcomes so ON so.span_id = sp.span_id AND so.judge = '{ANY_JUDGE}'
+        LEFT JOIN verdicts v ON v.span_id = sp.span_id""",
     ),
     # per-entry form labels of first deliveries (a delivery may mix forms, A.6.5)
     "entry_forms": (
@@ -196,11 +176,11 @@ _DEFS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "recurring": (
         ("item_eps", "ep_count"),
-        """
+        f"""
         SELECT i.run_id, i.namespace, i.item_id, i.episodes, c.n_eps AS run_episodes,
-               greatest(2, 0.1 * c.n_eps) AS threshold
+               {_RECURRING_THRESHOLD} AS threshold
         FROM item_eps i JOIN ep_count c USING (run_id)
-        WHERE i.episodes >= greatest(2, 0.1 * c.n_eps)""",
+        WHERE i.episodes >= {_RECURRING_THRESHOLD}""",
     ),
     # recorded usage per selected episode (A.4.4)
     "ep_calls": (("sel_eps",), _ep_calls_sql()),
@@ -272,7 +252,5 @@ def _axis_count(axis: str) -> str:
     return f"sum(round({axis} * n_entries)) FILTER (WHERE profiled)::BIGINT AS n_{axis}"
 
 
-_AXES = ("relevance", "corroboration", "information_gain", "acted_on", "benefit", "harm")
-_UNCERTAINTY = ("u_accuracy", "u_novelty", "u_influence", "u_effect")
 Con = duckdb.DuckDBPyConnection
 Runs = Sequence[str] | None

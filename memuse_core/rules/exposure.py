@@ -24,10 +24,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-MIN_PREFIX = 8
-"""Shortest prefix that counts as a clipped exposure (A.1.2)."""
-MAX_JSON_LEVELS = 4
-"""Nested JSON-string levels decoded (A.1.2)."""
+from ..vocab import MAX_JSON_LEVELS, MIN_CLIPPED_PREFIX, Exposure
 
 _JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _NUMBERED = re.compile(r"^\s*(\d+)(?:\t|: |\s\|\s?|\s{2,})(.*)$")
@@ -53,7 +50,7 @@ class PlacementText:
 class ExposureMatch:
     """Result of matching one entry (A.1.2)."""
 
-    exposure: str
+    exposure: Exposure
     """`full`, `clipped` or `unknown`."""
     exposed_text: str | None = None
     """ε: the whole value (full), the matched prefix (clipped), or None (unknown)."""
@@ -218,7 +215,7 @@ def match_exposure(value: str | None, placements: list[PlacementText]) -> Exposu
         n = longest_prefix(value, d)
         if n > best:
             best, best_pos = n, pos
-    if best >= MIN_PREFIX:
+    if best >= MIN_CLIPPED_PREFIX:
         return ExposureMatch("clipped", value[:best], best_pos, "prefix")
     return UNKNOWN
 

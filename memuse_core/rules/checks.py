@@ -23,7 +23,7 @@ from typing import Protocol
 
 from ..episode import CallView, EpisodeRecord
 from ..events import HistoryRewrite, Message, Placement, Retraction, text_digest
-from .model import RecordingCheck
+from .models import RecordingCheck
 
 
 @dataclass

@@ -5,15 +5,10 @@ additively.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
 from ..events import Placement
-
-Exposure = Literal["full", "clipped", "unknown"]
-SpanStatus = Literal["eligible", "empty", "unassessable", "error", "auto_neutral"]
-Visibility = Literal["visible", "not_visible", "same_input", "undetermined"]
+from ..vocab import Exposure, SpanStatus, Visibility, estimate_tokens
 
 
 class RecordingCheck(BaseModel):
@@ -172,7 +167,7 @@ class SpanContext(BaseModel):
     @property
     def est_tokens(self) -> int:
         """T̂_S = floor(C_S / 4) (A.4.4)."""
-        return self.chars // 4
+        return estimate_tokens(self.chars)
 
 
 class EpisodeContext(BaseModel):

@@ -1,5 +1,5 @@
 """Span verdicts from accepted signals (MemUse 3.5 "Usage and triage labels", "Entry-share profiles",
-A.3.1 last paragraph, A.4.1, A.4.2).
+A.3.1 "Structural checks", A.4.1, A.4.2 "Profiled spans").
 
 Pure functions over plain values; no I/O. A span verdict is the pair (triage label, entry-share
 profile). Rule-assigned verdicts (automatic neutral spans) carry only the triage label.
@@ -9,32 +9,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-UsageLabel = Literal[
-    "used", "unproductive", "misused", "unclear", "selected", "noted", "ignored", "ambiguous"
-]
-TriageLabel = Literal["negative", "positive", "unresolved", "neutral"]
+from ..vocab import AXES, UNCERTAINTY, Accuracy, Effect, Influence, Novelty, TriageLabel, UsageLabel
 
-USAGE_LABELS: tuple[str, ...] = (
-    "used",
-    "unproductive",
-    "misused",
-    "unclear",
-    "selected",
-    "noted",
-    "ignored",
-    "ambiguous",
-)
-TRIAGE_ORDER: tuple[str, ...] = ("negative", "positive", "unresolved", "neutral")
-"""Triage precedence, highest first (Eq. 2)."""
-AXES: tuple[str, ...] = ("relevance", "corroboration", "information_gain", "acted_on", "benefit", "harm")
-UNCERTAINTY: tuple[str, ...] = ("u_accuracy", "u_novelty", "u_influence", "u_effect")
-
-_ACTED_ON = {"improved": "used", "no_effect": "unproductive", "harmed": "misused", None: "unclear"}
-_OTHER = {"selected": "selected", "referenced": "noted", "none": "ignored"}
+_ACTED_ON: dict[Effect | None, UsageLabel] = {
+    "improved": "used",
+    "no_effect": "unproductive",
+    "harmed": "misused",
+    None: "unclear",
+}
+_OTHER: dict[str, UsageLabel] = {"selected": "selected", "referenced": "noted", "none": "ignored"}
 
 
 class EntrySignals(BaseModel):
@@ -44,13 +30,13 @@ class EntrySignals(BaseModel):
 
     relevance: bool
     """Relevant to the task or subgoal."""
-    accuracy: str
+    accuracy: Accuracy
     """corroborated / contradicted / uncontradicted."""
-    novelty: str | None = None
+    novelty: Novelty | None = None
     """novel / confirming / redundant; None = undetermined."""
-    influence: str | None = None
+    influence: Influence | None = None
     """acted_on / selected / referenced / none; None = undetermined."""
-    effect: str | None = None
+    effect: Effect | None = None
     """improved / no_effect / harmed; None = undetermined or not assessed."""
     window_read: bool = False
     """The whole credit window was read (decides ambiguous vs unclear)."""
@@ -77,7 +63,7 @@ class SpanVerdict(BaseModel):
     """u_accuracy, u_novelty, u_influence, u_effect shares (None when unprofiled)."""
     counts: dict[str, int] = Field(default_factory=dict)
     """Axis and uncertainty counts (numerators)."""
-    usage_labels: list[str] = Field(default_factory=list)
+    usage_labels: list[UsageLabel] = Field(default_factory=list)
     """Usage label per entry, in entry order."""
     effect_resets: int = 0
     """Non-null effects reset to null because influence was not acted_on (compliance statistic)."""
@@ -86,9 +72,9 @@ class SpanVerdict(BaseModel):
 def usage_label(influence: str | None, effect: str | None, window_read: bool) -> UsageLabel:
     """Map an entry's influence and effect to its usage label (3.5)."""
     if influence == "acted_on":
-        return _ACTED_ON[effect]  # type: ignore[return-value]
+        return _ACTED_ON[effect]  # type: ignore[index]
     if influence in _OTHER:
-        return _OTHER[influence]  # type: ignore[return-value]
+        return _OTHER[influence]
     if influence is None:
         return "ambiguous" if window_read else "unclear"
     raise ValueError(f"unknown influence {influence!r}")
@@ -145,9 +131,9 @@ def entry_axes(e: EntrySignals) -> dict[str, bool]:
 def span_verdict(span_id: str, entries: list[EntrySignals], judgment_id: str | None = None) -> SpanVerdict:
     """The verdict of a judged span whose every entry has an accepted assessment."""
     fixed, resets = reset_effects(entries)
-    labels: list[str] = [usage_label(e.influence, e.effect, e.window_read) for e in fixed]
+    labels = [usage_label(e.influence, e.effect, e.window_read) for e in fixed]
     n = len(fixed)
-    counts = dict.fromkeys(AXES + UNCERTAINTY, 0)
+    counts: dict[str, int] = dict.fromkeys(AXES + UNCERTAINTY, 0)
     for e in fixed:
         for k, v in entry_axes(e).items():
             counts[k] += int(v)

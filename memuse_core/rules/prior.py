@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..events import Message
 from .analysis import DInfo, EpisodeAnalysis
-from .model import EarlierCopy, PriorSource, Visibility
+from .models import EarlierCopy, PriorSource, Visibility
 
 
 def _render(msg: Message, text: str) -> str:
@@ -81,7 +81,7 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
     out: list[EarlierCopy] = []
     by_item = an.by_item()
     for pos, key in enumerate(target.ikeys):
-        t_eps = target.exposures[pos].exposed_text
+        target_exposed = target.exposures[pos].exposed_text
         for d0 in by_item.get(key, []):
             if d0.order >= target.order and not (d0.cid is not None and d0.cid == cid):
                 continue
@@ -114,12 +114,12 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
                 else:
                     vis = "undetermined"
             contains: bool | None = None
-            if t_eps is not None:
+            if target_exposed is not None:
                 if x0.exposed_text is not None:
-                    contains = an.contains(x0.exposed_text, t_eps)
+                    contains = an.contains(x0.exposed_text, target_exposed)
                 elif any(rp.verified for rp in d0.placements):
                     contains = any(
-                        an.contains(rp.text, t_eps, d0.d.route == "agent")
+                        an.contains(rp.text, target_exposed, d0.d.route == "agent")
                         for rp in d0.placements
                         if rp.verified
                     )

@@ -15,7 +15,7 @@ from ..events import Entry, HistoryRewrite, MemoryDelivery, Retraction, text_dig
 from .attribution import Attribution, attribute_delivery, processing_order
 from .checks import ResolvedPlacement, as_checks, call_level_checks, input_checks, resolve_placement
 from .exposure import UNKNOWN, ExposureMatch, PlacementText, contains_exposed, match_exposure
-from .model import RecordingCheck
+from .models import RecordingCheck
 
 TOOL_SLOTS = ("tool", "tool_result", "tool_output", "observation")
 

@@ -1,0 +1,242 @@
+"""Plotly charts of the aggregates (MemUse 3.5, 4.2, 4.4): pure functions from plain values to a
+`go.Figure`.
+
+* `profile_radar` / `profile_heatmap`: the six-axis entry-share profiles of Figure 3 on a common
+  logarithmic scale from 0.001% to 100%.
+* `form_share_chart`: Figure 5, each delivery form's share of estimated delivered tokens (circles)
+  against its share of beneficial entries (diamonds).
+* `resolve_rate_chart`: resolve rates with intervals.
+* `shared_lines`: which lines of an entry's text the prior context already shows (span page).
+
+No Streamlit here: the app and the case-study export both call these.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import plotly.graph_objects as go
+
+from .vocab import AXES
+
+AXIS_TITLES = {
+    "relevance": "Relevance",
+    "corroboration": "Corroboration",
+    "information_gain": "Information gain",
+    "acted_on": "Acted on",
+    "benefit": "Benefit",
+    "harm": "Harm",
+}
+LOG_MIN_PCT, LOG_MAX_PCT = 0.001, 100.0
+"""Figure 3's radial range: 0.001% at the centre, 100% at the outer ring."""
+PALETTE = [
+    "#4c78a8",
+    "#f58518",
+    "#54a24b",
+    "#b279a2",
+    "#e45756",
+    "#72b7b2",
+    "#eeca3b",
+    "#ff9da6",
+    "#9d755d",
+    "#bab0ac",
+]
+"""Categorical colours (action kinds on the timeline, groups on the form chart)."""
+
+
+def escape_hover(text: str) -> str:
+    """Recorded text for a hover label: Plotly renders a small HTML subset there, so neutralise it."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def is_nan(x: Any) -> bool:
+    """None or a float NaN (a missing value from a data frame)."""
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+# ---- Profiles (Figure 3) --------------------------------------------------------------------
+
+
+def _log_pct(share: float | None) -> float | None:
+    if share is None or is_nan(share):
+        return None
+    pct = max(float(share) * 100.0, LOG_MIN_PCT)
+    return min(pct, LOG_MAX_PCT)
+
+
+def profile_radar(profiles: Mapping[str, Mapping[str, float | None]]) -> go.Figure:
+    """Six-axis radar, one trace per group, on a log radial scale 0.001%–100% (Figure 3a).
+
+    `profiles`: group name -> {axis: mean share in 0-1}. Zero shares sit at the centre.
+    """
+    fig = go.Figure()
+    theta = [AXIS_TITLES[a] for a in AXES]
+    for name, prof in profiles.items():
+        r = [_log_pct(prof.get(a)) for a in AXES]
+        raw = [prof.get(a) for a in AXES]
+        fig.add_trace(
+            go.Scatterpolar(
+                r=[LOG_MIN_PCT if v is None else v for v in r] + [LOG_MIN_PCT if r[0] is None else r[0]],
+                theta=theta + theta[:1],
+                name=escape_hover(str(name)),
+                fill="toself",
+                opacity=0.6,
+                hovertext=[escape_hover(f"{name} · {t}: {_fmt_pct(v)}") for t, v in zip(theta, raw)] + [""],
+                hoverinfo="text",
+            )
+        )
+    fig.update_layout(
+        polar={
+            "radialaxis": {
+                "type": "log",
+                "range": [math.log10(LOG_MIN_PCT), math.log10(LOG_MAX_PCT)],
+                "tickvals": [0.001, 0.01, 0.1, 1, 10, 100],
+                "ticktext": ["0.001%", "0.01%", "0.1%", "1%", "10%", "100%"],
+            }
+        },
+        height=420,
+        margin={"l": 40, "r": 40, "t": 30, "b": 30},
+        legend={"orientation": "h"},
+    )
+    return fig
+
+
+def _fmt_pct(v: float | None) -> str:
+    return "—" if v is None or is_nan(v) else f"{100 * float(v):.3g}%"
+
+
+def profile_heatmap(profiles: Mapping[str, Mapping[str, float | None]]) -> go.Figure:
+    """Heatmap of the same means as percentages, shaded on the same log scale (Figure 3b)."""
+    names = list(profiles)
+    z, text = [], []
+    for n in names:
+        row, trow = [], []
+        for a in AXES:
+            v = profiles[n].get(a)
+            lp = _log_pct(v)
+            row.append(None if lp is None else math.log10(lp))
+            trow.append(_fmt_pct(v))
+        z.append(row)
+        text.append(trow)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[AXIS_TITLES[a] for a in AXES],
+            y=[escape_hover(str(n)) for n in names],
+            text=text,
+            texttemplate="%{text}",
+            zmin=math.log10(LOG_MIN_PCT),
+            zmax=math.log10(LOG_MAX_PCT),
+            colorscale="Blues",
+            colorbar={
+                "tickvals": [-3, -2, -1, 0, 1, 2],
+                "ticktext": ["0.001%", "0.01%", "0.1%", "1%", "10%", "100%"],
+            },
+            hoverinfo="text",
+        )
+    )
+    fig.update_layout(
+        height=120 + 40 * max(1, len(names)),
+        margin={"l": 10, "r": 10, "t": 20, "b": 30},
+        yaxis={"autorange": "reversed"},
+    )
+    return fig
+
+
+# ---- Delivery forms (Figure 5) --------------------------------------------------------------
+
+
+def form_share_chart(rows: Iterable[Mapping[str, Any]], *, min_token_share: float = 0.001) -> go.Figure:
+    """Circles: share of estimated delivered tokens; diamonds: share of beneficial entries.
+
+    `rows`: dicts with group (config), form, token_share, beneficial_share (fractions). Forms with
+    no beneficial entries and under `min_token_share` of tokens are omitted from the plot, as in
+    Figure 5 (they stay in the denominators, which the caller computed).
+    """
+    kept = [
+        r
+        for r in rows
+        if (r.get("beneficial_share") or 0) > 0 or (r.get("token_share") or 0) >= min_token_share
+    ]
+    fig = go.Figure()
+    groups = sorted({str(r.get("group", "")) for r in kept})
+    for gi, g in enumerate(groups):
+        rs = [r for r in kept if str(r.get("group", "")) == g]
+        ylab = [
+            escape_hover(f"{r['form']} · {g}") if len(groups) > 1 else escape_hover(str(r["form"]))
+            for r in rs
+        ]
+        colour = PALETTE[gi % len(PALETTE)]
+        fig.add_trace(
+            go.Scatter(
+                x=[100 * (r.get("token_share") or 0) for r in rs],
+                y=ylab,
+                mode="markers",
+                name=escape_hover(f"{g} tokens"),
+                marker={"symbol": "circle", "size": 12, "color": colour},
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[100 * (r.get("beneficial_share") or 0) for r in rs],
+                y=ylab,
+                mode="markers",
+                name=escape_hover(f"{g} beneficial"),
+                marker={
+                    "symbol": "diamond",
+                    "size": 12,
+                    "color": colour,
+                    "line": {"color": "#222", "width": 1},
+                },
+            )
+        )
+    fig.update_layout(
+        xaxis={"title": "share (%)", "range": [-2, 102]},
+        height=140 + 26 * len(kept),
+        margin={"l": 10, "r": 10, "t": 20, "b": 30},
+        legend={"orientation": "h"},
+    )
+    return fig
+
+
+def resolve_rate_chart(rows: Iterable[Mapping[str, Any]]) -> go.Figure:
+    """Resolve rate per group with an interval: dicts with group, rate, low, high (fractions)."""
+    rows = list(rows)
+    rate = [float(r.get("rate") or 0.0) for r in rows]
+    high = [float(r["high"]) if r.get("high") is not None else v for r, v in zip(rows, rate)]
+    low = [float(r["low"]) if r.get("low") is not None else v for r, v in zip(rows, rate)]
+    fig = go.Figure(
+        go.Bar(
+            x=[escape_hover(str(r["group"])) for r in rows],
+            y=[100 * v for v in rate],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [100 * (h - v) for h, v in zip(high, rate)],
+                "arrayminus": [100 * (v - lo) for lo, v in zip(low, rate)],
+            },
+            marker_color="#4c78a8",
+        )
+    )
+    fig.update_layout(
+        yaxis={"title": "resolved (%)", "range": [0, 100]},
+        height=300,
+        margin={"l": 10, "r": 10, "t": 20, "b": 30},
+    )
+    return fig
+
+
+# ---- Text comparison for the span inspector -------------------------------------------------
+
+
+def shared_lines(text: str, others: Iterable[str], *, min_chars: int = 12) -> list[tuple[str, bool]]:
+    """Split `text` into lines, each flagged when it also occurs (stripped, at least `min_chars`
+    long) in one of `others`: the passages of exposed memory the prior context already shows."""
+    pool = "\n".join(o for o in others if o)
+    out = []
+    for line in (text or "").split("\n"):
+        s = line.strip()
+        out.append((line, len(s) >= min_chars and s in pool))
+    return out

@@ -1,0 +1,217 @@
+"""The parts of a judge batch shared by the in-process loops and the worker processes (DESIGN.md
+"Judging", "Concurrency"; MemUse A.3.2): the batch summary, chunked loading of spans and their
+episodes' evidence, and the result writer (journal first, then short transactions).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..rules.judgment import JudgmentResult
+from ..rules.models import SpanContext
+from ..store import connect
+from ..store.decode import gc_paused
+from ..store.evidence import fetch_evidence_rows
+from ..store.journal import Journal, journal_path
+from ..store.judging import end_batch, write_results
+from ..store.spans import load_spans
+from .evidence import EpisodeEvidence, build_evidence
+
+FLUSH_EVERY = 500
+"""Results per database transaction at most; pending results are also flushed every
+`flush_seconds(judge)` (the journal holds them meanwhile)."""
+
+
+def flush_seconds(judge: str) -> float:
+    """How old pending results may get before a transaction: 2 s for the LLM judge (the app shows
+    results as they come), 10 s for the rules judge (hundreds of spans per second; each
+    transaction costs a connection and a commit)."""
+    return 10.0 if judge == "rules" else 2.0
+
+
+CHUNK_EPISODES = 200
+"""Episodes loaded per store read (one query per table); an episode's spans always share a chunk."""
+STORE_LOCK = threading.Lock()
+"""DuckDB refuses a read-only and a read-write connection to one file in the same process at
+once: the LLM loop's loader and writer threads take turns through this lock."""
+
+
+@dataclass
+class BatchSummary:
+    """What a batch did (printed by `memuse judge`)."""
+
+    batch_id: str
+    judge: str
+    planned: int = 0
+    judged: int = 0
+    accepted: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    interrupted: int = 0
+    followup_spans: int = 0
+    forced: int = 0
+    rollbacks: int = 0
+    retries: int = 0
+    calls: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    replayed: int = 0
+    auto_neutral: int = 0
+    skipped_done: int = 0
+    stopped: str | None = None
+
+    def add(self, r: JudgmentResult) -> None:
+        if r.status == "interrupted":
+            self.interrupted += 1
+        else:
+            self.judged += 1
+            if r.status == "accepted":
+                self.accepted += 1
+            else:
+                self.errors[(r.reason or "error").split(":")[0]] += 1
+        self.followup_spans += int(r.followups > 0)
+        self.forced += int(r.forced)
+        self.rollbacks += r.rollbacks
+        self.retries += r.retries
+        self.calls += r.calls
+        self.input_tokens += r.input_tokens
+        self.cached_tokens += r.cached_tokens
+        self.output_tokens += r.output_tokens
+        self.cost_usd += r.cost_usd
+
+    def lines(self) -> list[str]:
+        rate = self.judged / self.seconds if self.seconds > 0 else 0.0
+        out = [
+            f"judge {self.judge} (batch {self.batch_id}): {self.judged} of {self.planned} spans judged "
+            f"in {self.seconds:.1f} s ({rate:.1f} spans/s)",
+            f"  accepted {self.accepted}; errors {sum(self.errors.values())}"
+            + (
+                " (" + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()) + ")"
+                if self.errors
+                else ""
+            )
+            + f"; interrupted {self.interrupted}",
+            f"  follow-up spans {self.followup_spans}; forced answers {self.forced}; rollbacks {self.rollbacks}; "
+            f"retries {self.retries}",
+        ]
+        if self.judge == "llm":
+            started = self.judged + self.interrupted
+            cps = self.calls / started if started else 0.0
+            out.append(
+                f"  calls {self.calls} ({cps:.2f}/span); input tokens uncached "
+                f"{self.input_tokens - self.cached_tokens:,}, cached {self.cached_tokens:,}; output "
+                f"{self.output_tokens:,}; cost ${self.cost_usd:.4f}"
+            )
+        if self.replayed or self.auto_neutral or self.skipped_done:
+            out.append(
+                f"  journal replayed {self.replayed}; auto-neutral verdicts {self.auto_neutral}; "
+                f"already judged {self.skipped_done}"
+            )
+        if self.stopped:
+            out.append(f"  stopped: {self.stopped}")
+        if self.planned == 0 and not self.skipped_done:
+            out.append(
+                "  no eligible spans: build the evaluation context first (`memuse build`), or check "
+                "`memuse info`"
+            )
+        return out
+
+
+def load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeEvidence, SpanContext]]:
+    """The rendered episode evidence and the span contexts of a chunk (`store.evidence`: only the
+    rows the step files need, not whole episode records); the file is open only while rows are
+    read, so other processes of the batch (and the app) can write between chunks."""
+    eps = sorted({e for _, e in pairs})
+    wanted = sorted({s for s, _ in pairs})
+    with STORE_LOCK:
+        con = connect(db, read_only=True)  # readers can share the file with the app
+        try:
+            with gc_paused():  # many small acyclic objects (see store.decode.gc_paused)
+                rows = fetch_evidence_rows(con, eps)
+                spans = load_spans(con, wanted)
+        finally:
+            con.close()
+    with gc_paused():
+        evs = build_evidence(rows)
+    by_id = {s.span_id: s for s in spans}
+    return [(evs[e], by_id[s]) for s, e in pairs if s in by_id and e in evs]
+
+
+def chunks(pairs: list[tuple[str, str]], first: int = CHUNK_EPISODES) -> Iterator[list[tuple[str, str]]]:
+    """Consecutive groups of whole episodes: `first` episodes, then twice as many each time up to
+    CHUNK_EPISODES (a small first chunk lets the LLM loop start calling within a fraction of a
+    second while the larger ones load behind it)."""
+    cur: list[tuple[str, str]] = []
+    eps: set[str] = set()
+    size = max(1, min(first, CHUNK_EPISODES))
+    for p in pairs:
+        if p[1] not in eps and len(eps) >= size:
+            yield cur
+            cur, eps = [], set()
+            size = min(2 * size, CHUNK_EPISODES)
+        cur.append(p)
+        eps.add(p[1])
+    if cur:
+        yield cur
+
+
+class ResultWriter:
+    """Journal first, then short transactions."""
+
+    def __init__(self, db: Any, every: float = 2.0) -> None:
+        self.db = db
+        self.every = every
+        self.journal = Journal(journal_path(db))
+        self.pending: list[JudgmentResult] = []
+        self.last = time.monotonic()
+
+    def add(self, r: JudgmentResult) -> None:
+        self.journal.append(r)
+        self.pending.append(r)
+
+    def due(self) -> bool:
+        """Enough results, or old enough, to be worth a transaction."""
+        return bool(self.pending) and (
+            len(self.pending) >= FLUSH_EVERY or time.monotonic() - self.last >= self.every
+        )
+
+    def take(self) -> list[JudgmentResult]:
+        """Hand the pending results to a writer (the caller writes them with `write`)."""
+        out, self.pending = self.pending, []
+        self.last = time.monotonic()
+        return out
+
+    def write(self, results: list[JudgmentResult], end: tuple[str, str] | None = None) -> None:
+        """Sync the journal, then store `results` in one short transaction (thread-safe: the LLM
+        loop runs this in a thread so a commit never stalls the requests in flight); `end`
+        (batch id, status) also records the batch's end through the same connection."""
+        if not results and end is None:
+            return
+        self.journal.sync()
+        with STORE_LOCK:
+            con = connect(self.db)
+            try:
+                if results:
+                    write_results(con, results)
+                if end is not None:
+                    end_batch(con, *end)
+            finally:
+                con.close()
+
+    def flush(self, force: bool = False) -> None:
+        if self.pending and (force or self.due()):
+            self.write(self.take())
+
+    def close(self, end: tuple[str, str] | None = None) -> None:
+        """Write what is pending (and the batch's end, if given), then close the journal."""
+        try:
+            self.write(self.take() if self.pending else [], end)
+        finally:
+            self.journal.close()

@@ -1,0 +1,173 @@
+"""The values of one judge attempt (MemUse 3.4, A.2.2-A.2.3 "Assessment output", A.3.1 "Structural
+checks", A.3.2 "saved reports"): the answer contract, the validation attempts and the saved
+result with its verdict.
+
+These are the models the store writes and reads back (judgments, assessments, verdicts, the
+journal), so they live below it. `judge.contract` generates the answer tool's JSON schema from
+`JudgeAnswer`, so the schema the judge sees and the parser that checks its reply are one object.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..vocab import Accuracy, Effect, Influence, JudgeKind, JudgmentStatus, Novelty
+from .verdicts import EntrySignals, SpanVerdict, clip_confidence, span_verdict
+
+
+class EntryAssessment(BaseModel):
+    """The judge's assessment of one delivered entry (A.2.2). Null means undetermined."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    entry: int
+    """The entry number exactly as listed in target/entries.md."""
+    item_id: str | None = None
+    """The entry's item id exactly as listed (null when the list shows none)."""
+    relevance: bool
+    """True when the exposed content applies to the task or the current subgoal."""
+    accuracy: Accuracy
+    """corroborated / contradicted by recorded evidence, otherwise uncontradicted."""
+    novelty: Novelty | None
+    """What the entry adds to the prior context; null when a source is missing or unread."""
+    influence: Influence | None
+    """What the entry demonstrably shaped inside its credit window; null when undetermined."""
+    effect: Effect | None
+    """Consequence of the anchored actions (acted_on only); null otherwise or when undetermined."""
+    anchors: list[int] = Field(default_factory=list)
+    """Steps of actions the entry shaped (inside its credit window)."""
+    evidence: list[int] = Field(default_factory=list)
+    """Other steps the assessment relies on; each must have been read in full."""
+    notes: str = ""
+    """Rationale per signal; cite steps as [S7] and prior sources as [P3]."""
+
+
+class JudgeAnswer(BaseModel):
+    """The whole answer for one injection span (A.2.3 "Assessment output")."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    assessments: list[EntryAssessment]
+    """Exactly one assessment per delivered entry."""
+    summary: str = ""
+    """Span summary that keeps entry-level uncertainty visible."""
+    confidence: float = 0.5
+    """Confidence in [0, 1]; it supports inspection and never weights counts."""
+
+    @field_validator("confidence")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("confidence must be a finite number")
+        return v
+
+
+class Attempt(BaseModel):
+    """One validation attempt of a submitted answer."""
+
+    call: int
+    """Model call (round) that submitted it."""
+    forced: bool = False
+    """Submitted as the forced final answer."""
+    accepted: bool = False
+    """Passed every check."""
+    violations: list[dict[str, Any]] = Field(default_factory=list)
+    """What the checks found."""
+    coerced: list[str] = Field(default_factory=list)
+    """Signals set to undetermined because a conditional read stayed incomplete."""
+    answer: dict[str, Any] | None = None
+    """The parsed answer, when it parsed."""
+
+
+class JudgmentResult(BaseModel):
+    """One judge attempt on one span: status, accounting, transcript, answer and verdict."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    judgment_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    """Unique id (journal replay is idempotent by it)."""
+    span_id: str
+    """Judged span."""
+    episode_id: str = ""
+    """Its episode."""
+    judge: JudgeKind = "rules"
+    """Which judge produced it ("rules" is labelled as such everywhere)."""
+    model: str | None = None
+    """Model name (None for the rules judge)."""
+    batch_id: str | None = None
+    """Batch that produced it (None for a single re-judge)."""
+    status: JudgmentStatus = "error"
+    """accepted / error / interrupted."""
+    reason: str | None = None
+    """Why it is an error or interrupted."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Resolved settings (no secrets)."""
+    prompt_hash: str | None = None
+    """Content hash of the prompt files and tool schemas."""
+    calls: int = 0
+    """Model calls (rules judge: 0)."""
+    followups: int = 0
+    """Rejected answers that were sent back with their violations."""
+    forced: bool = False
+    """A forced final answer was requested."""
+    rollbacks: int = 0
+    """Rounds rolled back for exceeding the context budget."""
+    retries: int = 0
+    """HTTP retries (429/5xx/timeouts)."""
+    tool_calls: int = 0
+    """Read/search tool calls."""
+    input_tokens: int = 0
+    """Reported input tokens, cached included."""
+    cached_tokens: int = 0
+    """Reported cached input tokens."""
+    output_tokens: int = 0
+    """Reported output tokens."""
+    cost_usd: float = 0.0
+    """Cost from prices or provider-reported cost."""
+    started_at: float = Field(default_factory=time.time)
+    """Unix time."""
+    ended_at: float | None = None
+    """Unix time."""
+    answer: JudgeAnswer | None = None
+    """The accepted answer (after any forced-answer coercion)."""
+    window_read: dict[int, bool] = Field(default_factory=dict)
+    """Per entry: whole credit window read."""
+    attempts: list[Attempt] = Field(default_factory=list)
+    """Every validation attempt."""
+    transcript: dict[str, Any] = Field(default_factory=dict)
+    """Conversation (messages, rolled-back rounds) or the rules judge's tool log."""
+    verdict: SpanVerdict | None = None
+    """Derived verdict of an accepted judgment."""
+    mandatory_chars: int = 0
+    """Size of the mandatory evidence in characters."""
+
+    @property
+    def uncached_tokens(self) -> int:
+        return max(0, self.input_tokens - self.cached_tokens)
+
+
+def verdict_for(res: JudgmentResult) -> None:
+    """Attach the verdict of an accepted answer (verdict assembly, 3.5; effect reset and confidence
+    clipped to [0, 1], A.3.1)."""
+    if res.answer is None:
+        return
+    clipped = clip_confidence(res.answer.confidence)
+    if clipped is not None:
+        res.answer.confidence = clipped
+    sig = [
+        EntrySignals(
+            relevance=a.relevance,
+            accuracy=a.accuracy,
+            novelty=a.novelty,
+            influence=a.influence,
+            effect=a.effect,
+            window_read=res.window_read.get(a.entry, False),
+        )
+        for a in sorted(res.answer.assessments, key=lambda a: a.entry)
+    ]
+    res.verdict = span_verdict(res.span_id, sig, res.judgment_id)

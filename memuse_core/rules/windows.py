@@ -1,0 +1,113 @@
+"""Per-entry credit windows (MemUse 3.3 "Credit windows", A.1.5 "Per-entry Credit Windows").
+
+`credit_windows` gives every entry of every attributed nonempty span its window of steps (None for
+an empty window); `resident_entries` finds the resident copies that get an empty window because an
+earlier visible copy keeps the credit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .analysis import DInfo, EpisodeAnalysis
+from .spans import SpanBuild
+
+
+def _selected_read(an: EpisodeAnalysis, di: DInfo) -> bool:
+    """A separately recorded full read reached through an explicit selection (A.1.5): an
+    agent-routed delivery that is not a preview, whose issuing step's action names, as a whole
+    token, an identifier (item id or displayed key) of each entry that an earlier delivery
+    exposed in its placement text."""
+    if di.d.route != "agent" or "preview" in di.d.form or di.step is None or di.step < 2:
+        return False
+    action = an.rec.steps[di.step - 2].action_text()
+    shown = [rp.text or "" for d0 in an.infos if d0.order < di.order for rp in d0.placements]
+    for e in di.d.entries:
+        keys = [k for k in (e.item_id, e.display_key) if k]
+        if not any(_token_in(k, action) and any(_token_in(k, t) for t in shown) for k in keys):
+            return False
+    return True
+
+
+def _token_in(key: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text) is not None
+
+
+def resident_entries(an: EpisodeAnalysis, span: SpanBuild) -> list[bool]:
+    """Resident copies (A.1.5): an entry of a new span is resident when a proven copy of the same
+    item, delivered earlier (same input included) and still visible in its consuming input,
+    already shows all of its exposed text and its displayed key. The earlier owner keeps the
+    credit and the resident entry gets an empty window. Not for a selected full read."""
+    di = span.first
+    out = [False] * len(di.d.entries)
+    if di.call is None or di.step is None or _selected_read(an, di):
+        return out
+    by_item = an.by_item()
+    for pos, e in enumerate(di.d.entries):
+        x = di.exposures[pos]
+        if x.exposed_text is None:
+            continue
+        key = di.ikeys[pos]
+        for d0 in reversed(by_item.get(key, [])):  # latest copies first
+            if d0.order >= di.order or d0.step is None:
+                continue
+            p0 = d0.ikeys.index(key)
+            x0 = d0.exposures[p0]
+            if x0.exposed_text is None or not an.contains(x0.exposed_text, x.exposed_text):
+                continue
+            if an.copy_visible(d0, p0, di.call, x.exposed_text, e.display_key):
+                out[pos] = True
+                break
+    return out
+
+
+def credit_windows(an: EpisodeAnalysis, spans: list[SpanBuild]) -> None:
+    """Per-entry credit windows (A.1.5), stored on each span (None = empty window).
+
+    The window of entry m of span S starts at t_first(S). Its boundary is the earliest later
+    span S' (first step t' >= t_last(S)) that delivers the same item with verified text
+    containing ε_S(m), or any later delivery of the item when either exposure is unknown; it
+    ends at t'-1 when t' > t_last(S) and at t' when t' == t_last(S), else at the final step.
+    Resident copies get an empty window and set no boundary, so the earlier owner keeps the
+    credit. A later copy with different or narrower text sets no boundary (windows overlap); a
+    full read containing a preview's text ends the preview window just before it. A same-step
+    later copy whose exposure is unknown starts after the shared step. Only entries of the same
+    item interact, and everything is per episode (ownership resets at episode boundaries).
+    """
+    T = an.rec.T
+    live = [s for s in spans if s.nonempty and s.attributed]
+    for s in live:
+        s.resident = resident_entries(an, s)
+    by_item: dict[tuple, list[tuple[SpanBuild, int]]] = {}
+    for s in live:
+        for pos, key in enumerate(s.first.ikeys):
+            by_item.setdefault(key, []).append((s, pos))
+    for s in spans:
+        s.windows = [None] * len(s.first.d.entries)
+    for s in live:
+        t_first, t_last = s.first_step, s.last_step
+        assert t_first is not None and t_last is not None
+        di = s.first
+        for pos in range(len(di.d.entries)):
+            if s.resident[pos]:
+                continue
+            exposed = di.exposures[pos].exposed_text
+            start = t_first
+            if di.exposures[pos].exposure == "unknown" and any(
+                o is not s and o.first.order < di.order and o.last_step == t_first
+                for o, _ in by_item.get(di.ikeys[pos], [])
+            ):
+                start = t_first + 1  # same-step copy that adds no verified text
+            end = T
+            for o, opos in by_item.get(di.ikeys[pos], []):
+                if o is s or o.first.order <= di.order or o.resident[opos]:
+                    continue
+                t2 = o.first_step
+                assert t2 is not None
+                if t2 < t_last:
+                    continue  # spans starting before t_last are not boundaries
+                ox = o.first.exposures[opos]
+                if exposed is None or ox.exposed_text is None or an.contains(ox.exposed_text, exposed):
+                    end = t2 - 1 if t2 > t_last else t2
+                    break
+            s.windows[pos] = (start, end) if start <= end else None

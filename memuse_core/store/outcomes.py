@@ -1,0 +1,78 @@
+"""The stored outcome class of every span (MemUse A.4.1, A.4.2): `span_outcomes`.
+
+`refresh_outcomes` reads each span's status, current verdict and failed judge attempts, asks the
+pure rules (`rules.outcome.outcome_class`, `is_profiled`) and writes one row per span and judge
+view. It runs inside the writers' transactions: when the context of an episode is written
+(`store.context.write_contexts`) and when judgments or rule verdicts are written
+(`store.judging`). Every reader (aggregates, drill-downs, lineage, app) joins this table instead
+of deciding the class again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+import pyarrow as pa
+
+from ..rules.outcome import is_profiled, outcome_class
+from ..vocab import ANY_JUDGE, ERROR_JUDGMENT_STATUSES
+
+_COLS = ["span_id", "judge", "episode_id", "outcome", "profiled"]
+
+
+def refresh_outcomes(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    episode_ids: Sequence[str] | None = None,
+    span_ids: Sequence[str] | None = None,
+) -> int:
+    """Recompute the stored outcome of the spans of `episode_ids`, of `span_ids`, or (neither
+    given) of every span; rows of spans that no longer exist in those episodes are removed.
+    The caller holds the transaction. Returns the number of rows written."""
+    if episode_ids is not None:
+        where, args = "s.episode_id IN (SELECT unnest($ids::VARCHAR[]))", {"ids": list(episode_ids)}
+        gone = "DELETE FROM span_outcomes WHERE episode_id IN (SELECT unnest($ids::VARCHAR[]))"
+    elif span_ids is not None:
+        where, args = "s.span_id IN (SELECT unnest($ids::VARCHAR[]))", {"ids": list(span_ids)}
+        gone = "DELETE FROM span_outcomes WHERE span_id IN (SELECT unnest($ids::VARCHAR[]))"
+    else:
+        where, args, gone = "TRUE", {}, "DELETE FROM span_outcomes"
+    rows = con.execute(
+        f"""SELECT s.span_id, s.episode_id, s.status, v.triage, v.profiled, v.n_entries,
+                   ej.span_id IS NOT NULL AS judge_failed
+            FROM spans s
+            LEFT JOIN verdicts v USING (span_id)
+            LEFT JOIN (SELECT DISTINCT span_id FROM judgments
+                       WHERE status IN (SELECT unnest($failed::VARCHAR[]))) ej USING (span_id)
+            WHERE {where}""",
+        {**args, "failed": list(ERROR_JUDGMENT_STATUSES)},
+    ).fetchall()
+    con.execute(gone, args)
+    if not rows:
+        return 0
+    out = [
+        (
+            sid,
+            ANY_JUDGE,
+            eid,
+            outcome_class(status, triage, failed),
+            is_profiled(status, triage, profiled, n_entries),
+        )
+        for sid, eid, status, triage, profiled, n_entries, failed in rows
+    ]
+    tbl = pa.table({c: pa.array([r[i] for r in out]) for i, c in enumerate(_COLS)})
+    con.register("_outcome_rows", tbl)
+    try:
+        con.execute(f"INSERT INTO span_outcomes ({', '.join(_COLS)}) SELECT * FROM _outcome_rows")
+    finally:
+        con.unregister("_outcome_rows")
+    return len(out)
+
+
+def backfill_outcomes(con: duckdb.DuckDBPyConnection) -> None:
+    """Fill `span_outcomes` when it is empty but spans exist (a store built before the table
+    existed, or whose table was recreated)."""
+    have = con.execute("SELECT (SELECT count(*) FROM span_outcomes), (SELECT count(*) FROM spans)").fetchone()
+    if have is not None and have[0] == 0 and have[1] > 0:
+        refresh_outcomes(con)
