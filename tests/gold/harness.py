@@ -318,7 +318,8 @@ def gold_policy(cases: list[Case], *, read: bool = True) -> Any:
     """A reply policy for the scripted server: first read every file that the gold answer's
     claims require (Table 5) and that the first message does not show in full, then answer.
     With `read=False` it answers at once (to show that the coverage checks are live)."""
-    from memuse_core.judge.scripted_server import ScriptedReply, ScriptedToolCall, listed_entries
+    from memuse_core.judge.script import listed_entries
+    from memuse_core.judge.scripted_server import ScriptedReply, ScriptedToolCall
 
     spans: dict[str, tuple[Case, dict[str, Any]]] = {}
     for c in cases:
