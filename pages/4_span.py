@@ -8,6 +8,7 @@ import os
 import streamlit as st
 
 from memuse_core.views import common
+from memuse_core.views import judgment as judgment_view
 from memuse_core.views import span as span_view
 from memuse_core.views.common import item_key
 from pages._shared import (
@@ -190,7 +191,7 @@ else:
         key="sp_judgment",
         format_func=lambda j: f"{j} ({kinds[j][0]}, {kinds[j][1]})",
     )
-    det = cached(span_view.judgment, jid)
+    det = cached(judgment_view.detail, jid)
     if det is not None:
         st.markdown(
             f"**Validation attempts**: {len(det.attempts)} · follow-ups {det.followups} · "
@@ -216,7 +217,7 @@ with st.sidebar:
     st.markdown("**Re-judge settings**")
     st.radio(
         "Judge",
-        span_view.JUDGE_KINDS,
+        judgment_view.JUDGE_KINDS,
         key="judge_kind",
         horizontal=True,
         help="rules: the deterministic offline judge; llm: any OpenAI-compatible endpoint.",
@@ -237,7 +238,7 @@ elif st.button(f"Re-judge with the {kind} judge", key="sp_rejudge", type="primar
     bar = st.progress(0.0, text="Judging…")
     try:
         with st.spinner("Judging…"):
-            rejudged = span_view.rejudge(
+            rejudged = judgment_view.rejudge(
                 db_path(),
                 span_id,
                 kind,
@@ -250,7 +251,7 @@ elif st.button(f"Re-judge with the {kind} judge", key="sp_rejudge", type="primar
         bar.empty()
         st.error(f"Re-judge failed: {e}")
 done = st.session_state.get("sp_rejudged")
-if isinstance(done, span_view.Rejudged) and done.span_id == span_id:
+if isinstance(done, judgment_view.Rejudged) and done.span_id == span_id:
     st.success(
         f"New judgment {done.judgment_id}: {done.status}" + (f" ({done.reason})" if done.reason else "")
     )

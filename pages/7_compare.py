@@ -66,9 +66,8 @@ st.caption(
     f"Gains with beneficial use: {cmp.count('gained', 'beneficial_b')}; losses with harmful use: "
     f"{cmp.count('lost', 'harmful_b')}."
 )
-only = st.segmented_control("Show", ["changed", "all"], default="changed", key="cmp_show") or "changed"
-view = cmp.pairs if only == "all" else cmp.pairs[cmp.pairs["change"] != "same"]
-view = view.copy()
+which = st.segmented_control("Show", cmp_view.PAIR_FILTERS, default="changed", key="cmp_show") or "changed"
+view = cmp.listed(which).copy()
 view.insert(0, "A", [url("timeline", episode=e) for e in view["episode_a"]])
 view.insert(1, "B", [url("timeline", episode=e) for e in view["episode_b"]])
 ev = st.dataframe(

@@ -294,7 +294,9 @@ def delete(con: Connection, annotation_ids: list[str]) -> None:
 
 
 def import_case_study(con: Connection, study: CaseStudy) -> None:
-    """Store an imported case study and its annotations (kept under their ids)."""
-    create_case_study(con, study)
-    for a in study.annotations:
-        save_annotation(con, a.model_copy(update={"case_study_id": study.case_study_id}))
+    """Store an imported case study and its annotations (kept under their ids), all or nothing."""
+    store_cs.store_case_study(
+        con,
+        study.model_dump(include={"case_study_id", "name", "description", "created_at"}),
+        [a.model_copy(update={"case_study_id": study.case_study_id}).row() for a in study.annotations],
+    )

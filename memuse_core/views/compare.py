@@ -11,13 +11,15 @@ import plotly.graph_objects as go
 
 from .. import timeline as figures
 from ..store.app import compare as store_compare
-from ..vocab import AXES
 from .common import Connection, Runs, ViewModel, runs
 from .overview import Level, overview
 from .report import Report, report
 
 Change = Literal["gained", "lost", "same"]
 """How a task's resolve rate moved from A to B."""
+PairFilter = Literal["changed", "all"]
+PAIR_FILTERS: tuple[PairFilter, ...] = ("changed", "all")
+"""Which paired tasks the table lists: those whose outcome changed, or all."""
 
 
 def options(all_runs: Runs, level: Level) -> list[str]:
@@ -61,6 +63,10 @@ class Comparison(ViewModel):
     def heatmap(self) -> go.Figure:
         """The two profiles as a heatmap."""
         return figures.profile_heatmap(self.profiles)
+
+    def listed(self, which: PairFilter) -> pd.DataFrame:
+        """The paired tasks to list: all, or those whose outcome changed."""
+        return self.pairs if which == "all" else self.pairs[self.pairs["change"] != "same"]
 
     def changed(self, kind: Change) -> pd.DataFrame:
         """Paired tasks whose outcome changed this way."""
@@ -132,6 +138,3 @@ def compare(con: Connection, level: Level, a: str, b: str) -> Comparison:
     else:
         pairs["change"] = pd.Series(dtype=str)
     return Comparison(level=level, a=a, b=b, profiles=profiles, metrics=metrics, report=rep, pairs=pairs)
-
-
-__all__ = ["AXES", "Change", "Comparison", "change", "compare", "options"]

@@ -94,6 +94,21 @@ def assign_annotations(
     )
 
 
+def store_case_study(
+    con: duckdb.DuckDBPyConnection, case_row: dict[str, Any], annotation_rows: Sequence[dict[str, Any]]
+) -> None:
+    """Insert or replace a case study and its annotations in one transaction (all or nothing)."""
+    con.execute("BEGIN")
+    try:
+        upsert_case_study(con, case_row)
+        for row in annotation_rows:
+            upsert_annotation(con, row)
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
 def judge_labels_for(con: duckdb.DuckDBPyConnection, targets: Sequence[tuple[str, int]]) -> pd.DataFrame:
     """Current judge assessments of (span_id, entry pos) pairs, for human-vs-judge agreement."""
     if not targets:

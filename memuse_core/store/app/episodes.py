@@ -223,22 +223,21 @@ def episode_deliveries(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.Da
 
 
 def episode_entries(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.DataFrame:
-    """Span entries of an episode with credit windows, the span's outcome class and the current
-    verdict's assessment of the entry."""
-    with span_outcomes(con, episode_ids=[episode_id]) as rel:
-        return frame(
-            con,
-            f"""
-            SELECT se.span_id, se.pos, se.namespace, se.item_id, se.display_key, se.exposure,
-                   se.window_start, se.window_end, s.first_step, s.status, s.form, o.outcome,
-                   a.relevance, a.accuracy, a.novelty, a.influence, a.effect, a.anchors, a.evidence,
-                   a.usage_label
-            FROM span_entries se JOIN spans s USING (span_id) LEFT JOIN {rel} o USING (span_id)
-                 LEFT JOIN verdicts v USING (span_id)
-                 LEFT JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
-            WHERE se.episode_id = ? ORDER BY s.first_step NULLS LAST, se.span_id, se.pos""",
-            [episode_id],
-        )
+    """Span entries of an episode with credit windows and the current verdict's assessment of
+    the entry."""
+    return frame(
+        con,
+        """
+        SELECT se.span_id, se.pos, se.namespace, se.item_id, se.display_key, se.exposure,
+               se.window_start, se.window_end, s.first_step, s.status, s.form,
+               a.relevance, a.accuracy, a.novelty, a.influence, a.effect, a.anchors, a.evidence,
+               a.usage_label
+        FROM span_entries se JOIN spans s USING (span_id)
+             LEFT JOIN verdicts v USING (span_id)
+             LEFT JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
+        WHERE se.episode_id = ? ORDER BY s.first_step NULLS LAST, se.span_id, se.pos""",
+        [episode_id],
+    )
 
 
 def episode_spans(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.DataFrame:
