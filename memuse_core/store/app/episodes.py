@@ -13,7 +13,7 @@ import pandas as pd
 from ...vocab import CHARS_PER_TOKEN
 from ..writer import iter_blob_texts
 from ._sql import episode_outcome, frame, scope
-from .outcomes import span_outcomes
+from .outcomes import spans_with_outcome
 
 
 def _search_hits(con: duckdb.DuckDBPyConnection, search: str) -> None:
@@ -67,7 +67,7 @@ def episode_table(
     if span_classes:
         outer.append("list_has_all(span_classes, ?::VARCHAR[])")
         outer_params.append(list(span_classes))
-    with span_outcomes(con, runs) as rel:
+    with spans_with_outcome(con, runs) as rel:
         return frame(
             con,
             f"""
@@ -242,7 +242,7 @@ def episode_entries(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.DataF
 
 def episode_spans(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.DataFrame:
     """Spans of an episode with their status and outcome class."""
-    with span_outcomes(con, episode_ids=[episode_id]) as rel:
+    with spans_with_outcome(con, episode_ids=[episode_id]) as rel:
         return frame(
             con,
             f"""

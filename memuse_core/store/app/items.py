@@ -7,7 +7,7 @@ import duckdb
 import pandas as pd
 
 from ._sql import episode_outcome, frame
-from .outcomes import span_outcomes
+from .outcomes import spans_with_outcome
 
 
 def search_items(con: duckdb.DuckDBPyConnection, query: str = "", limit: int = 200) -> pd.DataFrame:
@@ -41,7 +41,7 @@ def item_deliveries(
             [namespace, item_id],
         ).fetchall()
     ]
-    with span_outcomes(con, episode_ids=eps) as rel:
+    with spans_with_outcome(con, episode_ids=eps) as rel:
         return frame(
             con,
             f"""

@@ -7,7 +7,7 @@ unassessable). The class is decided by the aggregate SQL's `span_cls` building b
 list of spans behind it always agree; in particular a judge error on an eligible span without a
 verdict is `error` everywhere, not `unjudged` in some places.
 
-`span_outcomes` is the only function that knows where the class comes from. Once the class is
+`spans_with_outcome` is the only function that knows where the class comes from. Once the class is
 decided by a rule and stored with the span, only its body changes.
 """
 
@@ -36,7 +36,7 @@ OUTCOME_COLUMNS = (
     "outcome",
     *AXES,
 )
-"""Columns of the relation `span_outcomes` yields; `outcome` is the span's outcome class."""
+"""Columns of the relation `spans_with_outcome` yields; `outcome` is the span's outcome class."""
 
 
 def _runs_of(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str]) -> list[str]:
@@ -48,7 +48,7 @@ def _runs_of(con: duckdb.DuckDBPyConnection, episode_ids: Sequence[str]) -> list
 
 
 @contextmanager
-def span_outcomes(
+def spans_with_outcome(
     con: duckdb.DuckDBPyConnection,
     runs: Sequence[str] | None = None,
     *,
@@ -81,7 +81,7 @@ def span_outcomes(
 
 def outcome_counts(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None) -> pd.DataFrame:
     """Span counts and estimated delivered tokens per configuration and outcome class."""
-    with span_outcomes(con, runs) as rel:
+    with spans_with_outcome(con, runs) as rel:
         return frame(
             con,
             f"""SELECT config, outcome, count(*) AS spans, sum(est_tokens) AS est_tokens
@@ -110,7 +110,7 @@ def outcome_spans(
     if form:
         where.append("o.form = ?")
         params.append(form)
-    with span_outcomes(con, runs) as rel:
+    with spans_with_outcome(con, runs) as rel:
         return frame(
             con,
             f"""

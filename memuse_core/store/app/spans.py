@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 
 from ._sql import frame, scope
-from .outcomes import span_outcomes
+from .outcomes import spans_with_outcome
 
 
 def span_row(con: duckdb.DuckDBPyConnection, span_id: str) -> dict[str, Any] | None:
@@ -20,7 +20,7 @@ def span_row(con: duckdb.DuckDBPyConnection, span_id: str) -> dict[str, Any] | N
     ep = con.execute("SELECT episode_id FROM spans WHERE span_id = ?", [span_id]).fetchone()
     if ep is None:
         return None
-    with span_outcomes(con, episode_ids=[ep[0]]) as rel:
+    with spans_with_outcome(con, episode_ids=[ep[0]]) as rel:
         cur = con.execute(
             f"""
             SELECT s.*, o.outcome, v.judgment_id AS verdict_judgment, v.triage, v.profiled
