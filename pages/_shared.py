@@ -278,18 +278,6 @@ def show_text(text: Any, *, max_chars: int = 20000, language: str | None = None)
         st.code(s or " ", language=language, wrap_lines=True)
 
 
-def fmt_pct(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and v != v):
-        return "—"
-    return f"{100 * float(v):.{digits}g}%"
-
-
-def fmt_num(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and v != v):
-        return "—"
-    return f"{float(v):.{digits}g}"
-
-
 # ---- Annotations -------------------------------------------------------------------------------
 
 
