@@ -91,3 +91,9 @@ CHARS_PER_TOKEN = 4
 def estimate_tokens(chars: int) -> int:
     """Estimated tokens of `chars` delivered characters, floor(chars / 4) (A.4.4)."""
     return int(chars) // CHARS_PER_TOKEN
+
+
+# ---- Episode outcomes (A.5.4) ---------------------------------------------------------------------
+EpisodeOutcome = Literal["resolved", "failed", "no_result"]
+EPISODE_OUTCOMES: tuple[EpisodeOutcome, ...] = get_args(EpisodeOutcome)
+"""An episode's harness result; `no_result` counts as unresolved in resolve rates (A.5.4)."""
