@@ -35,13 +35,14 @@ def trim_cmd(
     """What MemTrim would remove from every recorded delivery, given the agent's prior context."""
     from ..progress import progress_bar
     from ..store import connect, db_path
-    from ..trim.whatif import run_store
+    from ..store.trim import episode_ids
+    from ..trim.whatif_batch import run_store
 
     if not db_path(db).exists():
         fail(f"database {db_path(db)} does not exist (build it with `memuse demo` or `memuse ingest`)")
     con = connect(db)
     try:
-        n_eps = con.execute("SELECT count(*) FROM episodes").fetchone()[0]  # type: ignore[index]
+        n_eps = len(episode_ids(con))
         if n_eps == 0:
             fail("the store has no episodes (import runs with `memuse ingest` or build the demo)")
         total = min(n_eps, limit) if limit else n_eps

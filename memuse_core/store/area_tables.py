@@ -132,3 +132,16 @@ KEPT_TABLES = [
     "planted_truth",
 ]
 """Never dropped by a rebuild (verdicts are re-derived from kept judgments)."""
+
+# ---- MemTrim index (memtrim paper 3.2, A.1), written by `memuse_core.trim.index` -----------------
+# One row per memory a MemTrim filter indexed, per scope (user / agent / run). Not derived from
+# events and never dropped by a rebuild: it mirrors the user's memory store. `parsed` is the
+# cached representation (units, task, support set, outcome) so a restart does not parse again.
+TRIM_INDEX_DDL = [
+    """CREATE TABLE IF NOT EXISTS memtrim_memories (
+        scope VARCHAR, memory_id VARCHAR, text VARCHAR, answer VARCHAR, support JSON,
+        ts DOUBLE, parser VARCHAR, parsed JSON, written_at DOUBLE,
+        PRIMARY KEY (scope, memory_id))""",
+]
+DDL = DDL + TRIM_INDEX_DDL
+KEPT_TABLES = KEPT_TABLES + ["memtrim_memories"]
