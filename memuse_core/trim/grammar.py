@@ -15,7 +15,11 @@ Sentence level, first match wins
   1. probabilities: "For those who are not X, the probability of Y is 34%.",
      "The overall probability of X is 52%.", "P(Y=1 | do(X=1)) = 0.38" (`do()` kept in the value,
      so an observational and an interventional value conflict, B.4 case 3);
-  2. founding: "X was founded in 2016 by A and B" (founded_in, founder);
+  2. observations: "We observed the candle is out of wax and confounder inactive" ->
+     candle.observed = "is out of wax", confounder.status = inactive (another observation of the
+     same thing conflicts); causal rules: "We know that A or B causes C" -> c.caused_by = the
+     rule (another rule for C, or "causes not C", conflicts); founding: "X was founded in 2016 by A
+     and B" (founded_in, founder);
   3. personal facts about the user (Mem0 style, first person, or implicit subject):
        "Lives in Oslo" / "I live in Bergen" / "Moved to Bergen"        -> user.lives_in
        "Is vegetarian" / "I'm vegan" / "I am no longer vegetarian"     -> user.diet
@@ -78,6 +82,57 @@ PROB_FORMAL = re.compile(
     r"(?P<val>[-+]?\d*\.?\d+\s*%?)"
 )
 DO = re.compile(r"do\s*\(\s*([^()]*)\)", re.I)
+
+# -- 1b. observations (CLADDER's deterministic questions: "We observed the candle is out of wax") ---
+OBSERVED = re.compile(r"^we (?:observed|observe|see|saw) (?:that )?(?P<what>.+)$", re.I)
+_OBS_STATE = re.compile(
+    r"^(?P<subj>.{1,60}?)\s+(?:is\s+|are\s+|was\s+|were\s+)?(?P<neg>not\s+)?(?P<state>[a-z]+)$", re.I
+)
+_OBS_PRED = re.compile(
+    r"^(?P<subj>.{1,60}?)\s+(?P<pred>(?:is|are|was|were|has|have|had|does|did|do)\b.*)$", re.I
+)
+_OBS_VERB = re.compile(r"^(?P<subj>(?:the\s+|a\s+|an\s+)?[\w'-]+)\s+(?P<pred>[a-z]+s\b.*)$", re.I)
+"""A clause without a copula: the subject is its first noun ("the CEO decides to ...")."""
+
+
+def observations(body: str) -> list[tuple[str, str, str]] | None:
+    """ "We observed the candle is out of wax and the room is dark": (subject, attribute, value)
+    per observed clause; a clause "confounder inactive" is a state (status), "the candle is out of
+    wax" a predicate (observed), anything else is observed to hold (observed = yes)."""
+    m = OBSERVED.match(expand_contractions(body))
+    if not m:
+        return None
+    out = []
+    for clause in re.split(r"\s+and\s+|\s*,\s*", m.group("what")):
+        clause = clause.strip()
+        if not clause:
+            continue
+        st = _OBS_STATE.match(clause)
+        if st and st.group("state").casefold() in STATUS_GROUPS:
+            out.append((st.group("subj"), "status", ("not " if st.group("neg") else "") + st.group("state")))
+            continue
+        pr = _OBS_PRED.match(clause) or _OBS_VERB.match(clause)
+        if pr:
+            out.append((pr.group("subj"), "observed", pr.group("pred")))
+        else:
+            out.append((clause, "observed", "yes"))
+    return out
+
+
+CAUSE_RULE = re.compile(r"^(?P<know>we know that\s+)?(?P<cause>.+?)\s+causes\s+(?P<effect>.+)$", re.I)
+
+
+def cause_rule(body: str) -> tuple[str, str] | None:
+    """A structural rule ("We know that A or B causes C"): (the effect without its negation, the
+    rule). The rule is the value, so "A or B causes C" and "A and B causes C", or "A causes not
+    C", conflict. Only for rules (a "we know that" lead, or a cause joined by and / or); a plain
+    "X causes Y" stays a relation."""
+    m = CAUSE_RULE.match(body)
+    if not m or not (m.group("know") or re.search(r"\s(?:and|or)\s", m.group("cause"), re.I)):
+        return None
+    effect = m.group("effect").strip()
+    return re.sub(r"\bnot\s+", "", effect, flags=re.I), m.group("cause").strip() + " => " + effect
+
 
 # -- 2. founding ----------------------------------------------------------------------------------
 FOUNDED = re.compile(

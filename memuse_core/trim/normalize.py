@@ -229,15 +229,20 @@ _AUX = {
 }
 
 
+_NEGATION = frozenset({"not", "no", "never", "nor", "without"})
+_TASK_STOP = _STOP - _NEGATION
+
+
 def task_signature(question: str) -> str:
     """Deterministic task signature of a question: the requested operation (its wh-word, or
-    yes_no) and the target (its content words in order, numbers masked) (3.1, A.1). Two questions get the same signature only when they ask with the same content
-    words; anything less certain counts as a different task (A.1)."""
-    tokens = _WORD.findall(question.casefold())
+    yes_no) and the target (its content words in order, negations kept, numbers masked) (3.1,
+    A.1). Two questions get the same signature only when they ask with the same words; anything
+    less certain counts as a different task (A.1)."""
+    tokens = _WORD.findall(question.casefold().replace("n't", " not"))
     op = next((w for w in tokens if w in _WH), None)
     if op is None:
         op = "yes_no" if tokens and tokens[0] in _AUX else "ask"
-    words = ["<num>" if w[0].isdigit() else w for w in tokens if w not in _STOP]
+    words = ["<num>" if w[0].isdigit() else w for w in tokens if w not in _TASK_STOP]
     return op + ":" + ("_".join(words) or canon_attr(question))
 
 

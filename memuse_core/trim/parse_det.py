@@ -193,6 +193,8 @@ class _State:
         # cheap cues keep long tool outputs fast: each extractor runs only when its cue occurs
         found = (
             (("probab" in low or "p(" in low) and self.probability(body, a, b))
+            or ("observ" in low and self.observed(body, a, b))
+            or (" causes " in low and self.rule(body, a, b))
             or (G.FOUNDED_CUE.search(low) is not None and self.founded(body, a, b))
             or (G.personal_cue(low) and self.personal(body, a, b))
             or (G.STATE_CUE.search(low) is not None and self.state(body, a, b))
@@ -237,6 +239,31 @@ class _State:
         cond = mn.group("cond")
         entity = f"{ev} | {self.entity(cond)}" if cond else ev
         self.add(Key(entity, "probability", "numeric"), x, mn.group("val"), a, b)
+        return True
+
+    def observed(self, body: str, a: int, b: int) -> bool:
+        found = G.observations(body)
+        if not found:
+            return False
+        for subj, attr, val in found:
+            if attr == "status":
+                state = STATUS_GROUPS[val.removeprefix("not ").casefold()]
+                if val.startswith("not "):
+                    state = STATUS_NEGATION.get(state, "not " + state)
+                self.add(Key(self.entity(subj), "status", "categorical"), state, val, a, b)
+            else:
+                vtype, value = normalize_value(
+                    val, attribute=attr, hint="boolean" if val == "yes" else "text"
+                )
+                self.add(Key(self.entity(subj), attr, vtype), value, val, a, b)
+        return True
+
+    def rule(self, body: str, a: int, b: int) -> bool:
+        found = G.cause_rule(body)
+        if found is None:
+            return False
+        effect, rule = found
+        self.add(Key(self.entity(effect), "caused_by", "categorical"), canon_text(rule), rule, a, b)
         return True
 
     def founded(self, body: str, a: int, b: int) -> bool:
