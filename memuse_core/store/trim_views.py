@@ -38,6 +38,12 @@ def trim_episode_choices(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | N
     ]
 
 
+def episode_has_deliveries(con: duckdb.DuckDBPyConnection, episode_id: str) -> bool:
+    """Whether the episode exists and has at least one delivery."""
+    row = con.execute("SELECT count(*) FROM deliveries WHERE episode_id = ?", [episode_id]).fetchone()
+    return bool(row and row[0])
+
+
 def trim_delivery_choices(
     con: duckdb.DuckDBPyConnection, episode_id: str
 ) -> list[tuple[str, int | None, str | None, int]]:
