@@ -18,7 +18,14 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ..vocab import CHARS_PER_TOKEN
+from ..vocab import CHARS_PER_TOKEN, EFFECT, INFLUENCE, NOVELTY, TRIM_CLASSES
+
+MT_REDUNDANT = TRIM_CLASSES[0]
+"""MemTrim's `redundant` class: every unit of the entry is in the prior context."""
+JUDGE_REDUNDANT = NOVELTY[2]
+"""The judge's `redundant` novelty label (MemUse Table 4)."""
+ACTED_ON, NO_INFLUENCE = INFLUENCE[0], INFLUENCE[3]
+IMPROVED, HARMED = EFFECT[0], EFFECT[2]
 from .trim import TRIM_COLUMNS, _has
 
 
@@ -86,7 +93,7 @@ def trim_summary(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                (sum(t.chars_before) - sum(t.chars_after)) // {CHARS_PER_TOKEN} AS tokens_saved,
                CASE WHEN sum(t.chars_before) > 0
                     THEN (sum(t.chars_before) - sum(t.chars_after)) / sum(t.chars_before) END AS saved_share,
-               count(*) FILTER (WHERE t.memtrim_class = 'redundant') AS redundant_entries
+               count(*) FILTER (WHERE t.memtrim_class = '{MT_REDUNDANT}') AS redundant_entries
         FROM trim_results t JOIN episodes e USING (episode_id) LEFT JOIN runs r ON r.run_id = e.run_id
         GROUP BY 1 ORDER BY 1""").df()
 
@@ -128,8 +135,8 @@ def novelty_agreement(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         .sort_values(["memtrim_class", "novelty"])
         .reset_index(drop=True)
     )
-    mt = df["memtrim_class"] == "redundant"
-    jr = df["novelty"] == "redundant"
+    mt = df["memtrim_class"] == MT_REDUNDANT
+    jr = df["novelty"] == JUDGE_REDUNDANT
     tp = int((mt & jr).sum())
     return {
         "table": table,
@@ -148,13 +155,16 @@ def overlap_by_usage(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     cols = ["group", "jaccard", "usage_label", "config", "delivery_id", "pos"]
     if not all(_has(con, t) for t in ("trim_results", "spans", "verdicts", "assessments")):
         return pd.DataFrame(columns=cols)
-    return con.execute(f"""
+    return con.execute(
+        f"""
         WITH j AS ({_judged_entries_sql()})
-        SELECT 'used' AS "group", jaccard, usage_label, config, delivery_id, pos FROM j WHERE influence = 'acted_on'
-        UNION ALL SELECT 'unused', jaccard, usage_label, config, delivery_id, pos FROM j WHERE influence = 'none'
-        UNION ALL SELECT 'beneficial', jaccard, usage_label, config, delivery_id, pos FROM j WHERE effect = 'improved'
-        UNION ALL SELECT 'harmful', jaccard, usage_label, config, delivery_id, pos FROM j WHERE effect = 'harmed'
-        ORDER BY 1, 4, 5, 6""").df()
+        SELECT 'used' AS "group", jaccard, usage_label, config, delivery_id, pos FROM j WHERE influence = ?
+        UNION ALL SELECT 'unused', jaccard, usage_label, config, delivery_id, pos FROM j WHERE influence = ?
+        UNION ALL SELECT 'beneficial', jaccard, usage_label, config, delivery_id, pos FROM j WHERE effect = ?
+        UNION ALL SELECT 'harmful', jaccard, usage_label, config, delivery_id, pos FROM j WHERE effect = ?
+        ORDER BY 1, 4, 5, 6""",
+        [ACTED_ON, NO_INFLUENCE, IMPROVED, HARMED],
+    ).df()
 
 
 def trim_entries(con: duckdb.DuckDBPyConnection, delivery_id: str) -> pd.DataFrame:
