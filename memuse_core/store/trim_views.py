@@ -19,6 +19,7 @@ import duckdb
 import pandas as pd
 
 from ..vocab import CHARS_PER_TOKEN, EFFECT, INFLUENCE, NOVELTY, TRIM_CLASSES
+from .trim import TRIM_COLUMNS, _has
 
 MT_REDUNDANT = TRIM_CLASSES[0]
 """MemTrim's `redundant` class: every unit of the entry is in the prior context."""
@@ -26,7 +27,6 @@ JUDGE_REDUNDANT = NOVELTY[2]
 """The judge's `redundant` novelty label (MemUse Table 4)."""
 ACTED_ON, NO_INFLUENCE = INFLUENCE[0], INFLUENCE[3]
 IMPROVED, HARMED = EFFECT[0], EFFECT[2]
-from .trim import TRIM_COLUMNS, _has
 
 
 def trim_episode_choices(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None) -> list[str]:
