@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from . import facts as F
 from . import grammar as G
 from . import questions as Q
 from .normalize import (
@@ -196,7 +197,7 @@ class _State:
             or ("observ" in low and self.observed(body, a, b))
             or (" causes " in low and self.rule(body, a, b))
             or (G.FOUNDED_CUE.search(low) is not None and self.founded(body, a, b))
-            or (G.personal_cue(low) and self.personal(body, a, b))
+            or (F.personal_cue(low) and self.personal(body, a, b))
             or (G.STATE_CUE.search(low) is not None and self.state(body, a, b))
             or (G.REL_CUE.search(low) is not None and self.relation(body, a, b))
         )
@@ -204,12 +205,12 @@ class _State:
             self.add(Key("", "statement", "text"), canon_text(body), body, a, b, many=True)
 
     def personal(self, body: str, a: int, b: int) -> bool:
-        facts = G.personal_facts(body)
+        facts = F.personal_facts(body)
         if not facts:
             return False
         for attr, val, hint, many in facts:
             vtype, value = normalize_value(val, attribute=attr, hint=hint)
-            self.add(Key(G.USER, attr, vtype), value, val, a, b, many=many)
+            self.add(Key(F.USER, attr, vtype), value, val, a, b, many=many)
         return True
 
     def probability(self, body: str, a: int, b: int) -> bool:
@@ -277,7 +278,7 @@ class _State:
         if year:
             self.add(Key(subj, "founded_in", "temporal"), year, year, a, b)
         if m.group("who"):
-            for who in G.SPLIT_LIST.split(G.OBJ_TAIL.sub("", m.group("who"))):
+            for who in F.SPLIT_LIST.split(G.OBJ_TAIL.sub("", m.group("who"))):
                 if who.strip():
                     self.add(Key(subj, "founder", "entity"), self.entity(who), who.strip(), a, b, many=True)
         return True
@@ -307,7 +308,7 @@ class _State:
                 return False
             obj = G.OBJ_TAIL.sub("", m.group("obj").strip())
             obj = re.sub(r"^(?:both|either)\s+", "", obj, flags=re.I)
-            parts = G.SPLIT_LIST.split(obj) if many else [obj]
+            parts = F.SPLIT_LIST.split(obj) if many else [obj]
             added = False
             for part in parts:
                 part = part.strip()

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-from .grammar import PRONOUNS, USER
+from .facts import USER
+from .grammar import PRONOUNS
 from .normalize import canon_attr, canon_entity
 
 # -- questions --------------------------------------------------------------------------------------

@@ -158,7 +158,6 @@ def memtrim_view(
     except StoreError as e:
         return MemTrimView(problem=str(e))
     try:
-        con.execute("SET enable_progress_bar = false")
         return _build(con, runs, episode, delivery)
     finally:
         con.close()
