@@ -105,7 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     flt = MemoryFilter(ScopedIndex())
     pool = [{"id": f"m{i}", "memory": mem0_fact(rng), "score": 0.5} for i in range(2_000)]
     flt.follow({"results": [dict(r, event="ADD") for r in pool]}, user_id="alice")
-    questions = ["I live in Bergen, what should I cook?", "I'm vegan now. Any dinner ideas?", "What should I eat?"]
+    questions = [
+        "I live in Bergen, what should I cook?",
+        "I'm vegan now. Any dinner ideas?",
+        "What should I eat?",
+    ]
     warm: list[float] = []
     cold: list[float] = []
     for i in range(a.pages):
@@ -113,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         flt(questions[i % len(questions)], page, user_id="alice")
         warm.append(time.perf_counter() - t0)
-        fresh = {"results": [{"id": f"new{i}-{j}", "memory": mem0_fact(rng), "score": 0.5} for j in range(10)]}
+        fresh = {
+            "results": [{"id": f"new{i}-{j}", "memory": mem0_fact(rng), "score": 0.5} for j in range(10)]
+        }
         t0 = time.perf_counter()
         flt(questions[i % len(questions)], fresh, user_id="bob")
         cold.append(time.perf_counter() - t0)

@@ -216,10 +216,13 @@ def _newest(by_val: dict[Any, list[Hashable]], memories: dict[Hashable, StoredMe
 
 
 def render(mem: StoredMemory, dec: Decision) -> list[str]:
-    """Context lines of one memory, built only from its emitted units (module docstring): a
-    source sentence verbatim when every unit drawn from it is emitted (and, unless the answer was
-    kept, it does not spell the stored answer); otherwise each emitted unit's key-value form.
-    Code facts always appear in key-value form (their span is a bare token)."""
+    """Context lines of one memory, built only from its emitted units (module docstring).
+
+    A source sentence is passed verbatim when every fact unit drawn from it is emitted (code
+    facts inside it, multi-valued mentions that never conflict, go with their sentence) and,
+    unless the answer was kept, it does not spell the stored answer; otherwise each emitted
+    unit appears in its key-value form. A bare code token (a path, a symbol) appears in key-value
+    form: on its own it says nothing."""
     if not dec.emitted:
         return []
     ou = dec.outcome_unit
@@ -228,13 +231,14 @@ def render(mem: StoredMemory, dec: Decision) -> list[str]:
     text = mem.text
     out: list[str] = []
     for blk in mem.layout():
+        facts = [x for x in blk.units if x.key.entity != "code"]
         keep = [x for x in blk.units if (x.key, x.value) in kept]
         if not keep:
             continue
         span = text[blk.start : blk.end].strip()
         whole = (
-            len(keep) == len(blk.units)
-            and keep[0].key.entity != "code"
+            bool(facts)
+            and all((x.key, x.value) in kept for x in facts)
             and not (hide is not None and hide.search(canon_text(span)))
         )
         if whole:
