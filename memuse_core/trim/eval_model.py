@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .cladder import SETS
 from .evaluate import CONDITIONS, METHODS, PairOutcome
 
 SYSTEM = (
@@ -64,7 +65,8 @@ def ask_model(
             o.predictions[m] = ask(prompt(o.contexts[m], o.pair.query.text))
         if progress:
             progress(i + 1)
-    sets = sorted({o.pair.memory.dataset for o in outcomes})
+    present = {o.pair.memory.dataset for o in outcomes}
+    sets = [s for s in SETS if s in present] + sorted(present - set(SETS))
     out: dict[str, Any] = {"sets": {}, "requests": len(asked)}
     for s in sets:
         out["sets"][s] = {
