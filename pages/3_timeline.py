@@ -1,5 +1,6 @@
-"""Episode timeline: steps, deliveries at their consuming steps, credit windows per entry,
-anchored actions and observed effects (MemUse Figure 4); the text of one step at a time."""
+"""Episode timeline: steps, deliveries at their consuming steps, credit windows per entry with why
+each ends, anchored actions and observed effects (MemUse Figure 4, A.1.5); the text of one step at
+a time, moved by clicking a marker, the Step box or the J / K keys."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pages._shared import (
     NOT_BUILT,
     annotation_form,
     cached,
+    go,
     link,
     md_code,
     md_escape,
@@ -19,7 +21,6 @@ from pages._shared import (
     sel,
     set_sel,
     show_text,
-    url,
     write_url,
 )
 from pages._widgets import render_timeline, step_reader
@@ -51,24 +52,24 @@ st.markdown(
 )
 with st.expander("Task"):
     show_text(head.task)
-picked = render_timeline(episode_id, key="tl_chart", step_key="tl_step")
-if picked is not None and picked != sel("step"):
-    set_sel(step=picked)
-    st.session_state["_seed_tl_step"] = None
+render_timeline(episode_id, key="tl_chart", step_key="tl_step")
 left, right = st.columns([3, 2])
 with left:
     step = step_reader(episode_id, head.n_steps, key="tl_step")
+    link("transcript", "Read the whole transcript →", episode=episode_id, step=step)
 with right:
     st.markdown("**Spans of this episode**")
     if len(ep.spans):
-        view = ep.spans.copy()
-        view.insert(0, "inspect", [url("span", span=s) for s in view["span_id"]])
-        st.dataframe(
-            view,
+        ev = st.dataframe(
+            ep.spans,
             hide_index=True,
             key="tl_spans",
-            column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")},
+            on_select="rerun",
+            selection_mode="single-row",
         )
+        st.caption("Select a span to open it in the span inspector.")
+        if ev is not None and ev.selection.rows:
+            go("span", span=str(ep.spans.iloc[ev.selection.rows[0]]["span_id"]), episode=episode_id)
     else:
         st.info(f"Spans: {NOT_BUILT}.")
     if step is not None:

@@ -203,6 +203,8 @@ PAGES = {
     "overview": "pages/1_overview.py",
     "episodes": "pages/2_episodes.py",
     "timeline": "pages/3_timeline.py",
+    "transcript": "pages/10_transcript.py",
+    "search": "pages/11_search.py",
     "span": "pages/4_span.py",
     "lineage": "pages/5_lineage.py",
     "cases": "pages/6_case_studies.py",

@@ -113,8 +113,9 @@ def test_episode_view_and_timeline(con: Connection) -> None:
     assert ep is not None and list(ep.spans["outcome"]) == ["neutral", "neutral"]
     tl = timeline.timeline(con, XSS_EP, 4)
     assert tl.figure is not None and tl.steps == 6 and tl.windows > 0
-    rects = [s for s in tl.figure.layout.shapes if s.type == "rect"]
-    assert len(rects) == tl.windows
+    bars = [t for t in tl.figure.data if t.type == "bar"]
+    assert len(bars) == 1 and len(bars[0].y) == tl.windows
+    assert len(tl.window_rows) == tl.windows and tl.window_rows["why_it_ends"].str.len().min() > 0
     one = timeline.timeline(con, XSS_EP, span_id=str(ep.spans.iloc[1]["span_id"]))
     assert one.windows < tl.windows
     assert timeline.timeline(con, "missing").figure is None

@@ -34,7 +34,7 @@ def episode(con: Connection, episode_id: str) -> EpisodeView | None:
 
 
 class Timeline(ViewModel):
-    """The timeline figure of one episode."""
+    """The timeline figure of one episode, with what it means in words."""
 
     episode_id: str
     """Episode drawn."""
@@ -44,6 +44,10 @@ class Timeline(ViewModel):
     """Steps drawn."""
     windows: int
     """Entries drawn with a credit window (0 before `memuse build`)."""
+    caption: str = figures.CAPTION
+    """What the rows, bars and markers mean (credit windows per A.1.5)."""
+    window_rows: pd.DataFrame = pd.DataFrame()
+    """One row per drawn entry: entry, item, span_id, window (`S3–S9`, `empty`), why_it_ends."""
 
 
 def timeline(
@@ -57,9 +61,8 @@ def timeline(
     """The timeline of an episode, the selected step marked; with `span_id`, only that span's
     entries get rows."""
     steps = store_episodes.episode_steps(con, episode_id)
-    entries = records(store_episodes.episode_entries(con, episode_id))
-    if span_id is not None:
-        entries = [e for e in entries if e["span_id"] == span_id]
+    every = records(store_episodes.episode_entries(con, episode_id))
+    entries = every if span_id is None else [e for e in every if e["span_id"] == span_id]
     if not len(steps):
         return Timeline(episode_id=episode_id, figure=None, steps=0, windows=0)
     fig = figures.episode_timeline(
@@ -68,9 +71,32 @@ def timeline(
         records(store_episodes.episode_deliveries(con, episode_id)),
         selected_step=selected_step,
         title=title,
+        all_entries=every,
     )
     windows = sum(1 for e in entries if e.get("window_start") is not None)
-    return Timeline(episode_id=episode_id, figure=fig, steps=len(steps), windows=windows)
+    return Timeline(
+        episode_id=episode_id,
+        figure=fig,
+        steps=len(steps),
+        windows=windows,
+        window_rows=_window_rows(entries, every, int(steps["step"].max())),
+    )
+
+
+def _window_rows(entries: list[dict[str, Any]], every: list[dict[str, Any]], last_step: int) -> pd.DataFrame:
+    rows = []
+    for e in entries:
+        ws, we = e.get("window_start"), e.get("window_end")
+        rows.append(
+            {
+                "entry": figures.entry_label(e),
+                "item": f"{e.get('namespace')}/{e.get('item_id')}" if e.get("item_id") else None,
+                "span_id": e.get("span_id"),
+                "window": "empty" if ws is None or we is None else f"S{int(ws)}–S{int(we)}",
+                "why_it_ends": figures.window_reason(e, every, last_step),
+            }
+        )
+    return pd.DataFrame(rows, columns=["entry", "item", "span_id", "window", "why_it_ends"])
 
 
 def picked_step(points: Iterable[Mapping[str, Any]]) -> int | None:
