@@ -172,6 +172,9 @@ def test_item_lineage(con: Connection) -> None:
     assert "new vis.Network" in html and "card-1" in html
     assert lineage.item_graph_html(con, "default", "no-such-item") == ""
     assert len(lineage.harmful_entries(con)) == 0
+    graph = lineage.item_graph(con, "default", "card-1")
+    assert graph.figure is not None and graph.spans_shown == graph.spans_total == 9 and not graph.focused
+    assert lineage.item_graph(con, "default", "no-such-item").figure is None
 
 
 # ---- overview and report -----------------------------------------------------------------------

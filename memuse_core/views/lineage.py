@@ -1,10 +1,15 @@
-"""Memory-item lineage view (MemUse A.4.3): harmful entries to start from, item search, one item's
-counts, history graph, every span-starting delivery with its outcome class and signals, and its
-recorded changes with their origin episodes."""
+"""Memory-item lineage view (MemUse A.4.3): harmful entries to start from, item search (items with
+harmful or beneficial use first), one item's counts, its history graph as a clickable figure
+(a focused neighbourhood by default, every span on request), every span-starting delivery with
+its outcome class and signals, and its recorded changes with their origin episodes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
 import pandas as pd
+import plotly.graph_objects as go
 
 from .. import lineage as graphs
 from ..store.app import items as store_items
@@ -13,6 +18,9 @@ from .common import Connection, Scope, ViewModel, item_key, records
 
 DELIVERY_LIMIT = 2000
 """Span-starting deliveries listed per item at most."""
+FOCUS_SPANS = 24
+"""Spans drawn in the default (focused) graph: the most consequential first (negative, positive,
+unresolved, ...); "show all" draws up to `lineage.MAX_SPANS`."""
 
 
 def harmful_entries(con: Connection, runs: Scope = None, limit: int = 200) -> pd.DataFrame:
@@ -32,13 +40,19 @@ class ItemChoice(ViewModel):
 
 def item_choices(con: Connection, query: str = "", limit: int = 200) -> list[ItemChoice]:
     """Delivered items whose id, display key or namespace contains `query`, most delivered first."""
-    return [
-        ItemChoice(
-            key=item_key(r["namespace"], r["item_id"]),
-            label=f"{r['item_id']} · {r['namespace']} · {r['deliveries']} deliveries in {r['episodes']} episodes",
+    out = []
+    for r in records(store_items.search_items(con, query, limit)):
+        use = [f"{r[k]} {k}" for k in ("harmed", "improved") if r.get(k)]
+        out.append(
+            ItemChoice(
+                key=item_key(r["namespace"], r["item_id"]),
+                label=" · ".join(
+                    [str(r["item_id"]), str(r["namespace"]), *use]
+                    + [f"{r['deliveries']} deliveries in {r['episodes']} episodes"]
+                ),
+            )
         )
-        for r in records(store_items.search_items(con, query, limit))
-    ]
+    return out
 
 
 class Change(ViewModel):
@@ -98,8 +112,76 @@ def item(con: Connection, namespace: str, item_id: str) -> ItemView:
     )
 
 
+class ItemGraph(ViewModel):
+    """An item's history graph, drawn for the app."""
+
+    figure: go.Figure | None
+    """The clickable graph; None when the item has no graph in scope."""
+    spans_total: int
+    """Spans that delivered the item in scope."""
+    spans_shown: int
+    """Spans drawn (the most consequential first)."""
+    caption: str = graphs.CAPTION
+    """What the columns, colours and lines mean (the legend's words)."""
+
+    @property
+    def focused(self) -> bool:
+        """Some spans are left out."""
+        return self.spans_shown < self.spans_total
+
+
+def item_graph(
+    con: Connection, namespace: str, item_id: str, runs: Scope = None, show_all: bool = False
+) -> ItemGraph:
+    """The item's graph: focused on its `FOCUS_SPANS` most consequential spans unless `show_all`."""
+    cap = graphs.MAX_SPANS if show_all else FOCUS_SPANS
+    g = graphs.item_graph(con, item_id, namespace, runs=runs, max_spans=cap)
+    if g.number_of_nodes() == 0:
+        return ItemGraph(figure=None, spans_total=0, spans_shown=0)
+    shown = sum(1 for _, d in g.nodes(data=True) if d.get("kind") == "span")
+    return ItemGraph(
+        figure=graphs.graph_figure(g),
+        spans_total=shown + int(g.graph.get("truncated", 0)),
+        spans_shown=shown,
+    )
+
+
+Page = Literal["lineage", "timeline", "span"]
+
+
+class Target(ViewModel):
+    """Where a click on a graph node leads."""
+
+    page: Page
+    """The page to open."""
+    params: dict[str, str]
+    """Its shared selections (item, episode, step, span)."""
+
+
+def node_target(points: Iterable[Mapping[str, Any]]) -> Target | None:
+    """The page a clicked graph node opens: an item's lineage, an episode's timeline (a
+    delivery's at its consuming step), a span (or its verdict) in the inspector. None for a
+    version, an unobserved origin, or a click that named no node."""
+    for p in points:
+        c = p.get("customdata")
+        if not isinstance(c, (list, tuple)) or len(c) < 5 or not c[1]:
+            continue
+        kind, key, episode, step, namespace = c[:5]
+        if kind == "item":
+            return Target(page="lineage", params={"item": item_key(namespace, key)})
+        if kind in ("span", "verdict"):
+            return Target(page="span", params={"span": str(key)})
+        if kind == "episode":
+            return Target(page="timeline", params={"episode": str(key)})
+        if kind == "delivery" and episode:
+            params = {"episode": str(episode)} | ({"step": str(int(step))} if step is not None else {})
+            return Target(page="timeline", params=params)
+    return None
+
+
 def item_graph_html(con: Connection, namespace: str, item_id: str, runs: Scope = None) -> str:
-    """The item's history graph as offline HTML ("" when the item has no graph in scope)."""
+    """The item's full history graph as an offline HTML page ("" when the item has no graph in
+    scope), for download."""
     return graphs.item_graph_html(con, namespace, item_id, runs=runs) or ""
 
 

@@ -10,22 +10,21 @@ exposure that was delivered while the history stays per item.
 
 `item_graph`, `episode_graph` and `effect_graph` return a `networkx.MultiDiGraph` whose nodes carry
 `kind` (item, version, episode, unobserved, delivery, span, verdict), `label`, `title` and
-`color`; `render_html` turns any of them into a self-contained page that works offline.
-Recorded text (ids, tasks, forms) is HTML-escaped in every label and title.
+`color`, and what a drill-down needs (`namespace`/`item_id`, `episode_id`, `step`, `span_id`).
+Labels and titles are plain recorded text: each renderer (`render.render_html` for the offline
+page, `figure.graph_figure` for the app) escapes it for its medium.
 """
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import networkx as nx
 import pandas as pd
 
-from .store import Connection
-from .store import metrics as q
+from ..store import Connection
+from ..store import metrics as q
 
 TRIAGE_COLORS = {
     "positive": "#2e7d32",
@@ -66,8 +65,10 @@ _RANK = {
 
 
 def _e(x: object) -> str:
-    """Escape recorded text for a label or tooltip."""
-    return html.escape("" if x is None or (isinstance(x, float) and pd.isna(x)) else str(x))
+    """Recorded text for a label or tooltip, as plain text (None and NaN become ""). Renderers
+    escape it for their medium: vis-network shows labels and titles as text (pyvis embeds them
+    with `tojson`), the plotly figure escapes hover text; escaping here showed `&lt;` twice."""
+    return "" if x is None or (isinstance(x, float) and pd.isna(x)) else str(x)
 
 
 def _v(x: Any) -> Any:
@@ -100,6 +101,7 @@ def _episode_node(
             run_id=_v(run_id),
             position=_v(position),
             resolved=res,
+            episode_id=episode_id,
         )
     return nid
 
@@ -218,6 +220,8 @@ def build_graph(
                 color=KIND_COLORS["delivery"],
                 shape="dot",
                 size=8 + min(n_del, 20),
+                episode_id=str(r.episode_id),
+                step=_v(r.first_step),
             )
             ep = _episode_node(g, r.episode_id, r.run_id, r.task_id, r.position, r.resolved)
             g.add_edge(did, ep, key="in_episode", relation="in_episode", label="in", dashes=True)
@@ -239,6 +243,8 @@ def build_graph(
                 color=TRIAGE_COLORS.get(triage, "#eeeeee"),
                 shape="square",
                 triage=triage,
+                span_id=str(r.span_id),
+                episode_id=str(r.episode_id),
             )
             vid = f"verdict:{r.span_id}"
             g.add_node(
@@ -249,6 +255,8 @@ def build_graph(
                 color=TRIAGE_COLORS.get(triage, "#eeeeee"),
                 shape="star",
                 triage=triage,
+                span_id=str(r.span_id),
+                episode_id=str(r.episode_id),
             )
             g.add_edge(sid, vid, key="verdict", relation="verdict")
         label = _v(r.usage_label) or usage_label(_v(r.influence), _v(r.effect))
@@ -307,59 +315,3 @@ def effect_graph(
     every item with a harmful entry."""
     keys = q.lineage_items(con, effect=effect, runs=runs)
     return _graph(con, keys, runs, max_spans)
-
-
-# ---- Rendering --------------------------------------------------------------------------------
-_CDN_TAGS = [
-    re.compile(r"<link\b[^>]*bootstrap[^>]*>", re.S | re.I),
-    re.compile(r"<script\b[^>]*bootstrap[^>]*>\s*</script>", re.S | re.I),
-    re.compile(r"<!--\s*<link[^>]*node_modules.*?-->", re.S | re.I),
-]
-
-_LEGEND = (
-    '<div style="font:12px sans-serif;margin:4px">'
-    + " ".join(
-        f'<span style="background:{c};padding:1px 6px;border:1px solid #999">{t}</span>'
-        for t, c in TRIAGE_COLORS.items()
-        if t not in ("unassessable",)
-    )
-    + ' &nbsp; <span style="border:1px dashed #999;padding:1px 6px">◇ unobserved origin</span>'
-    + "</div>"
-)
-
-
-def render_html(graph: nx.MultiDiGraph, *, height: str = "640px", heading: str = "") -> str:
-    """A self-contained HTML page of the graph (vis-network inlined, no CDN references): pyvis
-    with `cdn_resources="in_line"`, then the bootstrap tags its template always adds are removed
-    (notes/STACK.md)."""
-    from pyvis.network import Network  # lazy: pyvis (and jinja2) load only when a page is drawn
-
-    net = Network(height=height, width="100%", directed=True, cdn_resources="in_line", heading=_e(heading))
-    for n, d in graph.nodes(data=True):
-        attrs = {
-            k: v
-            for k, v in d.items()
-            if k in ("label", "title", "color", "shape", "size", "font") and v is not None
-        }
-        net.add_node(n, **attrs)
-    for a, b, d in graph.edges(data=True):
-        attrs = {k: v for k, v in d.items() if k in ("label", "title", "color", "dashes") and v is not None}
-        net.add_edge(a, b, **attrs)
-    net.set_options(
-        '{"edges": {"font": {"size": 10}, "smooth": false}, '
-        '"physics": {"solver": "forceAtlas2Based", "stabilization": {"iterations": 200}}}'
-    )
-    page = net.generate_html(notebook=False)
-    for pat in _CDN_TAGS:
-        page = pat.sub("", page)
-    return page.replace("<body>", "<body>" + _LEGEND, 1)
-
-
-def item_graph_html(
-    con: Connection, namespace: str | None, item_id: str, *, runs: Sequence[str] | None = None
-) -> str | None:
-    """The offline HTML page of one item's graph (None when the item is unknown)."""
-    g = item_graph(con, item_id, namespace, runs=runs)
-    if g.number_of_nodes() == 0:
-        return None
-    return render_html(g, heading=f"{namespace}/{item_id}" if namespace else item_id)
