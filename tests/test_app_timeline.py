@@ -101,16 +101,16 @@ def test_timeline_one_marker_per_step_windows_as_one_bar_trace() -> None:
         (2.55, 250.45),
         (9.55, 250.45),
     ]
-    empty = next(t for t in fig.data if t.name == "◇ empty window")
+    empty = next(t for t in fig.data if t.name == TL.LEGEND["empty"])
     assert list(empty.x) == [20] and list(empty.y) == [4]
-    anchors = next(t for t in fig.data if t.name == "■ anchored action")
+    anchors = next(t for t in fig.data if t.name == TL.LEGEND["anchor"])
     assert list(anchors.x) == [5, 12] and list(anchors.y) == [1, 3] and list(anchors.customdata) == [5, 12]
-    improved = next(t for t in fig.data if t.name == "★ improved")
-    harmed = next(t for t in fig.data if t.name == "★ harmed")
+    improved = next(t for t in fig.data if t.name == TL.LEGEND["improved"])
+    harmed = next(t for t in fig.data if t.name == TL.LEGEND["harmed"])
     assert improved.marker.color == TL.EFFECT_COLOURS["improved"] and list(harmed.y) == [3]
-    first = next(t for t in fig.data if t.name == "▼ delivery (span start)")
+    first = next(t for t in fig.data if t.name == TL.LEGEND["delivery"])
     assert list(first.x) == [3.0] and list(first.customdata) == [3]
-    assert list(next(t for t in fig.data if t.name == "▽ restated delivery").x) == [4.0]
+    assert list(next(t for t in fig.data if t.name == TL.LEGEND["restated"]).x) == [4.0]
     # No annotations; the only shape is the cursor at the selected step.
     assert len(fig.layout.annotations) == 0
     assert [(s.type, s.x0) for s in fig.layout.shapes] == [("line", 5)]
@@ -126,16 +126,17 @@ def test_timeline_legend_names_every_mark() -> None:
     assert {
         "pytest",
         "other",
-        "✖ non-zero exit",
-        "credit window",
-        "◇ empty window",
-        "■ anchored action",
-        "◯ acted on memory",
-        "★ improved",
-        "★ harmed",
-        "▼ delivery (span start)",
+        TL.LEGEND["failed"],
+        TL.LEGEND["window"],
+        TL.LEGEND["empty"],
+        TL.LEGEND["anchor"],
+        TL.LEGEND["acted"],
+        TL.LEGEND["improved"],
+        TL.LEGEND["harmed"],
+        TL.LEGEND["delivery"],
     } <= names
-    assert "credit window" in TL.CAPTION and "A.1.5" in TL.CAPTION and "✖" in TL.CAPTION
+    # The caption explains every legend name in the same words.
+    assert all(name in TL.CAPTION for name in TL.LEGEND.values()) and "A.1.5" in TL.CAPTION
 
 
 def test_window_hover_names_entry_window_and_why_it_ends() -> None:
@@ -145,14 +146,14 @@ def test_window_hover_names_entry_window_and_why_it_ends() -> None:
     assert "tip" in first and "S3–S9 (7 steps)" in first
     assert "later copy of this item (span e/e-d4, first consumed at S10)" in first
     assert "episode end" in persona and "does not end a window" in persona
-    empty = next(t for t in fig.data if t.name == "◇ empty window").hovertext[0]
+    empty = next(t for t in fig.data if t.name == TL.LEGEND["empty"]).hovertext[0]
     assert "empty window" in empty and "earlier copy" in empty
 
 
 def test_delivery_labels_never_overlap() -> None:
     dels = [{"delivery_id": f"d{i}", "step": i, "form": "search_preview"} for i in range(1, 61)]
     fig = TL.episode_timeline(_steps(60), [], dels)
-    first = next(t for t in fig.data if t.name == "▼ delivery (span start)")
+    first = next(t for t in fig.data if t.name == TL.LEGEND["delivery"])
     assert len(first.x) == 60  # every delivery keeps its marker (and hover)
     labelled = [x for x, t in zip(first.x, first.text) if t]
     gap = max(2, 60 * TL.LABEL_GAP_SHARE)

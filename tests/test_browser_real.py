@@ -17,6 +17,8 @@ from urllib.parse import quote
 import pytest
 from browser_support import module_browser, module_server, settled
 
+from memuse_core.timeline import LEGEND
+
 REAL = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "real").resolve()
 
 
@@ -98,9 +100,11 @@ def test_every_page_renders_on_the_real_runs(server, browser) -> None:
         assert "Traceback" not in body, (path, body[-2000:])
         if path == "timeline":
             legend = page.locator(".js-plotly-plot .legend").first.text_content() or ""
-            names = [t.text_content() or "" for t in page.locator(".js-plotly-plot .legend .legendtext").all()]
+            names = [
+                t.text_content() or "" for t in page.locator(".js-plotly-plot .legend .legendtext").all()
+            ]
             assert names, legend
-            kinds = [n for n in names if not re.match(r"^[✖▼▽■◯★◇]|^credit window", n)]
+            kinds = [n for n in names if n not in LEGEND.values()]
             assert kinds and all(re.match(r"^[A-Za-z][A-Za-z0-9_.+ -]*$", k) for k in kinds), kinds
         if path == "transcript":
             page.get_by_role("heading", name=re.compile(r"^S1 · ")).first.wait_for()

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from browser_support import demo_db, module_browser, module_server, settled, wait_text
 
+from memuse_core.timeline import LEGEND
+
 server = module_server(demo_db)
 browser = module_browser()
 
@@ -70,7 +72,7 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
     chart = page.locator(".js-plotly-plot").first
     chart.wait_for()
     legend = chart.locator(".legend").text_content() or ""
-    for name in ("credit window", "▼ delivery (span start)", "■ anchored action"):
+    for name in (LEGEND["window"], LEGEND["delivery"], LEGEND["anchor"], LEGEND["harmed"]):
         assert name in legend, legend
     wait_text(page, "credit window (MemUse 3.3, A.1.5)")
 

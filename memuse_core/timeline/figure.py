@@ -43,6 +43,17 @@ MAX_KINDS = 8
 LABEL_GAP_SHARE = 1 / 14
 """Delivery labels are at least this share of the episode's steps apart (labels never overlap)."""
 DELIVERY_ROW, ACTION_ROW = -1, 0
+LEGEND: dict[str, str] = {
+    "failed": "non-zero exit",
+    "window": "credit window",
+    "empty": "empty window",
+    "anchor": "anchored action",
+    "acted": "acted on memory",
+    "delivery": "delivery (span start)",
+    "restated": "restated delivery",
+    **{effect: f"observed effect: {effect}" for effect in DRAWN_EFFECTS},
+}
+"""Legend names of the marks (the caption uses the same words)."""
 
 
 def _window_hover(e: Mapping[str, Any], label: str, reason: str) -> str:
@@ -121,7 +132,7 @@ def episode_timeline(
     for k in [*top, *([OTHER_KIND] if OTHER_KIND in kinds else [])]:
         _legend_only(fig, escape_hover(k), {"color": colour_of[k], "size": 9})
     if any(failed):
-        _legend_only(fig, "✖ non-zero exit", {"color": FAILED_COLOUR, "symbol": "x", "size": 9})
+        _legend_only(fig, LEGEND["failed"], {"color": FAILED_COLOUR, "symbol": "x", "size": 9})
 
     labels = [entry_label(e) for e in entries]
     _windows(fig, entries, labels, last, entries if all_entries is None else all_entries)
@@ -202,7 +213,7 @@ def _windows(
                 base=base,
                 orientation="h",
                 width=0.76,
-                name="credit window",
+                name=LEGEND["window"],
                 marker={"color": WINDOW_FILL, "line": {"width": 0}},
                 hovertext=hover,
                 hoverinfo="text",
@@ -214,7 +225,7 @@ def _windows(
                 x=ex,
                 y=ey,
                 mode="markers",
-                name="◇ empty window",
+                name=LEGEND["empty"],
                 marker={"symbol": "diamond-open", "size": 10, "color": EMPTY_WINDOW_COLOUR},
                 hovertext=etext,
                 hoverinfo="text",
@@ -243,7 +254,7 @@ def _anchors_and_effects(fig: go.Figure, entries: Sequence[Mapping[str, Any]], l
                 x=ax,
                 y=ay,
                 mode="markers",
-                name="■ anchored action",
+                name=LEGEND["anchor"],
                 customdata=ax,
                 marker={"color": ANCHOR_COLOUR, "size": 12, "symbol": "square"},
                 hovertext=atext,
@@ -256,7 +267,7 @@ def _anchors_and_effects(fig: go.Figure, entries: Sequence[Mapping[str, Any]], l
                 x=acted,
                 y=[ACTION_ROW] * len(acted),
                 mode="markers",
-                name="◯ acted on memory",
+                name=LEGEND["acted"],
                 customdata=acted,
                 marker={"color": "rgba(0,0,0,0)", "size": 17, "line": {"color": ANCHOR_COLOUR, "width": 3}},
                 hoverinfo="skip",
@@ -269,7 +280,7 @@ def _anchors_and_effects(fig: go.Figure, entries: Sequence[Mapping[str, Any]], l
                     x=x,
                     y=y,
                     mode="markers",
-                    name=f"★ {effect}",
+                    name=LEGEND[effect],
                     marker={"color": EFFECT_COLOURS[effect], "size": 13, "symbol": "star"},
                     hovertext=t,
                     hoverinfo="text",
@@ -316,7 +327,7 @@ def _deliveries(fig: go.Figure, deliveries: Sequence[Mapping[str, Any]], last: i
                 x=[x for x, _, _ in first],
                 y=[DELIVERY_ROW] * len(first),
                 mode="markers+text",
-                name="▼ delivery (span start)",
+                name=LEGEND["delivery"],
                 customdata=[int(x) for x, _, _ in first],
                 text=[lbl if k else "" for (_, lbl, _), k in zip(first, keep)],
                 textposition="top center",
@@ -332,7 +343,7 @@ def _deliveries(fig: go.Figure, deliveries: Sequence[Mapping[str, Any]], last: i
                 x=rx,
                 y=[DELIVERY_ROW] * len(rx),
                 mode="markers",
-                name="▽ restated delivery",
+                name=LEGEND["restated"],
                 customdata=[int(x) for x in rx],
                 marker={"symbol": "triangle-down-open", "size": 7, "color": "#c5b0d5"},
                 hovertext=rtext,

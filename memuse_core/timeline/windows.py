@@ -10,17 +10,18 @@ from typing import Any
 from ..charts import is_nan
 
 CAPTION = (
-    "Top row: memory deliveries at their consuming steps (▼ labelled: the first delivery of an "
-    "injection span; small ▽: a restatement of it). Actions row: one marker per step, coloured by "
-    "the command it ran; ✖ marks a command that exited non-zero. Each lower row is one delivered "
-    "entry; its shaded bar is the entry's credit window (MemUse 3.3, A.1.5): the steps whose "
-    "actions can be credited to it. A window starts at the span's first consuming step and ends "
-    "just before a later copy of the same item takes over the credit, or at the episode end. "
-    "Removing the text from the input does not close it, and consequences are followed past its "
-    "end. Hover a bar for its reason; ◇ marks an entry with an empty window (an earlier visible "
-    "copy keeps the credit). ■ anchored action of an entry; ◯ a step that acted on memory; "
-    "★ observed effect (green improved, red harmed). Click a marker to open its step; "
-    "J / K move to the next / previous step."
+    "Top row: memory deliveries at their consuming steps; ▼ delivery (span start) is the first "
+    "delivery of an injection span, labelled with its form; ▽ restated delivery repeats it. Actions "
+    "row: one marker per step, coloured by the command it ran; ✖ non-zero exit marks a command that "
+    "failed. Each lower row is one delivered entry; its bar is the entry's credit window (MemUse 3.3, "
+    "A.1.5): the steps whose actions can be credited to it. A window starts at the span's first "
+    "consuming step and ends just before a later copy of the same item takes over the credit, or at "
+    "the episode end; removing the text from the input does not close it, and consequences are "
+    "followed past its end. Hover a bar for its reason. ◇ empty window: an earlier visible copy of "
+    "the item keeps the credit. ■ anchored action: a step the judge credits to the entry; "
+    "◯ acted on memory: the same step on the actions row; ★ observed effect: improved (green) or "
+    "observed effect: harmed (red). Click a marker to open its step; J / K move to the next / "
+    "previous step."
 )
 """What the figure shows, in words (the page prints it under the chart)."""
 
