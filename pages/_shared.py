@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -36,6 +37,15 @@ def _route_through_app() -> None:
     query parameters and switch to app.py, which registers the pages with st.navigation and
     switches on to the remembered page (public APIs only).
     """
+    # Under app.py (every normal run) return before touching Streamlit: this runs while the module
+    # is imported, and a Streamlit call here can stop the import half-way when a rerun request
+    # arrives; a concurrent run then gets the half-initialised module ("cannot import name
+    # 'cached'", seen on a fresh server's first page load).
+    frame = sys._getframe(1)
+    while frame is not None:
+        if Path(frame.f_code.co_filename).name == "app.py":
+            return
+        frame = frame.f_back  # type: ignore[assignment]
     if "db_path" in st.session_state:
         return
     import inspect
