@@ -10,9 +10,14 @@ from memuse_core.views import search as search_view
 from pages._shared import cached, go, md_code, scope, sel, write_url
 
 st.title("Search")
-if "srch_q" not in st.session_state and st.query_params.get("q"):
-    st.session_state["srch_q"] = st.query_params["q"]
+# A deep link's ?q= wins once; otherwise the session's last query comes back after a visit to
+# another page (Streamlit drops a widget's state on pages where it is not drawn).
+if st.query_params.get("q") and st.session_state.get("_srch_url") != st.query_params["q"]:
+    st.session_state["_srch_url"] = st.session_state["srch_q"] = st.query_params["q"]
+elif "srch_q" not in st.session_state and st.session_state.get("_srch_last"):
+    st.session_state["srch_q"] = st.session_state["_srch_last"]
 query = st.text_input("Search tasks, responses, commands, tool output", key="srch_q")
+st.session_state["_srch_last"] = query
 current = sel("episode")
 where = st.radio(
     "Where",
@@ -28,6 +33,7 @@ if not query:
     write_url(q=None)
     st.stop()
 res = cached(search_view.search, query, scope(), only)
+st.session_state["_srch_url"] = res.query
 write_url(q=res.query)
 if not len(res.hits):
     st.info(f"No hits for {md_code(res.query)}.")

@@ -102,6 +102,12 @@ def test_search_lists_hits_with_locations_and_marks_escaped_text(app, db: Path) 
     at.text_input(key="srch_q").input("pytest -q").run()
     assert len(at.dataframe(key="srch_hits").value["episode_id"].unique()) == 9
     assert at.query_params["q"] == "pytest -q"
+    # Back from another page (sidebar links carry no ?q=): the session's query and hits return.
+    at.switch_page("pages/1_overview.py").run()
+    at.query_params.clear()
+    at.switch_page("pages/11_search.py").run()
+    assert at.text_input(key="srch_q").value == "pytest -q"
+    assert len(at.dataframe(key="srch_hits").value["episode_id"].unique()) == 9
 
 
 def test_search_within_one_episode_and_hit_targets(db: Path) -> None:
