@@ -19,7 +19,8 @@ filled:
 
 * cold: the first visit of the page on a fresh server (the view queries run), in a new tab;
 * fresh: a new tab (new browser context: new session, empty browser cache) on the warm server;
-* warm: in-app navigation in an open session (sidebar link), the way a reader moves around.
+* warm: in-app navigation in an open session (sidebar link back to the page, its selections
+  set by the deep link that opened the session), the way a reader moves around.
 
 Also timed: the J key on the timeline (next step: Step box, cursor and step text updated), and
 with `--views` the view functions alone on a read-only connection (no Streamlit), which is where
@@ -37,8 +38,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,6 +135,9 @@ def _pages(s: dict[str, str]) -> list[PageSpec]:
     ]
 
 
+SETTLE_TIMEOUT_S = 60.0
+"""Longest wait for a page to settle; a page that never does is shown as `-`."""
+
 SETTLED_JS = """([title, ready]) => {
   const h = [...document.querySelectorAll('h1')].find(e => e.textContent.trim() === title);
   if (!h || h.closest('[data-stale="true"]')) return false;
@@ -142,7 +148,7 @@ SETTLED_JS = """([title, ready]) => {
 }"""
 
 
-def _settle(page, spec: PageSpec, timeout_ms: float = 60_000) -> None:  # noqa: ANN001
+def _settle(page, spec: PageSpec, timeout_ms: float = SETTLE_TIMEOUT_S * 1000) -> None:  # noqa: ANN001
     # Streamlit shows the status widget a moment after a run starts: require the settled state
     # twice, 60 ms apart, so a run that has not shown its widget yet is not taken for settled.
     deadline = time.monotonic() + timeout_ms / 1000
@@ -219,6 +225,56 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def _timed(fn: Callable[..., float], *args: Any) -> float | None:
+    """fn(*args)'s seconds, None when the page never settled (the run goes on with the next page)."""
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - a timeout is a result here
+        print(f"    ({type(e).__name__}: {str(e).splitlines()[0][:120]})", file=sys.stderr)
+        return None
+
+
+def _median(xs: list[float | None]) -> float | None:
+    ok = [x for x in xs if x is not None]
+    return statistics.median(ok) if len(ok) == len(xs) and ok else None
+
+
+def _f(x: float | None) -> str:
+    return f"{x:7.2f}" if x is not None else f"{'-':>7s}"
+
+
+def _warm(browser, base: str, spec: PageSpec, every: list[PageSpec], repeat: int) -> list[float | None]:  # noqa: ANN001
+    """In one session opened by the page's deep link (its selections set): leave for another
+    page by the sidebar, then time the sidebar link back, `repeat` times."""
+    ctx = browser.context()
+    page = ctx.new_page()
+    try:
+        page.goto(_url(base, spec))
+        _settle(page, spec)
+        away = every[0] if spec.path != every[0].path else every[1]
+        out: list[float | None] = []
+        for _ in range(repeat):
+            _navigate(page, away)
+            out.append(_timed(_navigate, page, spec))
+        return out
+    except Exception as e:  # noqa: BLE001
+        print(f"    (warm {spec.path}: {type(e).__name__})", file=sys.stderr)
+        return [None]
+    finally:
+        ctx.close()
+
+
+def _step_times(browser, base: str, spec: PageSpec, repeat: int) -> list[float | None]:  # noqa: ANN001
+    ctx = browser.context()
+    page = ctx.new_page()
+    try:
+        page.goto(_url(base, spec))
+        _settle(page, spec)
+        return [_timed(_next_step, page) for _ in range(repeat)]
+    finally:
+        ctx.close()
+
+
 def browser_table(
     db: str,
     long_db: str | None,
@@ -251,50 +307,32 @@ def browser_table(
                 browser = Browser(p)
                 try:
                     _open(browser, srv.base, every[0])  # the server's first run (imports, app.py)
-                    cold = {s.path: _open(browser, srv.base, s) for s in specs}
-                    load_fresh = _load()
-                    fresh = {
-                        s.path: statistics.median(_open(browser, srv.base, s) for _ in range(repeat))
-                        for s in specs
-                    }
-                    ctx = browser.context()
-                    page = ctx.new_page()
-                    for s in specs:  # the session's selections come from the deep links
-                        page.goto(_url(srv.base, s))
-                        _settle(page, s)
-                    load_warm = _load()
-                    warm: dict[str, float] = {}
-                    home, other = every[0], every[1]
+                    print(
+                        f"  {'page':14s} {'warm':>7s} {'fresh':>7s} {'cold':>7s}  load   seconds; warm, fresh:"
+                        f" median of {repeat}; * over target (warm {WARM_TARGET:g} s, fresh timeline"
+                        f" {FRESH_TARGET:g} s); - never settled within {SETTLE_TIMEOUT_S:g} s"
+                    )
                     for s in specs:
-                        times = []
-                        for _ in range(repeat):
-                            _navigate(page, home if s.path != home.path else other)
-                            times.append(_navigate(page, s))
-                        warm[s.path] = statistics.median(times)
-                    step = None
-                    tl = next((s for s in specs if s.path == "timeline"), None)
-                    if tl is not None:
-                        page.goto(_url(srv.base, tl))
-                        _settle(page, tl)
-                        step = statistics.median(_next_step(page) for _ in range(repeat))
-                    ctx.close()
+                        cold = _timed(_open, browser, srv.base, s)
+                        fresh = _median([_timed(_open, browser, srv.base, s) for _ in range(repeat)])
+                        warm = _median(_warm(browser, srv.base, s, every, repeat))
+                        wm = "*" if warm is not None and warm > WARM_TARGET else " "
+                        fm = "*" if s.path == "timeline" and (fresh or 1e9) > FRESH_TARGET else " "
+                        print(
+                            f"  {s.path or 'overview':14s} {_f(warm)}{wm}{_f(fresh)}{fm}{_f(cold)}  "
+                            f"{os.getloadavg()[0]:5.2f}",
+                            flush=True,
+                        )
+                        if s.path == "timeline":
+                            step = _median(_step_times(browser, srv.base, s, repeat))
+                            print(
+                                f"  {'timeline J':14s} {_f(step)}    (next step: Step box, cursor and text)"
+                            )
                     assert browser.leaked == [], browser.leaked
                 finally:
                     browser.close()
         finally:
             srv.stop()
-        print(f"  load average: fresh tabs {load_fresh}; warm navigation {load_warm}")
-        print(
-            f"  {'page':14s} {'warm':>7s} {'fresh':>7s} {'cold':>7s}   seconds; warm, fresh: median of {repeat};"
-            f" * over target (warm {WARM_TARGET:g} s, fresh timeline {FRESH_TARGET:g} s)"
-        )
-        for s in specs:
-            w, f = warm[s.path], fresh[s.path]
-            wm = "*" if w > WARM_TARGET else " "
-            fm = "*" if s.path == "timeline" and f > FRESH_TARGET else " "
-            print(f"  {s.path or 'overview':14s} {w:7.2f}{wm}{f:7.2f}{fm}{cold[s.path]:7.2f}")
-        if step is not None:
-            print(f"  {'timeline J':14s} {step:7.2f}    (next step: Step box, cursor and text)")
     print(f"\nload average after: {_load()}")
 
 

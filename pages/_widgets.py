@@ -29,7 +29,8 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
 
     With `step_key` (the page's Step box) a pick is applied in a callback, before the page runs,
     so the cursor drawn on this run is already at the picked step."""
-    tl = cached(tl_view.timeline, episode_id, sel("step") if step_key else None)
+    # Built once per episode (cached); the cursor is drawn on this run's copy.
+    tl = cached(tl_view.timeline, episode_id).at_step(sel("step") if step_key else None)
     if tl.figure is None:
         st.info("This episode has no completed agent steps.")
         return None

@@ -13,6 +13,7 @@ from .figure import (
     WINDOW_FILL,
     delivery_labels,
     episode_timeline,
+    mark_step,
 )
 from .windows import CAPTION, anchor_steps, entry_label, window_reason
 
@@ -34,5 +35,6 @@ __all__ = [
     "delivery_labels",
     "entry_label",
     "episode_timeline",
+    "mark_step",
     "window_reason",
 ]

@@ -139,26 +139,10 @@ def episode_timeline(
     _anchors_and_effects(fig, entries, labels)
     _deliveries(fig, deliveries, last)
 
-    shapes: list[dict[str, Any]] = []
-    if selected_step is not None:
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "x",
-                "yref": "paper",
-                "x0": selected_step,
-                "x1": selected_step,
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": "#444", "width": 1, "dash": "dot"},
-                "name": "selected",
-            }
-        )
     n_rows = len(entries)
     row_px = 26 if n_rows <= 30 else 16
     fig.update_layout(
         title=escape_hover(title) if title else None,
-        shapes=shapes,
         height=max(300, 150 + row_px * (n_rows + 2)),
         margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 30},
         xaxis={"title": "step", "range": [0.3, last + 0.9], "dtick": max(1, round(last / 25))},
@@ -179,6 +163,28 @@ def episode_timeline(
         dragmode="zoom",
         hovermode="closest",
     )
+    if selected_step is not None:
+        mark_step(fig, selected_step)
+    return fig
+
+
+def mark_step(fig: go.Figure, step: int | None) -> go.Figure:
+    """Draw the selected step's cursor (a dotted vertical line named "selected") on `fig`,
+    replacing an earlier one; None removes it. Cheap, so a figure built once per episode can
+    follow the step."""
+    fig.layout.shapes = [s for s in fig.layout.shapes if s.name != "selected"]
+    if step is not None:
+        fig.add_shape(
+            type="line",
+            xref="x",
+            yref="paper",
+            x0=step,
+            x1=step,
+            y0=0,
+            y1=1,
+            line={"color": "#444", "width": 1, "dash": "dot"},
+            name="selected",
+        )
     return fig
 
 

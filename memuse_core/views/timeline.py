@@ -49,6 +49,14 @@ class Timeline(ViewModel):
     window_rows: pd.DataFrame = pd.DataFrame()
     """One row per drawn entry: entry, item, span_id, window (`S3–S9`, `empty`), why_it_ends."""
 
+    def at_step(self, step: int | None) -> Timeline:
+        """This timeline with the cursor at `step` (None: no cursor). The figure is changed in
+        place: the app builds it once per episode (cached) and moves the cursor on its own copy,
+        so a new step costs no rebuild."""
+        if self.figure is not None:
+            figures.mark_step(self.figure, step)
+        return self
+
 
 def timeline(
     con: Connection,
