@@ -24,7 +24,24 @@ app = typer.Typer(
 
 F = TypeVar("F", bound=Callable[..., object])
 
-DbOption = typer.Option(None, "--db", help="DuckDB file (default: $MEMUSE_DB or data/memuse.duckdb).")
+
+def existing_db(value: Path | None) -> Path | None:
+    """`--db` of every command that reads or extends a store: a missing database is refused with
+    one line (`store.connection.missing_store`), never created."""
+    from .store.connection import missing_store
+
+    why = missing_store(value)
+    if why is not None:
+        fail(why)
+    return value
+
+
+DbOption = typer.Option(
+    None, "--db", help="DuckDB file (default: $MEMUSE_DB or data/memuse.duckdb).", callback=existing_db
+)
+NewDbOption = typer.Option(
+    None, "--db", help="DuckDB file, created when missing (default: $MEMUSE_DB or data/memuse.duckdb)."
+)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -68,4 +85,4 @@ def main(argv: list[str] | None = None) -> None:
     app(args=argv if argv is not None else sys.argv[1:], prog_name="memuse")
 
 
-__all__ = ["app", "main", "fail", "user_errors", "DbOption", "Path"]
+__all__ = ["app", "main", "fail", "user_errors", "DbOption", "NewDbOption", "Path"]

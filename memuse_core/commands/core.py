@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, user_errors
+from ..cli import DbOption, NewDbOption, app, user_errors
 
 
 @app.command()
@@ -22,7 +22,7 @@ def schema() -> None:
 @user_errors
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders (formats are detected)."),
-    db: Path | None = DbOption,
+    db: Path | None = NewDbOption,
     build: bool = typer.Option(True, "--build/--no-build", help="Build the evaluation context afterwards."),
     observers: list[Path] = typer.Option(
         [], "--observers", help="TOML/JSON file of extra observers (memory wrappers to find in prompts)."

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, user_errors
+from ..cli import NewDbOption, app, fail, user_errors
 
 
 @app.command()
@@ -16,7 +16,7 @@ def demo(
         120, "--episodes", "-n", help="Total episodes over all runs and configurations."
     ),
     seed: int = typer.Option(7, "--seed", help="Seed; the same seed gives byte-identical files."),
-    db: Path | None = DbOption,
+    db: Path | None = NewDbOption,
     out: Path | None = typer.Option(
         None, "--out", help="Keep the event logs and planted truth in this folder."
     ),
