@@ -164,9 +164,11 @@ def write_events(
 ) -> int:
     """Feed every event of a file to a writer and finish it; returns the number of events.
     Raises IngestError naming the line for bad input (the caller rolls back)."""
+    from .members import prepared_events
+
     n = 0
     line: int | None = None
-    for line, ev in imp.events(p):
+    for line, ev in prepared_events(imp, p, w):
         try:
             w.add(ev, line if line is not None else n + 1)
         except DuplicateError as e:

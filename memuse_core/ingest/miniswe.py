@@ -61,6 +61,8 @@ class MiniSweAgentImporter:
     """mini-swe-agent `.traj.json` files (both trajectory formats)."""
 
     name = "mini-swe-agent"
+    derived_ids = True
+    """Run and episode ids come from the file name and content (`ingest.ids`)."""
 
     def sniff(self, path: Path, head: bytes) -> bool:
         if looks_native(head):

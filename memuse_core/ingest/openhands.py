@@ -56,6 +56,8 @@ class OpenHandsImporter:
     """OpenHands `output.jsonl` instances and event-list trajectories."""
 
     name = "openhands"
+    derived_ids = True
+    """Run and episode ids come from the file name and content (`ingest.ids`)."""
 
     def sniff(self, path: Path, head: bytes) -> bool:
         if looks_native(head):

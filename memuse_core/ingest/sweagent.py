@@ -48,6 +48,8 @@ class SweAgentImporter:
     """SWE-agent `.traj` files."""
 
     name = "swe-agent"
+    derived_ids = True
+    """Run and episode ids come from the file name and content (`ingest.ids`)."""
 
     def sniff(self, path: Path, head: bytes) -> bool:
         if looks_native(head):
