@@ -22,6 +22,8 @@ COMMANDS = [
     ["spans", "--episode", "e1"],
     ["lineage", "--item", "x"],
     ["trim"],
+    ["outcomes", "report.json", "--run", "r"],
+    ["export", "--parquet", "out"],
 ]
 
 
