@@ -37,7 +37,7 @@ from .ids import free_id
 from .layouts import BatchFolder
 from .members import BatchMember, using_members
 from .outcomes import HarnessReport, merged, read_report
-from .parallel import ingest_files
+from .parallel import PARALLEL_MIN_BYTES, ingest_files
 
 AGENTS = {"mini-swe-agent": "mini-swe-agent", "swe-agent": "SWE-agent", "openhands": "OpenHands"}
 
@@ -160,8 +160,10 @@ def ingest_batch(
     config: str | None = None,
     workers: int | None = None,
     on_file: Callable[[Path, IngestResult | IngestError], None] | None = None,
+    min_bytes: int = PARALLEL_MIN_BYTES,
 ) -> BatchResult:
-    """Import a batch folder as one run, then apply the harness reports found in it."""
+    """Import a batch folder as one run, then apply the harness reports found in it (`workers`
+    and `min_bytes` as in `ingest_files`)."""
     shas = {p: file_sha256(p) for p, _ in b.members}
     run_id, cfg, joined = _choose_run(con, b, shas, run, config)
     res = BatchResult(b.folder, b.layout, run_id, cfg, joined, notes=list(b.notes))
@@ -176,7 +178,7 @@ def ingest_batch(
                 on_file(p, skip)
     todo = [p for p, _ in b.members if p in members]
     with using_members(members):
-        for p, r in ingest_files(con, todo, workers=workers):
+        for p, r in ingest_files(con, todo, workers=workers, min_bytes=min_bytes):
             res.files.append((p, r))
             if on_file is not None:
                 on_file(p, r)

@@ -199,6 +199,6 @@ def distinct_ids(
                 rw.rename_episode(eid, free_id(want, taken_ep))
             rw.apply(ev)
             file_eps.add(ev.episode_id)
-        else:
+        elif rw._ep_prefixes or rw._run_prefixes:  # nothing renamed (the common case): no work
             ev = rw.apply(ev)
         yield line, ev

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..events import (
     Event,
@@ -152,7 +153,7 @@ class OpenHandsImporter:
                 position=pos,
                 instance=f.get(doc, "instance", dict, "", default={}),
                 metrics=f.get(doc, "metrics", dict, "", default={}),
-                test_result=f.get(doc, "test_result", dict, "", default={}),
+                test_result=_with_report(f.get(doc, "test_result", dict, "", default={}), doc.get("report")),
                 error=doc.get("error"),
                 instruction=doc.get("instruction"),
             ):
@@ -160,6 +161,14 @@ class OpenHandsImporter:
             pos += 1
         if run_id is None:
             raise IngestError(path, None, None, "no instances in file")
+
+
+def _with_report(test_result: dict[str, Any], report: Any) -> dict[str, Any]:
+    """`test_result` with the per-task harness report that OpenHands' `update_output_with_eval.py`
+    adds to each line as `report` (`resolved`, `empty_generation`, ...), when the line has one."""
+    if isinstance(report, dict) and "report" not in test_result:
+        return {**test_result, "report": report}
+    return test_result
 
 
 OPENHANDS = register(OpenHandsImporter())
