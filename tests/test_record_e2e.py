@@ -273,7 +273,7 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
 
     from memuse_core.lineage import item_graph
     from memuse_core.store import connect
-    from memuse_core.store.app_queries import judgment_assessments, span_judgments
+    from memuse_core.store.app.spans import judgment_assessments, span_judgments
     from memuse_core.store.spans import load_episode_context
 
     con = connect(db, read_only=True)

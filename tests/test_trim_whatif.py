@@ -15,7 +15,7 @@ from memuse_core.episode import EpisodeRecord
 from memuse_core.events import RunEvent, dump_event
 from memuse_core.ingest import ingest_path
 from memuse_core.store import connect
-from memuse_core.store.trim import novelty_agreement, overlap_by_usage, trim_entries, trim_summary
+from memuse_core.store.trim_views import novelty_agreement, overlap_by_usage, trim_entries, trim_summary
 from memuse_core.trim.whatif import cut_placements, delivery_whatif, inputs_from_record, record_whatif
 
 TASK = "The date parser is broken. parse_date raises ValueError on ISO week dates. Fix it in src/dates.py."
@@ -141,7 +141,7 @@ def test_memuse_trim_on_an_empty_or_missing_store_fails_cleanly(tmp_path: Path) 
 
 def test_worker_processes_give_the_same_rows(tmp_path: Path) -> None:
     """`run_store` with worker processes stores exactly what the single-process run stores."""
-    from memuse_core.trim.whatif import run_store
+    from memuse_core.trim.whatif_batch import run_store
 
     log = tmp_path / "two.jsonl"
     log.write_text("".join(dump_event(e) + "\n" for e in [*episode("e1"), *episode("e2")]))
