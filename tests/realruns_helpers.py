@@ -63,13 +63,13 @@ def harness_report(resolved: list[str], unresolved: list[str], error=(), empty=(
     }
 
 
-def mini_batch(folder: Path, tasks: dict[str, str], *, report: dict | None = None) -> Path:
+def mini_batch(folder: Path, tasks: dict[str, str], *, report: dict | None = None, steps: int = 2) -> Path:
     """A mini-swe-agent batch folder: task -> exit status; `preds.json`, the exit-status YAML and
     (optionally) a harness report beside the trajectories."""
     preds = {}
     by_status: dict[str, list[str]] = {}
     for iid, status in tasks.items():
-        write_json(folder / iid / f"{iid}.traj.json", mini_traj(iid, exit_status=status))
+        write_json(folder / iid / f"{iid}.traj.json", mini_traj(iid, exit_status=status, steps=steps))
         preds[iid] = {
             "model_name_or_path": "openai/gpt-5-nano",
             "instance_id": iid,

@@ -22,7 +22,8 @@ from memuse_core.ingest import ingest_path
 from memuse_core.ingest.batch import ingest_batch
 from memuse_core.ingest.layouts import plan_folder
 from memuse_core.store import connect
-from memuse_core.views.episode_facts import episode_facts, episode_list_facts, reasoning_steps, step_response
+from memuse_core.views.common import step_text as step_response
+from memuse_core.views.episode_facts import episode_facts, episode_list_facts, reasoning_steps
 
 REAL_V2 = (Path(__file__).parents[1] / ".." / "shared" / "data" / "real" / "mini-swe-agent" / "v2").resolve()
 
@@ -93,7 +94,7 @@ def test_responses_api_summary_and_anthropic_blocks(tmp_path: Path) -> None:
         r = step_response(con, "r:django__django-3/ep", 2)
     finally:
         con.close()
-    assert r is not None and r.reasoning == "Now submit." and "COMPLETE_TASK_AND_SUBMIT" in r.content
+    assert r is not None and r.reasoning == "Now submit." and "COMPLETE_TASK_AND_SUBMIT" in r.response
 
 
 def test_openhands_reasoning_content(tmp_path: Path) -> None:
@@ -176,3 +177,29 @@ def test_memory_state_tells_no_delivery_from_not_built(tmp_path: Path) -> None:
         None,
     )
     assert fm is not None and fm.deliveries == 1 and fm.resolved is True and fm.harness_status is None
+
+
+def test_compare_keeps_unknown_outcomes_unknown(tmp_path: Path) -> None:
+    """Paired tasks: a side without any outcome for a task is `unknown`, never a loss (issue 15)."""
+    from memuse_core.store.app.compare import paired_outcomes
+    from memuse_core.views.compare import change
+
+    db = tmp_path / "m.duckdb"
+    a = mini_batch(tmp_path / "a", {"django__django-2": "Submitted", "django__django-3": "Submitted"})
+    b = mini_batch(
+        tmp_path / "b",
+        {"django__django-2": "Submitted", "django__django-3": "Submitted"},
+        report=harness_report(["django__django-2"], ["django__django-3"]),
+        steps=3,
+    )
+    con = connect(db)
+    try:
+        ingest_batch(con, plan_folder(a))
+        ingest_batch(con, plan_folder(b))
+        pairs = paired_outcomes(con, ["a"], ["b"]).set_index("task_id")
+    finally:
+        con.close()
+    assert pairs["resolved_a"].isna().all()
+    assert list(pairs["resolved_b"]) == [1.0, 0.0]
+    assert [change(x, y) for x, y in zip(pairs["resolved_a"], pairs["resolved_b"])] == ["unknown", "unknown"]
+    assert (change(0.0, 1.0), change(1.0, 0.0), change(1.0, 1.0)) == ("gained", "lost", "same")

@@ -66,7 +66,7 @@ def step_response(con: duckdb.DuckDBPyConnection, episode_id: str, step: int) ->
         return None
     call_id, rh = rows[0]
     text = iter_blob_texts(con, [rh]).get(rh) if rh is not None else None
-    return {"call_id": call_id, **_response(text)}
+    return {"call_id": call_id, **response_parts(text)}
 
 
 def episode_reasoning(con: duckdb.DuckDBPyConnection, episode_id: str) -> dict[int, str]:
@@ -79,13 +79,15 @@ def episode_reasoning(con: duckdb.DuckDBPyConnection, episode_id: str) -> dict[i
     texts = iter_blob_texts(con, {h for _, h in rows})
     out: dict[int, str] = {}
     for step, h in rows:
-        r = _response(texts.get(h))["reasoning"]
+        r = response_parts(texts.get(h))["reasoning"]
         if r:
             out[int(step)] = r
     return out
 
 
-def _response(text: str | None) -> dict[str, Any]:
+def response_parts(text: str | None) -> dict[str, Any]:
+    """Content, reasoning (None when absent) and tool calls [(name, arguments)] of a stored model
+    response (the `Response` JSON the writer stores; any other text is returned as content)."""
     if text is None:
         return {"content": "", "reasoning": None, "tool_calls": []}
     try:

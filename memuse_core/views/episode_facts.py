@@ -1,7 +1,8 @@
-"""View data for the Episodes list, the Timeline header and the step view (issue 15 items 4-6):
-exit status and outcome of every episode, whether memory was delivered at all or the context is
-just not built, and the reasoning text beside a step's response. The page wording and layout are
-the app's; this module only tells the cases apart (`store.episode_facts`)."""
+"""View data for the Episodes list and the Timeline header (issue 15 items 4-6): exit status and
+outcome of every episode, whether memory was delivered at all or the context is just not built,
+and which steps carry reasoning text (the text itself is `views.common.StepText.reasoning`, beside
+the response). The page wording and layout are the app's; this module only tells the cases apart
+(`store.episode_facts`)."""
 
 from __future__ import annotations
 
@@ -64,29 +65,6 @@ def episode_list_facts(con: Connection, runs: Sequence[str] | None = None) -> pd
     exit_status, resolved (None: no outcome), harness_status, outcome_source, deliveries,
     memory_state; join it on `episode_id`."""
     return store_facts.episode_facts(con, runs=runs)
-
-
-class StepResponse(_View):
-    """One step's response with the reasoning the provider returned beside it."""
-
-    episode_id: str
-    step: int
-    call_id: str
-    content: str
-    """The response text (recorded, untrusted: escape it)."""
-    reasoning: str | None = None
-    """Reasoning text (DeepSeek `reasoning_content`, Responses-API reasoning summaries, Anthropic
-    thinking blocks); None when the provider returned none (recorded, untrusted: escape it)."""
-    tool_calls: list[tuple[str, str]] = []
-    """(name, arguments) of each tool call."""
-
-
-def step_response(con: Connection, episode_id: str, step: int) -> StepResponse | None:
-    """The response of one step (None when the step is not stored)."""
-    r = store_facts.step_response(con, episode_id, step)
-    if r is None:
-        return None
-    return StepResponse(episode_id=episode_id, step=step, **r)
 
 
 def reasoning_steps(con: Connection, episode_id: str) -> dict[int, str]:
