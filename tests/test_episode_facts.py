@@ -203,3 +203,16 @@ def test_compare_keeps_unknown_outcomes_unknown(tmp_path: Path) -> None:
     assert list(pairs["resolved_b"]) == [1.0, 0.0]
     assert [change(x, y) for x, y in zip(pairs["resolved_a"], pairs["resolved_b"])] == ["unknown", "unknown"]
     assert (change(0.0, 1.0), change(1.0, 0.0), change(1.0, 1.0)) == ("gained", "lost", "same")
+
+
+def test_resolve_rate_chart_draws_no_bar_for_a_group_without_outcome() -> None:
+    from memuse_core.charts import resolve_rate_chart
+
+    fig = resolve_rate_chart(
+        [
+            {"group": "base", "rate": 0.34, "low": 0.3, "high": 0.4},
+            {"group": "cam", "rate": None, "low": None, "high": None},
+        ]
+    )
+    assert list(fig.data[0].y) == [34.0, None]
+    assert [a.text for a in fig.layout.annotations] == ["no outcome"]

@@ -81,7 +81,7 @@ def episode_table(
                         FROM deliveries GROUP BY 1)
             SELECT * FROM (
                 SELECT e.episode_id, r.config, e.run_id, e.repo, e.task_id,
-                       {episode_outcome()} AS outcome, e.n_steps AS steps,
+                       {episode_outcome()} AS outcome, e.exit_status, e.n_steps AS steps,
                        coalesce(dl.deliveries, 0) AS deliveries, coalesce(sp.spans, 0) AS spans,
                        coalesce(sp.span_classes, []::VARCHAR[]) AS span_classes,
                        coalesce(sp.span_tokens, dl.chars // {CHARS_PER_TOKEN}, 0) AS delivered_tokens,
