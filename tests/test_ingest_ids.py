@@ -149,3 +149,45 @@ def test_parallel_import_renames_like_the_sequential_loop(tmp_path: Path) -> Non
             con.close()
     assert stores[0] == stores[2]
     assert stores[0][0][1] == ["run:django__django-1", "run:django__django-1~2", "run:django__django-1~3"]
+
+
+def test_recording_imported_then_grown_imports_only_its_new_lines(tmp_path: Path) -> None:
+    """Imported after the first session, then the recorder restarted on the same file: the second
+    import adds the new episode (renamed, its id reused the first session's), and nothing twice."""
+    out = tmp_path / "run.jsonl"
+    _session(out, "first try")
+    db = tmp_path / "m.duckdb"
+    con = connect(db)
+    try:
+        assert ingest_path(con, out).status == "imported"
+        _session(out, "second try")
+        res = ingest_path(con, out)
+        assert res.status == "imported" and res.episodes == 1
+        eps, runs = _ids(con)
+        assert runs == ["r1"] and eps == ["r1-e1", "r1-e1~2"]
+        seqs = con.execute("SELECT episode_id, seq FROM episodes ORDER BY 1").fetchall()
+        assert seqs[1][1] > seqs[0][1]  # line numbers of the whole file
+        assert ingest_path(con, out).status == "skipped"  # the grown file is known now
+        assert con.execute("SELECT count(*) FROM calls").fetchall() == [(2,)]
+    finally:
+        con.close()
+
+
+def test_grown_recording_through_the_parallel_import(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    _session(out, "first try")
+    stores = {}
+    for workers in (0, 2):
+        db = tmp_path / f"w{workers}.duckdb"
+        first = tmp_path / f"first{workers}.jsonl"
+        first.write_bytes(out.read_bytes())
+        con = connect(db)
+        try:
+            ingest_path(con, first)
+            _session(first, "second try")
+            got = [r.status for _, r in ingest_files(con, [first], workers=workers, min_bytes=0)]  # type: ignore[union-attr]
+            assert got == ["imported"]
+            stores[workers] = _ids(con)
+        finally:
+            con.close()
+    assert stores[0] == stores[2] == (["r1-e1", "r1-e1~2"], ["r1"])

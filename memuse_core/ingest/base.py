@@ -204,11 +204,15 @@ def ingest_path(
     earlier = imported_from(con, sha)
     if earlier is not None:
         return IngestResult(str(p), imp.name, "skipped", error=f"already imported from {earlier}")
+    from .grown import continuing, grown_prefix
+
+    grown = None if getattr(imp, "derived_ids", False) else grown_prefix(con, p)
     file_id = begin_file(con)
     line: int | None = None
     try:
         w = EventWriter(con, file_id, known_blobs=set(known_blobs) if known_blobs is not None else None)
-        n = write_events(w, imp, p, on_event)
+        with continuing(p, grown):  # a recording that grew since its import: only its new lines
+            n = write_events(w, imp, p, on_event)
         commit_file(con, file_id, str(p), sha, p.stat().st_size, imp.name, n)
         if known_blobs is not None:
             known_blobs |= w.known

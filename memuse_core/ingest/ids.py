@@ -159,37 +159,41 @@ def distinct_ids(
     stored_run: Callable[[str], bool],
     *,
     derived_ids: bool,
+    file_episodes: set[str] | None = None,
+    file_runs: dict[str, str] | None = None,
 ) -> Iterator[tuple[int | None, Event]]:
     """The events of one file with ids that collide with another file's renamed (see module
     docstring). `stored_episode` / `stored_run` say whether an id is in the store or was already
-    written by this file (the writer's view); `derived_ids` is true for trajectory formats."""
+    written by this file (the writer's view); `derived_ids` is true for trajectory formats;
+    `file_episodes` / `file_runs` (run id -> its run event, serialised) count as written earlier in
+    this file (the earlier part of a grown recording, `ingest.grown`)."""
     rw = IdRewriter()
-    file_eps: set[str] = set()
-    file_runs: dict[str, str] = {}  # run id as written -> its first run event, serialised
+    file_eps: set[str] = set(file_episodes or ())
+    runs_seen: dict[str, str] = dict(file_runs or {})  # run id as written -> its run event, serialised
 
     def taken_ep(x: str) -> bool:
         return x in file_eps or stored_episode(x)
 
     def taken_run(x: str) -> bool:
-        return x in file_runs or stored_run(x)
+        return x in runs_seen or stored_run(x)
 
     for line, ev in pairs:
         t = type(ev)
         if t is RunEvent:
             assert isinstance(ev, RunEvent)
             rid = ev.run_id
-            if rid in file_runs:
-                if dump_event(ev) == file_runs[rid]:
+            if rid in runs_seen:
+                if dump_event(ev) == runs_seen[rid]:
                     rw.rename_run(rid, rid)  # the recorder restarted: same run, later events join it
                     continue
                 rw.rename_run(rid, free_id(rid, taken_run))
             elif derived_ids and stored_run(rid):
                 rw.rename_run(rid, free_id(rid, taken_run))
-                file_runs[rid] = dump_event(ev)
+                runs_seen[rid] = dump_event(ev)
             else:
-                file_runs[rid] = dump_event(ev)
+                runs_seen[rid] = dump_event(ev)
             rw.apply(ev)
-            file_runs.setdefault(ev.run_id, "")
+            runs_seen.setdefault(ev.run_id, "")
         elif t is EpisodeStart:
             assert isinstance(ev, EpisodeStart)
             eid = ev.episode_id

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..events import EpisodeEnd, EpisodeStart, Event, RunEvent
 from ..store.writer import EventWriter
 from .base import Importer
+from .grown import prefix_of
 from .ids import IdRewriter, distinct_ids
 
 
@@ -109,9 +110,14 @@ def prepared_events(imp: Importer, path: Path, writer: EventWriter) -> Iterator[
     m = member_of(path)
     if m is not None:
         pairs = as_member(m, pairs)
+    grown = prefix_of(path)
+    if grown is not None:  # `ingest.grown`: the lines after the earlier import only
+        pairs = ((n, ev) for n, ev in pairs if n is None or n > grown.lines)
     return distinct_ids(
         pairs,
         writer.has_episode,
         writer.has_run,
         derived_ids=bool(getattr(imp, "derived_ids", False)),
+        file_episodes=set(grown.episodes) if grown else None,
+        file_runs=dict(grown.runs) if grown else None,
     )

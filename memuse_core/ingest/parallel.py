@@ -35,6 +35,7 @@ from ..store.tables import existing_ids, insert_arrow, rows_to_arrow
 from ..store.writer import EventWriter
 from .base import IngestError, IngestResult, detect, file_sha256, importers, ingest_path, write_events
 from .common import _CONFIG
+from .grown import grown_prefix
 from .members import member_state, set_member_state
 from .observers.builtin import _ENABLED, _EXTRA
 
@@ -251,8 +252,8 @@ class _Parallel:
                     return IngestResult(str(st.path), payload[0], "skipped", error=payload[1])
                 if kind == "error":
                     self._rollback()
-                    if isinstance(pending, _Renamed):
-                        return self._again(st)
+                    if isinstance(pending, _Renamed) or grown_prefix(self.con, st.path) is not None:
+                        return self._again(st)  # the worker could not know the earlier import
                     err = IngestError(*payload)
                     if isinstance(pending, IngestError) and (pending.line or 1 << 62) <= (
                         err.line or 1 << 62
@@ -337,11 +338,13 @@ class _Parallel:
     def _duplicate(self, st: _FileState, table: str, tbl: Any) -> IngestError | None:
         """An id stored by an earlier file of this call (the worker knew only the ids stored
         before the call began); same message as the sequential writer. A trajectory format
-        (derived ids) is imported again in this process instead (`_again`)."""
+        (derived ids) or a recording that grew since its import (`ingest.grown`) is imported again
+        in this process instead (`_again`)."""
         key, seen = ("episode_id", self.eps) if table == "episodes" else ("run_id", self.runs)
         for value, seq in zip(tbl.column(key).to_pylist(), tbl.column("seq").to_pylist(), strict=True):
             if value in seen:
-                if any(i.name == st.format and getattr(i, "derived_ids", False) for i in importers()):
+                derived = any(i.name == st.format and getattr(i, "derived_ids", False) for i in importers())
+                if derived or grown_prefix(self.con, st.path) is not None:
                     return _Renamed(st.path, seq, None, f"{key} {value!r} is taken: ids renamed")
                 return IngestError(
                     st.path, seq, None, f"{key} {value!r} is already stored (import each recording once)"

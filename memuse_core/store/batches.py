@@ -33,3 +33,27 @@ def run_config(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
 def run_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Every stored run id, sorted."""
     return [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+
+
+def imports_of_path(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple[int, str, str, int]]:
+    """(file id, path, content digest, size) of the imported files whose file name is `name`."""
+    return [
+        (int(r[0]), r[1], r[2], int(r[3] or 0))
+        for r in con.execute(
+            "SELECT file_id, path, sha256, size FROM files WHERE path = ? OR path LIKE ? ORDER BY file_id",
+            [name, "%/" + name.replace("%", "\\%").replace("_", "\\_")],
+        ).fetchall()
+    ]
+
+
+def file_ids_stored(
+    con: duckdb.DuckDBPyConnection, file_id: int
+) -> tuple[set[str], list[tuple[object, ...]]]:
+    """(episode ids, run rows (run_id, config, label, agent, model, meta)) an imported file stored."""
+    eps = {
+        r[0] for r in con.execute("SELECT episode_id FROM episodes WHERE file_id = ?", [file_id]).fetchall()
+    }
+    runs = con.execute(
+        "SELECT run_id, config, label, agent, model, meta FROM runs WHERE file_id = ? ORDER BY seq", [file_id]
+    ).fetchall()
+    return eps, runs
