@@ -61,10 +61,10 @@ def judge(
         fail(f"--judge must be rules or llm, not {kind!r}")
     try:
         settings = JudgeSettings(
-            judge=kind,
+            judge=kind,  # type: ignore[arg-type]
             model=model,
             base_url=base_url,
-            api_key_env=api_key_env,  # type: ignore[arg-type]
+            api_key_env=api_key_env,
             reference=reference,
             max_calls=max_calls,
             price_input=price_input,

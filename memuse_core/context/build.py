@@ -80,8 +80,8 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
                     digest=e.digest,
                     display_key=e.display_key if _shown(e.display_key, first) else None,
                     value=e.value,
-                    exposure=x.exposure,
-                    exposed_text=x.exposed_text,  # type: ignore[arg-type]
+                    exposure=x.exposure,  # type: ignore[arg-type]
+                    exposed_text=x.exposed_text,
                     window=s.windows[pos] if s.windows else None,
                     resident=bool(s.resident[pos]) if s.resident else False,
                     stage=x.stage,
@@ -92,8 +92,8 @@ def build_episode_context(rec: EpisodeRecord) -> EpisodeContext:
             SpanContext(
                 span_id=s.span_id,
                 episode_id=rec.episode_id,
-                status=status,
-                reason=reason,  # type: ignore[arg-type]
+                status=status,  # type: ignore[arg-type]
+                reason=reason,
                 first_step=s.first_step,
                 last_step=s.last_step,
                 delivery_ids=ids,

@@ -333,8 +333,8 @@ class Recorder:
                 form=form,
                 search_id=search_id,
                 entries=entries,  # type: ignore[arg-type]
-                placements=placements,
-            )  # type: ignore[arg-type]
+                placements=placements,  # type: ignore[arg-type]
+            )
             d = _Delivery(_model_event(ev), standing=standing)
             if standing:
                 ep.standing[did] = d

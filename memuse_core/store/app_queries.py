@@ -551,11 +551,11 @@ def item_counts(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) ->
         [namespace, item_id],
     ).fetchone()
     return {
-        "deliveries": int(row[0]),
+        "deliveries": int(row[0]),  # type: ignore[index]
         "episodes": int(row[1]),  # type: ignore[index]
-        "acted_on": int(acted[0] or 0),
-        "harmed": int(acted[1] or 0),
-    }  # type: ignore[index]
+        "acted_on": int(acted[0] or 0),  # type: ignore[index]
+        "harmed": int(acted[1] or 0),  # type: ignore[index]
+    }
 
 
 def item_history(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) -> pd.DataFrame:

@@ -558,10 +558,10 @@ class _State:
         self.units.append(
             EvidenceUnit(
                 key=key,
-                value=value,
+                value=value,  # type: ignore[arg-type]
                 text=shown.strip(),
                 start=a,
-                end=b,  # type: ignore[arg-type]
+                end=b,
                 span=self.text[a:b],
                 many=many,
             )
