@@ -227,9 +227,8 @@ def test_planted_truth_matches_the_evaluation_context(demo_db: Path, tmp_path: P
 
 
 def test_cli_demo_and_bad_arguments(tmp_path: Path) -> None:
-    from memuse_core.cli import _load_commands, app
+    from memuse_core.cli import app
 
-    _load_commands()
     runner = CliRunner()
     db = tmp_path / "cli.duckdb"
     res = runner.invoke(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.judge.scripted_server import ScriptedReply, ScriptedServer
 from memuse_core.trim.cladder import build_pairs, load_questions
 from memuse_core.trim.evaluate import measure, summarize
@@ -58,7 +58,6 @@ def memory_following_model(body: dict[str, Any], idx: int) -> ScriptedReply:
 
 
 def test_cli_json_and_model_counts(cladder: Path) -> None:
-    _load_commands()
     runner = CliRunner()
     plain = runner.invoke(app, ["trim-eval", "--data", str(cladder), "--json"])
     assert plain.exit_code == 0, plain.output
@@ -105,7 +104,6 @@ def test_cli_json_and_model_counts(cladder: Path) -> None:
 
 
 def test_missing_data_is_one_clear_error(tmp_path: Path) -> None:
-    _load_commands()
     res = CliRunner().invoke(app, ["trim-eval", "--data", str(tmp_path / "nope")])
     assert res.exit_code == 1 and "CLADDER folder not found" in res.output
 
@@ -142,7 +140,6 @@ def scripted_llm(body: dict[str, Any], idx: int) -> ScriptedReply:
 
 
 def test_llm_parser_path_end_to_end(cladder: Path) -> None:
-    _load_commands()
     with ScriptedServer(scripted_llm) as srv:
         res = CliRunner().invoke(
             app,
