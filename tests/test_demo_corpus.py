@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from memuse_core.context.build import build_store
 from memuse_core.demo import DemoPlan, build_demo, generate
 from memuse_core.store import connect
 from memuse_core.store.demo import qualitative_findings
@@ -181,10 +182,9 @@ def test_qualitative_findings_of_the_paper(con) -> None:
 def test_planted_truth_matches_the_evaluation_context(demo_db: Path, tmp_path: Path) -> None:
     """Each truth row sits on the first delivery of a built span, anchors fall inside the credit
     windows, copies become automatic neutral spans and broken recordings become error spans."""
-    build = pytest.importorskip("memuse_core.context.build")
     db = tmp_path / "ctx.duckdb"
     db.write_bytes(demo_db.read_bytes())
-    build.build_store(db)
+    build_store(db)
     c = connect(db, read_only=True)
     try:
         assert (

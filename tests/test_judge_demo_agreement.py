@@ -4,15 +4,13 @@ planted acted_on entry that the judge finds is anchored at its planted step."""
 
 from __future__ import annotations
 
-import pytest
-
+from memuse_core import demo
 from memuse_core.judge.agreement import planted_agreement
 from memuse_core.judge.result import JudgeSettings
 from memuse_core.judge.runner import run_batch
 
 
 def test_rules_judge_agrees_with_planted_influence(tmp_path):
-    demo = pytest.importorskip("memuse_core.demo")
     db = tmp_path / "demo.duckdb"
     demo.build_demo(db, demo.DemoPlan(episodes=16, seed=3, mean_steps=20), build_context=True)
     summary = run_batch(db, JudgeSettings(judge="rules"))
