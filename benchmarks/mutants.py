@@ -51,7 +51,12 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/test_spans_properties.py",
     ),
     "memuse_core/verdicts.py": ("tests/test_verdicts_rules.py",),
-    "memuse_core/context/exposure.py": ("tests/test_context_exposure.py",),
+    # contains_exposed serves visibility and resident copies: the span tests exercise it
+    "memuse_core/context/exposure.py": (
+        "tests/test_context_exposure.py",
+        "tests/test_spans_windows.py",
+        "tests/test_spans_grouping.py",
+    ),
     "memuse_core/context/prior.py": ("tests/test_context_prior.py", "tests/test_context_attribution.py"),
     "memuse_core/context/checks.py": ("tests/test_context_checks.py",),
     "memuse_core/judge/validate.py": ("tests/test_judge_checks.py", "tests/test_judge_rules.py"),
