@@ -139,3 +139,11 @@ def test_effect_resets_count_only_non_null_effects_of_entries_not_acted_on():
     assert v.effect_resets == 1
     assert v.usage_labels == ["noted", "ignored", "unclear", "used"] and v.triage == "positive"
     assert span_verdict("s", entries[1:], "j2").effect_resets == 0
+
+
+def test_a_single_entry_span_is_profiled():
+    """A.4.2: "A profile requires a nonempty span and an accepted assessment of every entry": one
+    entry is enough, and its shares are 0 or 1."""
+    v = span_verdict("s", [_e(relevance=True, influence="none", window_read=True)], "j1")
+    assert v.profiled and v.n_entries == 1
+    assert v.profile is not None and v.profile["relevance"] == 1.0 and v.profile["acted_on"] == 0.0
