@@ -58,7 +58,12 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/test_spans_grouping.py",
     ),
     "memuse_core/context/prior.py": ("tests/test_context_prior.py", "tests/test_context_attribution.py"),
-    "memuse_core/context/checks.py": ("tests/test_context_checks.py",),
+    # a placement's `verified` (proof resolved) decides cuts, visibility and grouping downstream
+    "memuse_core/context/checks.py": (
+        "tests/test_context_checks.py",
+        "tests/test_context_prior.py",
+        "tests/test_spans_grouping.py",
+    ),
     "memuse_core/judge/validate.py": ("tests/test_judge_checks.py", "tests/test_judge_rules.py"),
 }
 
