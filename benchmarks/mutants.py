@@ -4,6 +4,7 @@
     ./dev mutants memuse_core/spans.py  one module (a path or a unique part of one, e.g. `verdicts`)
     ./dev mutants --list spans          only list the mutants, run nothing
     ./dev mutants --jobs 2 --timeout 60 --json out.json
+    ./dev mutants --retest out.json     only the survivors of an earlier run, against today's tests
 
 A small AST mutator (no dependency). Per mutation site it makes one mutant:
   comparisons    `<` -> `<=`, `<=` -> `<`, `>` -> `>=`, `>=` -> `>`, `==` <-> `!=`,
@@ -267,9 +268,12 @@ class _Workers:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def run_module(module: str, workers: _Workers, jobs: int, timeout: float | None) -> list[Mutant]:
+def run_module(
+    module: str, workers: _Workers, jobs: int, timeout: float | None, only: set[int] | None = None
+) -> list[Mutant]:
+    """Run the mutants of `module` (only those numbered in `only`, when given)."""
     tests = MODULES[module]
-    muts = mutants_of(module)
+    muts = [mu for mu in mutants_of(module) if only is None or mu.index in only]
     original = (ROOT / module).read_text(encoding="utf-8")
     first = workers.take()
     try:
@@ -300,6 +304,26 @@ def run_module(module: str, workers: _Workers, jobs: int, timeout: float | None)
         done = list(pool.map(one, muts))
     print()
     return done
+
+
+def _survivors_of(path: Path) -> dict[str, set[int]]:
+    """The survivors recorded in an earlier `--json` file, checked against the current source
+    (the mutant numbers are only valid while the module is unchanged)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out: dict[str, set[int]] = {}
+    for module, rows in data.items():
+        if module not in MODULES:
+            sys.exit(f"mutants: {path}: {module} is not in MODULES")
+        now = {mu.index: (mu.line, mu.change) for mu in mutants_of(module)}
+        keep = set()
+        for r in rows:
+            if r["outcome"] != "survived":
+                continue
+            if now.get(r["index"]) != (r["line"], r["change"]):
+                sys.exit(f"mutants: {module} changed since {path}; run it in full")
+            keep.add(r["index"])
+        out[module] = keep
+    return out
 
 
 def _resolve(names: list[str]) -> list[str]:
@@ -337,8 +361,15 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=None, help="Seconds per mutant (default 5x baseline).")
     ap.add_argument("--json", type=Path, default=None, help="Also write every mutant and outcome here.")
     ap.add_argument("--strict", action="store_true", help="Exit 1 when a mutant survives.")
+    ap.add_argument(
+        "--retest",
+        type=Path,
+        default=None,
+        help="Run only the survivors recorded in this earlier --json file (after adding tests).",
+    )
     args = ap.parse_args()
-    modules = _resolve(args.modules)
+    only = _survivors_of(args.retest) if args.retest else None
+    modules = _resolve(args.modules) if args.modules or only is None else list(only)
     if args.list:
         for module in modules:
             for mu in mutants_of(module):
@@ -346,7 +377,12 @@ def main() -> None:
         return
     workers = _Workers(max(1, args.jobs))
     try:
-        results = {m: run_module(m, workers, max(1, args.jobs), args.timeout) for m in modules}
+        results = {
+            m: run_module(
+                m, workers, max(1, args.jobs), args.timeout, None if only is None else only.get(m, set())
+            )
+            for m in modules
+        }
     finally:
         workers.close()
     lines = list(report(results))
