@@ -111,3 +111,25 @@ def test_a_determined_effect_needs_every_step_to_the_episode_end_not_only_the_wi
     assert _problems(pkg, tools, _acted_on(anchor=2, effect="improved")) == {("incomplete_read", "effect")}
     _read_steps(tools, range(pkg.T, pkg.T + 1))
     assert check_answer(pkg, tools, _acted_on(anchor=2, effect="improved")).ok
+
+
+def test_an_entry_assessed_twice_is_rejected() -> None:
+    """A.3.1 structural checks: exactly one assessment per delivered entry."""
+    pkg, tools = _package(acted_on_episode())
+    twice = json.loads(_acted_on(anchor=3))
+    twice["assessments"].append(dict(twice["assessments"][0]))
+    res = check_answer(pkg, tools, json.dumps(twice))
+    assert any(v.kind == "structure" and "2 times" in v.message for v in res.violations)
+
+
+def test_an_anchor_on_the_last_step_counts_once_read() -> None:
+    """Anchors are valid steps inside the episode and the window (A.3.1): the episode's last step
+    is one of them; like every cited step it must be read in full before the answer is accepted."""
+    pkg, tools = _package(acted_on_episode())
+    (window,) = [e.window for e in pkg.entries]
+    assert window is not None and window[1] == pkg.T
+    for p in pkg.prior_paths():
+        tools.read(p, 0, 10**5, round_no=1)
+    assert _problems(pkg, tools, _acted_on(anchor=pkg.T)) == {("unread_anchor", None)}
+    _read_steps(tools, range(pkg.T, pkg.T + 1))
+    assert check_answer(pkg, tools, _acted_on(anchor=pkg.T)).ok
