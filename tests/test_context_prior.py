@@ -145,3 +145,36 @@ def test_earlier_copies_include_a_copy_recorded_later_in_the_same_input() -> Non
     assert [(c.delivery_id, c.visibility, c.contains_target) for c in s1.earlier_copies] == [
         ("p7-d2", "same_input", True)
     ]
+
+
+def test_earlier_copies_from_earlier_steps_visible_then_not_visible() -> None:
+    """A.2.1: for each target item, earlier copies are marked "still visible" or "no longer
+    visible" in the target's consuming input, with whether their text contains the target's."""
+    value = "keep the cache warm"
+    b = EpisodeBuilder("p8")
+    b.step(
+        "search", "memory search cache", f"[m] {value}", tool_memory=([entry("m", value)], "search_result")
+    )
+    b.step("look", "ls", "x")
+    b.host_block(
+        "recall", "Memories:\n- " + value + " and small", [entry("m", value + " and small", version="2")]
+    )
+    b.step("go", "make", "ok")
+    ctx = ctx_of(b.finish(resolved=True))
+    later = span_of(ctx, "p8-d2")
+    assert [(c.delivery_id, c.visibility, c.contains_target) for c in later.earlier_copies] == [
+        ("p8-d1", "visible", False)
+    ]
+    b = EpisodeBuilder("p9")
+    b.step(
+        "search", "memory search cache", f"[m] {value}", tool_memory=([entry("m", value)], "search_result")
+    )
+    b.step("look", "ls", "x")
+    b.retract([3])  # the search result leaves the input
+    b.host_block("recall", "Memories:\n- " + value, [entry("m", value, version="2")])
+    b.step("go", "make", "ok")
+    ctx = ctx_of(b.finish(resolved=True))
+    later = span_of(ctx, "p9-d2")
+    assert [(c.delivery_id, c.visibility, c.contains_target) for c in later.earlier_copies] == [
+        ("p9-d1", "not_visible", True)
+    ]
