@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.store.connection import StoreError, connect, missing_store
 
-_load_commands()
 RUNNER = CliRunner()
 
 COMMANDS = [

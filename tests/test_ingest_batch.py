@@ -24,11 +24,10 @@ from realruns_helpers import (
 )
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.ingest.layouts import find_inputs, plan_folder, read_exit_statuses
 from memuse_core.store import connect
 
-_load_commands()
 RUNNER = CliRunner()
 
 

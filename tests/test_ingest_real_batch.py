@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.ingest.layouts import read_exit_statuses
 from memuse_core.store import connect
 
-_load_commands()
 RUNNER = CliRunner()
 REAL = (Path(__file__).parents[1] / ".." / "shared" / "data" / "real").resolve()
 BATCH = REAL / "mini-swe-agent-batch"

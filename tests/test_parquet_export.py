@@ -17,7 +17,7 @@ import pytest
 from realruns_helpers import harness_report, write_json
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.demo import DemoPlan, build_demo
 from memuse_core.judge.result import JudgeSettings
 from memuse_core.judge.runner import run_batch
@@ -25,7 +25,6 @@ from memuse_core.store import connect
 from memuse_core.store.connection import StoreError
 from memuse_core.store.parquet import PARTITIONED, import_parquet
 
-_load_commands()
 RUNNER = CliRunner()
 
 

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import typer
 
-from ..cli import NewDbOption, app, fail, user_errors
+from .common import NewDbOption, fail, user_errors
 
 
-@app.command()
 @user_errors
 def demo(
     episodes: int = typer.Option(

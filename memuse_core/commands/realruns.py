@@ -7,10 +7,9 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, user_errors
+from .common import DbOption, fail, user_errors
 
 
-@app.command()
 @user_errors
 def outcomes(
     report: Path = typer.Argument(
@@ -55,7 +54,6 @@ def outcomes(
         )
 
 
-@app.command()
 @user_errors
 def export(
     parquet: Path = typer.Option(..., "--parquet", help="Folder to write the Parquet export into."),
