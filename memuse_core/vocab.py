@@ -83,6 +83,29 @@ RECURRING_EPISODE_SHARE = 0.1
 DELAYED_USE_STEPS = 5
 """Use counted as delayed by "at least five steps" after the first consuming step (A.6.3)."""
 
+# ---- Task outcomes from the benchmark harness (A.5.4) ---------------------------------------------
+HarnessStatus = Literal["resolved", "unresolved", "empty_patch", "error"]
+HARNESS_STATUSES: tuple[HarnessStatus, ...] = get_args(HarnessStatus)
+"""How a SWE-bench harness report classifies a task: `resolved`; `unresolved` (the tests ran and
+fail); `empty_patch` (nothing was submitted); `error` (the evaluation failed, e.g. the patch did
+not apply). Only `resolved` resolves the task; the other three are "not resolved", as the
+harness's own resolve rate counts them. A task the report does not list has no outcome (unknown,
+never counted as unresolved)."""
+HARNESS_RESOLVED: dict[str, bool] = {
+    "resolved": True,
+    "unresolved": False,
+    "empty_patch": False,
+    "error": False,
+}
+"""The episode outcome (`episodes.resolved`) each harness status sets."""
+
+# ---- Memory of one episode, as the Episodes and Timeline pages tell it ----------------------------
+MemoryState = Literal["none_delivered", "not_built", "built"]
+MEMORY_STATES: tuple[MemoryState, ...] = get_args(MemoryState)
+"""`none_delivered`: the episode's recording holds no memory delivery (nothing to build; its spans
+are empty because no memory reached the agent); `not_built`: deliveries were recorded but the
+evaluation context was not built yet (`memuse build`); `built`: the context is built."""
+
 # ---- Delivered tokens (A.4.4: "floor(chars/4)") ---------------------------------------------------
 CHARS_PER_TOKEN = 4
 """Characters per estimated token: delivered-token estimates are floor(chars / 4) (A.4.4)."""
@@ -96,7 +119,8 @@ def estimate_tokens(chars: int) -> int:
 # ---- Episode outcomes (A.5.4) ---------------------------------------------------------------------
 EpisodeOutcome = Literal["resolved", "failed", "no_result"]
 EPISODE_OUTCOMES: tuple[EpisodeOutcome, ...] = get_args(EpisodeOutcome)
-"""An episode's harness result; `no_result` counts as unresolved in resolve rates (A.5.4)."""
+"""An episode's harness result; `no_result` is unknown (no harness result): left out of resolve
+rates, never counted as unresolved (A.5.4)."""
 
 
 # ---- MemTrim (memtrim paper 3.3, Eq. 1) ------------------------------------------------------------

@@ -24,6 +24,28 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
+def normalize_digest(digest: str) -> str:
+    """The canonical form of a digest (`text_digest`: the first 16 lowercase hex characters of the
+    sha256) for the three ways producers write one: `sha256:<64 hex>`, the 64 hex alone, or the
+    16-hex prefix (any case). Any other string comes back unchanged, so it matches no text."""
+    if len(digest) == 16 and _HEX.issuperset(digest):
+        return digest
+    d = digest.strip().lower()
+    if d.startswith("sha256:"):
+        d = d[7:]
+    if len(d) in (16, 64) and _HEX.issuperset(d):
+        return d[:16]
+    return digest
+
+
+def digest_matches(digest: object, text: str) -> bool:
+    """True when `digest` (any accepted form, see `normalize_digest`) is the digest of `text`."""
+    return isinstance(digest, str) and normalize_digest(digest) == text_digest(text)
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
@@ -150,8 +172,11 @@ class Entry(_Model):
 
     @model_validator(mode="after")
     def _fill_digest(self) -> Entry:
-        if self.digest is None and self.value is not None:
-            self.digest = text_digest(self.value)
+        if self.digest is None:
+            if self.value is not None:
+                self.digest = text_digest(self.value)
+        else:
+            self.digest = normalize_digest(self.digest)
         return self
 
 
@@ -170,6 +195,12 @@ class Proof(_Model):
     """The recorder's check of this proof against the request it forwarded (None: not checked)."""
     problem: str | None = None
     """Why the recorder could not verify the proof (e.g. text not found, text occurs twice)."""
+
+    @model_validator(mode="after")
+    def _canonical_digest(self) -> Proof:
+        if self.message_digest is not None:
+            self.message_digest = normalize_digest(self.message_digest)
+        return self
 
 
 class Placement(_Model):
@@ -190,8 +221,11 @@ class Placement(_Model):
 
     @model_validator(mode="after")
     def _fill_digest(self) -> Placement:
-        if self.digest is None and self.text is not None:
-            self.digest = text_digest(self.text)
+        if self.digest is None:
+            if self.text is not None:
+                self.digest = text_digest(self.text)
+        else:
+            self.digest = normalize_digest(self.digest)
         return self
 
 

@@ -164,9 +164,11 @@ def write_events(
 ) -> int:
     """Feed every event of a file to a writer and finish it; returns the number of events.
     Raises IngestError naming the line for bad input (the caller rolls back)."""
+    from .members import prepared_events
+
     n = 0
     line: int | None = None
-    for line, ev in imp.events(p):
+    for line, ev in prepared_events(imp, p, w):
         try:
             w.add(ev, line if line is not None else n + 1)
         except DuplicateError as e:
@@ -202,11 +204,15 @@ def ingest_path(
     earlier = imported_from(con, sha)
     if earlier is not None:
         return IngestResult(str(p), imp.name, "skipped", error=f"already imported from {earlier}")
+    from .grown import continuing, grown_prefix
+
+    grown = None if getattr(imp, "derived_ids", False) else grown_prefix(con, p)
     file_id = begin_file(con)
     line: int | None = None
     try:
         w = EventWriter(con, file_id, known_blobs=set(known_blobs) if known_blobs is not None else None)
-        n = write_events(w, imp, p, on_event)
+        with continuing(p, grown):  # a recording that grew since its import: only its new lines
+            n = write_events(w, imp, p, on_event)
         commit_file(con, file_id, str(p), sha, p.stat().st_size, imp.name, n)
         if known_blobs is not None:
             known_blobs |= w.known

@@ -33,8 +33,10 @@ from ..store import Connection, DatabaseError
 from ..store.files import begin_file, commit_file, imported_from, known_files, rollback
 from ..store.tables import existing_ids, insert_arrow, rows_to_arrow
 from ..store.writer import EventWriter
-from .base import IngestError, IngestResult, detect, file_sha256, ingest_path, write_events
+from .base import IngestError, IngestResult, detect, file_sha256, importers, ingest_path, write_events
 from .common import _CONFIG
+from .grown import grown_prefix
+from .members import member_state, set_member_state
 from .observers.builtin import _ENABLED, _EXTRA
 
 PARALLEL_MIN_BYTES = 32 << 20
@@ -105,11 +107,12 @@ class _ShippingWriter(EventWriter):
 
 
 def _observer_state() -> tuple[Any, ...]:
-    return list(_EXTRA), _ENABLED[0], _CONFIG[0]
+    return list(_EXTRA), _ENABLED[0], _CONFIG[0], member_state()
 
 
 def _set_observer_state(state: tuple[Any, ...]) -> None:
-    _EXTRA[:], _ENABLED[0], _CONFIG[0] = state
+    _EXTRA[:], _ENABLED[0], _CONFIG[0], members = state
+    set_member_state(members)
 
 
 def _progress(out: Any, idx: int, k: int) -> None:
@@ -152,6 +155,10 @@ def _worker(
 # ---------------------------------------------------------------------------------------------
 # Parent side
 # ---------------------------------------------------------------------------------------------
+
+
+class _Renamed(IngestError):
+    """The file's ids collide with a file of this call; it is imported again (`_Parallel._again`)."""
 
 
 class _FileState:
@@ -245,6 +252,8 @@ class _Parallel:
                     return IngestResult(str(st.path), payload[0], "skipped", error=payload[1])
                 if kind == "error":
                     self._rollback()
+                    if isinstance(pending, _Renamed) or grown_prefix(self.con, st.path) is not None:
+                        return self._again(st)  # the worker could not know the earlier import
                     err = IngestError(*payload)
                     if isinstance(pending, IngestError) and (pending.line or 1 << 62) <= (
                         err.line or 1 << 62
@@ -269,6 +278,8 @@ class _Parallel:
                         st.dead = True
                         pending = bad
                 elif kind == "done":
+                    if isinstance(pending, _Renamed):
+                        return self._again(st)
                     if pending is not None:
                         return pending
                     n, episodes = payload
@@ -313,12 +324,28 @@ class _Parallel:
                 return IngestError(st.path, None, None, f"database error: {str(e).splitlines()[0]}")
         return None
 
+    def _again(self, st: _FileState) -> IngestResult | IngestError:
+        """Import a file here, in this process: its derived ids collided with a file of this call
+        that committed after the worker started, and the sequential path renames them
+        (`ingest.ids`), so the store ends up as the sequential loop leaves it."""
+        try:
+            res = ingest_path(self.con, st.path)
+        except IngestError as e:
+            return e
+        self.eps, self.runs = existing_ids(self.con)
+        return res
+
     def _duplicate(self, st: _FileState, table: str, tbl: Any) -> IngestError | None:
         """An id stored by an earlier file of this call (the worker knew only the ids stored
-        before the call began); same message as the sequential writer."""
+        before the call began); same message as the sequential writer. A trajectory format
+        (derived ids) or a recording that grew since its import (`ingest.grown`) is imported again
+        in this process instead (`_again`)."""
         key, seen = ("episode_id", self.eps) if table == "episodes" else ("run_id", self.runs)
         for value, seq in zip(tbl.column(key).to_pylist(), tbl.column("seq").to_pylist(), strict=True):
             if value in seen:
+                derived = any(i.name == st.format and getattr(i, "derived_ids", False) for i in importers())
+                if derived or grown_prefix(self.con, st.path) is not None:
+                    return _Renamed(st.path, seq, None, f"{key} {value!r} is taken: ids renamed")
                 return IngestError(
                     st.path, seq, None, f"{key} {value!r} is already stored (import each recording once)"
                 )

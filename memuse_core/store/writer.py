@@ -191,6 +191,14 @@ class EventWriter:
         else:  # pragma: no cover
             raise TypeError(type(ev))
 
+    def has_episode(self, episode_id: str) -> bool:
+        """The episode id is stored or was written by this writer."""
+        return episode_id in self._existing_eps
+
+    def has_run(self, run_id: str) -> bool:
+        """The run id is stored or was written by this writer."""
+        return run_id in self._existing_runs
+
     def _ep(self, episode_id: str | None, what: str) -> EpisodeState:
         st = self.open.get(episode_id or "")
         if st is None:
