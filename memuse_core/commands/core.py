@@ -75,17 +75,38 @@ def ingest(
     finally:
         con.close()
     typer.echo(f"imported {imported_eps} episodes from {len(files) - failed} of {len(files)} files")
-    if build and imported_eps:
-        _maybe_build(db)
+    _finish_build(db, build)
     if failed:
         raise typer.Exit(1)
 
 
-def _maybe_build(db: Path | None) -> None:
-    """Run the evaluation-context build."""
+def _finish_build(db: Path | None, build: bool) -> None:
+    """Build every episode not built yet, including those an interrupted build left (issue 18
+    item 2: a rerun never reports success over a half-built store); with --no-build, say so."""
     from ..build import build_store
+    from ..store import connect
+    from ..store.build_state import build_state, describe
 
-    build_store(db)
+    con = connect(db)
+    try:
+        state = build_state(con)
+    finally:
+        con.close()
+    if state.complete:
+        return
+    if not build:
+        if state.interrupted is not None:
+            typer.echo(
+                f"note: the last build of this store ({describe(state.interrupted)}) did not finish; "
+                f"{state.unbuilt} episodes are not built: run `memuse build`",
+                err=True,
+            )
+        return
+    stats = build_store(db)
+    if state.interrupted is not None:
+        typer.echo(
+            f"finished an interrupted build ({describe(state.interrupted)}): {stats['episodes']} episodes built"
+        )
 
 
 @app.command()
