@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..cli import DbOption, app, user_errors
+
+if TYPE_CHECKING:
+    from ..store.build_state import BuildState
 
 
 @app.command()
@@ -54,6 +58,8 @@ def ingest(
         raise typer.BadParameter("no files found")
     failed = 0
     imported_eps = 0
+    from ..store.build_state import build_state
+
     con = connect(db)
     try:
         with (
@@ -72,26 +78,21 @@ def ingest(
                     if res.status == "skipped":
                         typer.echo(f"skipped {f}: {res.error}", err=True)
                 bar.update(1)
+        state = build_state(con)
     finally:
         con.close()
     typer.echo(f"imported {imported_eps} episodes from {len(files) - failed} of {len(files)} files")
-    _finish_build(db, build)
+    _finish_build(db, build, state)
     if failed:
         raise typer.Exit(1)
 
 
-def _finish_build(db: Path | None, build: bool) -> None:
+def _finish_build(db: Path | None, build: bool, state: BuildState) -> None:
     """Build every episode not built yet, including those an interrupted build left (issue 18
     item 2: a rerun never reports success over a half-built store); with --no-build, say so."""
     from ..build import build_store
-    from ..store import connect
-    from ..store.build_state import build_state, describe
+    from ..store.build_state import describe
 
-    con = connect(db)
-    try:
-        state = build_state(con)
-    finally:
-        con.close()
     if state.complete:
         return
     if not build:
