@@ -161,6 +161,11 @@ def parse_document(path: Path, text: str, line: int | None = None) -> Any:
     return obj
 
 
+def size_text(n: int) -> str:
+    """`256 MiB`, or a byte count below one MiB."""
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n:,} bytes"
+
+
 def read_document(path: Path, f: Any) -> str:
     """The whole text of an open trajectory file, refused past `MAX_DOCUMENT_BYTES` characters."""
     text: str = f.read(MAX_DOCUMENT_BYTES + 1)
@@ -169,7 +174,7 @@ def read_document(path: Path, f: Any) -> str:
             path,
             None,
             None,
-            f"document larger than {MAX_DOCUMENT_BYTES >> 20} MiB (decompressed); split it or "
+            f"document larger than {size_text(MAX_DOCUMENT_BYTES)} (decompressed); split it or "
             "convert it to an event log",
         )
     return text

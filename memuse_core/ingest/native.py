@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from ..events import EVENT_ADAPTER, EVENT_SCHEMA_VERSION, Event, MemoryDelivery
 from ..vocab import MAX_EVENT_DEPTH, MAX_LINE_BYTES
 from .base import IngestError, open_binary, register, validation_reason
-from .limits import depth_reason, line_depth, nonfinite_line, nonfinite_reason
+from .limits import depth_reason, line_depth, nonfinite_line, nonfinite_reason, size_text
 
 
 class NativeImporter:
@@ -52,7 +52,7 @@ class NativeImporter:
             # at most MAX_LINE_BYTES per read: a file with no newline is never held whole
             while chunk := readline(MAX_LINE_BYTES + 1):
                 if len(chunk) > MAX_LINE_BYTES:
-                    raise IngestError(path, n + 1, None, f"line longer than {MAX_LINE_BYTES >> 20} MiB")
+                    raise IngestError(path, n + 1, None, f"line longer than {size_text(MAX_LINE_BYTES)}")
                 for raw in chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,):
                     n += 1
                     if raw[:1] != b"{" and not raw.decode("utf-8", "replace").strip():
