@@ -12,10 +12,12 @@ from .values import (
     CallRole,
     CallStatus,
     ChangeOp,
+    Cost,
     Entry,
     Index,
     Int32,
     Message,
+    Number,
     Placement,
     Request,
     Response,
@@ -90,13 +92,13 @@ class ModelCall(_Model):
     """Response; None for failed or incomplete calls."""
     usage: Usage | None = None
     """Reported token usage."""
-    cost_usd: float | None = Field(default=None, ge=0)
+    cost_usd: Cost | None = None
     """Reported or computed cost in USD (finite, not negative)."""
     status: CallStatus = "ok"
     """`ok` completed, `error` failed, `incomplete` cut off (no attributed step)."""
-    started_at: float | None = None
+    started_at: Number | None = None
     """Unix time when the request was sent."""
-    ended_at: float | None = None
+    ended_at: Number | None = None
     """Unix time when the response completed."""
     op_ref: str | None = None
     """Memory operation this call served (search/generation id) for memory-system calls."""
@@ -178,7 +180,7 @@ class MemoryChange(_Model):
     """Run whose store changed; None for a corpus shared by every run."""
     op_ref: str | None = None
     """Memory operation (generation) id, linking memory-system model calls."""
-    at: float | None = None
+    at: Number | None = None
     """Unix time of the change."""
 
 

@@ -21,12 +21,18 @@ Route = Literal["host", "agent"]
 ChangeOp = Literal["create", "update", "delete"]
 
 
-Count = Annotated[int, Field(ge=0, le=INT64_MAX)]
+# Numbers are strict: `true` or "12" is not a token count, a cost or a time (lax parsing turned
+# `"input_tokens": true` into 1 token); an integer is still accepted where a float is expected.
+Count = Annotated[int, Field(ge=0, le=INT64_MAX, strict=True)]
 """A non-negative count stored in a 64-bit column (tokens, characters)."""
-Index = Annotated[int, Field(ge=0, le=INT32_MAX)]
+Index = Annotated[int, Field(ge=0, le=INT32_MAX, strict=True)]
 """A non-negative position or offset stored in a 32-bit column."""
-Int32 = Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]
+Int32 = Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX, strict=True)]
 """A signed value stored in a 32-bit column (exit codes, step guesses)."""
+Number = Annotated[float, Field(strict=True)]
+"""A finite number (times, scores); finiteness comes from the models' `allow_inf_nan=False`."""
+Cost = Annotated[float, Field(ge=0, strict=True)]
+"""A cost in USD: finite and not negative."""
 
 
 def text_digest(text: str) -> str:
@@ -217,5 +223,5 @@ class SearchResult(_Model):
     """Version of the item returned."""
     value: str | None = None
     """Returned text."""
-    score: float | None = None
+    score: Number | None = None
     """Retriever score (annotation only)."""

@@ -220,6 +220,16 @@ native(
     [*EP, call(usage={"input_tokens": "lots"})],
 )
 native(
+    "boolean_usage",
+    r"3: field `usage\.input_tokens`: Input should be a valid integer",
+    [*EP, call(usage={"input_tokens": True})],
+)
+native(
+    "cost_as_a_string",
+    r"3: field `cost_usd`: Input should be a valid number",
+    [*EP, call(cost_usd="0.5")],
+)
+native(
     "negative_usage",
     r"3: field `usage\.output_tokens`: Input should be greater than or equal to 0",
     [*EP, call(usage={"output_tokens": -5})],
