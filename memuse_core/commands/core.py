@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ..cli import DbOption, app, user_errors
+from .common import DbOption, user_errors
 
 if TYPE_CHECKING:
     from ..store.build_state import BuildState
 
 
-@app.command()
 def schema() -> None:
     """Print the JSON Schema of one event-log line."""
     from ..events import event_json_schema
@@ -22,7 +21,6 @@ def schema() -> None:
     typer.echo(json.dumps(event_json_schema(), indent=2))
 
 
-@app.command()
 @user_errors
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders (formats are detected)."),
@@ -51,6 +49,7 @@ def ingest(
     from ..ingest.parallel import ingest_files
     from ..progress import progress_bar
     from ..store import connect
+    from ..store.build_state import build_state
 
     extra = [o for f in observers for o in load_observers(f)]
     files = expand_paths(paths)
@@ -58,8 +57,6 @@ def ingest(
         raise typer.BadParameter("no files found")
     failed = 0
     imported_eps = 0
-    from ..store.build_state import build_state
-
     con = connect(db)
     try:
         with (
@@ -110,7 +107,6 @@ def _finish_build(db: Path | None, build: bool, state: BuildState) -> None:
         )
 
 
-@app.command()
 @user_errors
 def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json")) -> None:
     """Summarise what the store holds: runs, episodes, steps, deliveries, items, sizes."""

@@ -505,9 +505,8 @@ def _memuse(args: list[str], *, sub: bool) -> tuple[int | None, str, str]:
         return r.returncode, r.stderr, r.stdout
     from typer.testing import CliRunner
 
-    from memuse_core.cli import _load_commands, app
+    from memuse_core.cli import app
 
-    _load_commands()
     res = CliRunner().invoke(app, args)
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         raise res.exception
