@@ -131,3 +131,27 @@ TrimClass = Literal["redundant", "partial", "novel", "empty"]
 TRIM_CLASSES: tuple[TrimClass, ...] = get_args(TrimClass)
 """A delivered entry's evidence against the prior context: every unit shared, some shared or
 conflicting, none, or no units at all (the MemTrim counterpart of the judge's novelty label)."""
+
+
+# ---- Input limits (what the recorder writes and ingest reads back) ---------------------------------
+MAX_BODY_BYTES = 128 << 20
+"""Largest request body the recorder's proxy accepts (the whole body is held to be recorded)."""
+MAX_BODY_DEPTH = 100
+"""Deepest model-call request body (levels of nested arrays/objects) the recorder records as
+structure; deeper bodies are recorded unparsed, with the reason."""
+EVENT_ENVELOPE_DEPTH = 3
+"""Levels an event line adds around a recorded body (event object, `request`, one container)."""
+MAX_EVENT_DEPTH = MAX_BODY_DEPTH + EVENT_ENVELOPE_DEPTH
+"""Deepest JSON ingest accepts (an event line, a trajectory document): every line the recorder
+writes stays within it, and nothing deeper reaches a recursive parser or serialiser."""
+MAX_LINE_BYTES = 2 * MAX_BODY_BYTES
+"""Longest event line ingest reads (room for the largest body the recorder accepts, re-encoded)."""
+MAX_DOCUMENT_BYTES = 1 << 30
+"""Largest trajectory document (one JSON value, after decompression) ingest parses whole."""
+MAX_CALLS_PER_EPISODE = 100_000
+"""Most model calls one trajectory may claim (e.g. mini-swe-agent `api_calls`); a count above it
+is refused rather than materialised as that many calls."""
+INT32_MAX = 2**31 - 1
+"""Largest value of a 32-bit column (positions, steps, offsets, exit codes)."""
+INT64_MAX = 2**63 - 1
+"""Largest value of a 64-bit column (token counts, sizes)."""

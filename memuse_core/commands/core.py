@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from .common import DbOption, NewDbOption, fail, user_errors
+
+if TYPE_CHECKING:
+    from ..store.build_state import BuildState
 
 
 def schema() -> None:
@@ -56,6 +60,7 @@ def ingest(
     from ..ingest.parallel import ingest_files
     from ..progress import progress_bar
     from ..store import connect
+    from ..store.build_state import build_state
     from ..store.parquet import import_parquet
 
     extra = [o for f in observers for o in load_observers(f)]
@@ -115,18 +120,39 @@ def ingest(
             # own transaction, committed in the order given
             for f, res in ingest_files(con, files, workers=workers):
                 one(f, res)
+        state = build_state(con)
     finally:
         con.close()
     typer.echo(
         f"imported {imported_eps} episodes"
         + (f" from {n_files - failed} of {n_files} files" if n_files else "")
     )
-    if build and imported_eps:
-        from ..build import build_store
-
-        build_store(db)
+    _finish_build(db, build, state)
     if failed:
         raise typer.Exit(1)
+
+
+def _finish_build(db: Path | None, build: bool, state: BuildState) -> None:
+    """Build every episode not built yet, including those an interrupted build left (a rerun never
+    reports success over a half-built store); with --no-build, say so."""
+    from ..build import build_store
+    from ..store.build_state import describe
+
+    if state.complete:
+        return
+    if not build:
+        if state.interrupted is not None:
+            typer.echo(
+                f"note: the last build of this store ({describe(state.interrupted)}) did not finish; "
+                f"{state.unbuilt} episodes are not built: run `memuse build`",
+                err=True,
+            )
+        return
+    stats = build_store(db)
+    if state.interrupted is not None:
+        typer.echo(
+            f"finished an interrupted build ({describe(state.interrupted)}): {stats['episodes']} episodes built"
+        )
 
 
 @user_errors

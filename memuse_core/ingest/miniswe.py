@@ -24,6 +24,7 @@ The file is one JSON document and is parsed whole (trajectory files are small: o
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,7 @@ from ..events import (
     RunEvent,
     ToolResultEvent,
 )
+from ..vocab import MAX_CALLS_PER_EPISODE
 from .base import register
 from .common import (
     CallChain,
@@ -124,6 +126,13 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
     stats = f.get(info, "model_stats", dict, "info", default={})
     total_cost = f.get(stats, "instance_cost", (int, float), "info.model_stats")
     api_calls = f.get(stats, "api_calls", int, "info.model_stats")
+    if api_calls is not None and not 0 <= api_calls <= MAX_CALLS_PER_EPISODE:
+        # failed calls are materialised one by one below: refuse a count no run can reach
+        raise f.fail(
+            "info.model_stats.api_calls", f"{api_calls:,} is not 0 to {MAX_CALLS_PER_EPISODE:,} calls"
+        )
+    if total_cost is not None and not 0 <= total_cost < math.inf:
+        raise f.fail("info.model_stats.instance_cost", f"{total_cost} is not a finite, non-negative cost")
     config = f.get(info, "config", dict, "info", default={})
     model_cfg = f.get(config, "model", dict, "info.config", default={})
     model = f.get(model_cfg, "model_name", str, "info.config.model")

@@ -29,11 +29,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..crash import die_with_parent, point
 from ..store import Connection, DatabaseError
 from ..store.files import begin_file, commit_file, imported_from, known_files, rollback
-from ..store.tables import existing_ids, insert_arrow, rows_to_arrow
-from ..store.writer import EventWriter
+from ..store.tables import DuplicateKey, existing_ids, insert_arrow, rows_to_arrow
+from ..store.writer import EventWriter, duplicate_error
 from .base import IngestError, IngestResult, detect, file_sha256, importers, ingest_path, write_events
+from .checks import resolve
 from .common import _CONFIG
 from .grown import grown_prefix
 from .members import member_state, set_member_state
@@ -58,11 +60,13 @@ def ingest_files(
 ) -> Iterator[tuple[Path, IngestResult | IngestError]]:
     """Import `paths` (each in its own transaction) and yield (path, result or error) in order.
 
-    Uses worker processes when the input is large enough (`min_bytes`) and `workers` is not 0;
-    otherwise the plain `ingest_path` loop. Bugs (not bad input) raise."""
-    total = sum(p.stat().st_size for p in paths if p.exists())
+    Uses worker processes when `workers` asks for them (> 0), or by default (None) when the input
+    is large enough (`min_bytes`); otherwise the plain `ingest_path` loop. Bugs (not bad input)
+    raise."""
+    total = sum(p.stat().st_size for p in paths if p.is_file())
     n = default_workers(len(paths)) if workers is None else workers
-    if n <= 0 or total < min_bytes or not paths or not _spawn_safe():
+    small = workers is None and total < min_bytes
+    if n <= 0 or small or not paths or not _spawn_safe():
         known = known_blobs if known_blobs is not None else set()
         for p in paths:
             try:
@@ -126,6 +130,7 @@ def _worker(
     known_files: dict[str, str],
     state: tuple[Any, ...],
 ) -> None:
+    die_with_parent()  # a killed parent leaves no worker waiting on the task queue
     _set_observer_state(state)
     while True:
         task = tasks.get()
@@ -143,9 +148,9 @@ def _worker(
                 continue
             out.put((idx, "start", (imp.name, sha, p.stat().st_size)))
             w = _ShippingWriter(idx, out, existing)
-            n = write_events(w, imp, p, functools.partial(_progress, out, idx))
+            n, pending = write_events(w, imp, p, functools.partial(_progress, out, idx))
             out.put((idx, "progress", n % 1000))
-            out.put((idx, "done", (n, len(w.episodes_written))))
+            out.put((idx, "done", (n, len(w.episodes_written), pending)))
         except IngestError as e:
             out.put((idx, "error", (e.path, e.line, e.field, e.reason)))
         except BaseException:
@@ -271,6 +276,7 @@ class _Parallel:
                     else:
                         st.file_id = begin_file(self.con)
                         self.in_tx = True
+                        point("ingest.parse")
                 elif kind == "rows" and not st.dead:
                     bad = self._insert(st, payload)
                     if bad is not None:
@@ -282,10 +288,17 @@ class _Parallel:
                         return self._again(st)
                     if pending is not None:
                         return pending
-                    n, episodes = payload
+                    n, episodes, refs = payload
                     assert st.file_id is not None
+                    try:
+                        resolve(self.con, st.path, refs, st.file_id)
+                    except IngestError as e:
+                        self._rollback()
+                        return e
+                    point("ingest.write")
                     commit_file(self.con, st.file_id, str(st.path), st.sha, st.size, st.format, n)
                     self.in_tx = False
+                    point("ingest.commit")
                     self.eps.update(st.ids["episodes"])
                     self.runs.update(st.ids["runs"])
                     return IngestResult(str(st.path), st.format, "imported", episodes, n)
@@ -320,6 +333,11 @@ class _Parallel:
                     return err
             try:
                 insert_arrow(self.con, table, tbl, or_ignore=table == "blobs", file_id=st.file_id)
+            except DuplicateKey as e:
+                has = e.column in tbl.column_names and "seq" in tbl.column_names
+                keys = tbl.column(e.column).to_pylist() if has else []
+                d = duplicate_error(e, keys, tbl.column("seq").to_pylist() if has else [])
+                return IngestError(st.path, d.line, d.field, f"{d} (import each recording once)")
             except DatabaseError as e:
                 return IngestError(st.path, None, None, f"database error: {str(e).splitlines()[0]}")
         return None
