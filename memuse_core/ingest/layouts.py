@@ -126,7 +126,7 @@ def _walk(d: Path, out: Inputs) -> None:
             continue
         if q.is_dir():
             _walk(q, out)
-        elif q.is_file():
+        else:  # FIFOs and sockets too, so that ingest refuses them by name (never silently left out)
             out.files.append(q)
 
 
