@@ -159,9 +159,35 @@ def connect(
             delay = min(delay * 2, 0.1)
         except duckdb.Error as e:
             raise StoreError(f"cannot open database {p}: {str(e).splitlines()[0]}") from e
+    if (why := foreign_store(con, p, read_only=read_only)) is not None:
+        con.close()
+        raise StoreError(why)
     if not read_only:
         ensure_schema(con)
     return con
+
+
+def foreign_store(con: duckdb.DuckDBPyConnection, p: Path, *, read_only: bool) -> str | None:
+    """Why the open DuckDB file at `p` is not a MemUse store (one sentence), or None when it is one
+    (or is an empty file a writer may turn into one). A store always has its `meta` schema version;
+    a file with other tables and none is someone else's database, never written into or read as
+    ours."""
+    if schema_version(con) is not None:
+        return None
+    tables = [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY 1"
+        ).fetchall()
+    ]
+    if "meta" in tables:  # ours, even if an interrupted first open left it without a version
+        return None
+    if not tables:
+        if read_only:
+            return f"database {p} is an empty DuckDB file, not a MemUse store (create one with `memuse ingest` or `memuse demo`)"
+        return None
+    shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+    return f"database {p} is a DuckDB database but not a MemUse store (tables {shown}; no MemUse schema): pass another --db"
 
 
 @contextmanager
