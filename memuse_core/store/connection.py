@@ -182,8 +182,9 @@ def open_store(
 
 
 MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] = {
-    # 2: delivery entries stored once per distinct entry list (docs/decisions.md "Store"); the
-    # old table's rows move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
+    # 2: delivery entries stored once per distinct entry list
+    # (docs/decisions.md#delivery-entries-stored-once-per-distinct-list); the old table's rows
+    # move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
     2: [
         "ALTER TABLE deliveries ADD COLUMN entries_of VARCHAR",
         """CREATE TABLE delivery_entry_rows AS SELECT delivery_id, pos, namespace, item_id, id_scheme,
