@@ -64,7 +64,7 @@ LOCK_TIMEOUT_ENV = "MEMUSE_LOCK_TIMEOUT"
 # DuckDB: 'Could not set lock on file "<file>": Conflicting lock is held in <program> (PID <n>)
 # [by user <u>]. See also ...'. Paths may hold dots, spaces, quotes and any unicode, so the file is
 # everything up to the last '": Conflicting lock' and the program everything up to the last
-# ' (PID n)' (issue 18: a pattern that stopped at the first dot named only '/root/' as holder).
+# ' (PID n)' (a pattern that stopped at the first dot named only '/root/' as holder).
 _LOCK_RE = re.compile(r'lock on file "(.*)": Conflicting lock is held in (.*)', re.S)
 _HOLDER_RE = re.compile(r"Conflicting lock is held in (.*)", re.S)
 _PID_RE = re.compile(r"(.*) \(PID (\d+)\)", re.S)
