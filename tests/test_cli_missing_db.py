@@ -1,5 +1,5 @@
-"""Every command except `ingest` and `demo` refuses a missing database with one line (issue 15
-item 7): nothing is created, not even the folder."""
+"""Every command except `ingest` and `demo` refuses a missing database with one
+line: nothing is created, not even the folder."""
 
 from __future__ import annotations
 

@@ -236,7 +236,7 @@ def test_paper_findings_hold_on_the_pipeline_output(pipeline: tuple[Report, Path
 
 def test_planted_truth_consistency_check(con, pipeline: tuple[Report, Path]) -> None:
     """CONSISTENCY CHECK, not validity: the generator plants the findings, and it plants the very
-    cues the rules judge reads (issue 14), so this only shows that the planted truth and the
+    cues the rules judge reads, so this only shows that the planted truth and the
     pipeline's report point the same way. The findings themselves are asserted on the pipeline
     output above."""
     rep, _ = pipeline

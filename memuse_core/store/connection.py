@@ -64,7 +64,7 @@ LOCK_TIMEOUT_ENV = "MEMUSE_LOCK_TIMEOUT"
 # DuckDB: 'Could not set lock on file "<file>": Conflicting lock is held in <program> (PID <n>)
 # [by user <u>]. See also ...'. Paths may hold dots, spaces, quotes and any unicode, so the file is
 # everything up to the last '": Conflicting lock' and the program everything up to the last
-# ' (PID n)' (issue 18: a pattern that stopped at the first dot named only '/root/' as holder).
+# ' (PID n)' (a pattern that stopped at the first dot named only '/root/' as holder).
 _LOCK_RE = re.compile(r'lock on file "(.*)": Conflicting lock is held in (.*)', re.S)
 _HOLDER_RE = re.compile(r"Conflicting lock is held in (.*)", re.S)
 _PID_RE = re.compile(r"(.*) \(PID (\d+)\)", re.S)
@@ -208,8 +208,9 @@ def open_store(
 
 
 MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] = {
-    # 2: delivery entries stored once per distinct entry list (docs/decisions.md "Store"); the
-    # old table's rows move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
+    # 2: delivery entries stored once per distinct entry list
+    # (docs/decisions.md#delivery-entries-stored-once-per-distinct-list); the old table's rows
+    # move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
     2: [
         "ALTER TABLE deliveries ADD COLUMN entries_of VARCHAR",
         """CREATE TABLE delivery_entry_rows AS SELECT delivery_id, pos, namespace, item_id, id_scheme,
