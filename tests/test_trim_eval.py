@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.judge.scripted_server import ScriptedReply, ScriptedServer
 from memuse_core.trim.cladder import build_pairs, estimand_support, load_questions
 
@@ -99,7 +99,7 @@ def test_pairs_and_figures_worked_out_by_hand(folder: Path) -> None:
         ("TD-Dup", "q2", "q3"),
         ("TD-Dup", "q3", "q1"),
     ]
-    _load_commands()
+
     res = CliRunner().invoke(app, ["trim-eval", "--data", str(folder), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
@@ -146,7 +146,7 @@ def memory_following_model(body: dict[str, Any], idx: int) -> ScriptedReply:
 
 def test_model_counts_against_the_scripted_server(folder: Path) -> None:
     """Table 1 columns by hand: the model copies a shown answer, else says "no"."""
-    _load_commands()
+
     with ScriptedServer(memory_following_model) as srv:
         res = CliRunner().invoke(
             app,
@@ -199,7 +199,7 @@ def scripted_llm(body: dict[str, Any], idx: int) -> ScriptedReply:
 
 
 def test_llm_parser_path(folder: Path) -> None:
-    _load_commands()
+
     with ScriptedServer(scripted_llm) as srv:
         res = CliRunner().invoke(
             app,
@@ -227,7 +227,7 @@ def test_full_shared_sets(real_data: Path) -> None:
     cladder = real_data / "cladder"
     if not cladder.is_dir():
         pytest.skip("CLADDER sets absent")
-    _load_commands()
+
     res = CliRunner().invoke(app, ["trim-eval", "--data", str(cladder), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
@@ -245,6 +245,6 @@ def test_full_shared_sets(real_data: Path) -> None:
 
 
 def test_missing_data_is_one_clear_error(tmp_path: Path) -> None:
-    _load_commands()
+
     res = CliRunner().invoke(app, ["trim-eval", "--data", str(tmp_path / "nope")])
     assert res.exit_code == 1 and "CLADDER folder not found" in res.output

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, user_errors
+from .common import DbOption, fail, user_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,6 @@ def default_cladder_dir() -> Path:
     return (PROJECT_ROOT / ".." / "shared" / "data" / "real" / "cladder").resolve()
 
 
-@app.command("trim")
 @user_errors
 def trim_cmd(
     db: Path | None = DbOption,
@@ -69,7 +68,6 @@ def trim_cmd(
     typer.echo(f"outcomes: {summary['outcomes']}")
 
 
-@app.command("trim-eval")
 @user_errors
 def trim_eval_cmd(
     data: Path | None = typer.Option(
