@@ -76,6 +76,9 @@ def transcript_step(s: tr_view.TranscriptStep, *, selected: bool) -> None:
             st.markdown(f"⟧ credit window of {md_code(e.label)} ends here: {md_escape(e.why_it_ends)}")
         if s.anchored_by:
             st.markdown("■ anchored action of " + ", ".join(md_code(a) for a in s.anchored_by))
+        if s.reasoning:
+            with st.expander("Reasoning", expanded=selected):
+                show_text(s.reasoning, max_chars=RESULT_CHARS)
         show_text(s.response or " ", max_chars=RESULT_CHARS)
         for c in s.tool_calls:
             with st.expander(f"Tool call {md_escape(c.name)}", expanded=selected):

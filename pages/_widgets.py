@@ -54,6 +54,9 @@ def show_step(step: common.StepText, *, max_chars: int = 20000) -> None:
     """One step's response, tool calls and results (recorded text shown inert)."""
     code = "" if step.exit_code is None else f" · exit code {step.exit_code}"
     st.markdown(f"**S{step.step}** · tools: {md_code(step.tools or '—')}{code}")
+    if step.reasoning:
+        with st.expander("Reasoning"):
+            show_text(step.reasoning, max_chars=max_chars)
     st.markdown("Response")
     show_text(step.response, max_chars=max_chars)
     for call in step.tool_calls:

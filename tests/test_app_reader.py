@@ -125,3 +125,38 @@ def test_search_within_one_episode_and_hit_targets(db: Path) -> None:
     assert (
         search_view.highlight_html("a <b>x</b>\x1b[31m\u202e", 3, 1) == "a &lt;<mark>b</mark>&gt;x&lt;/b&gt;"
     )
+
+
+def test_transcript_shows_the_reasoning_beside_the_response(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from realruns_helpers import openhands_batch
+
+    from memuse_core.ingest.batch import ingest_batch
+    from memuse_core.ingest.layouts import plan_folder
+    from memuse_core.store import connect
+    from memuse_core.views import transcript as tr_view
+
+    folder = openhands_batch(tmp_path / "oh", ["django__django-5"])
+    rdb = tmp_path / "r.duckdb"
+    con = connect(rdb)
+    try:
+        ingest_batch(con, plan_folder(folder))
+    finally:
+        con.close()
+    con = open_read(str(rdb), 5)
+    try:
+        tr = tr_view.transcript(con, "oh/django__django-5", 0)
+    finally:
+        con.close()
+    assert tr is not None
+    assert [s.reasoning for s in tr.steps][:2] == ["I should list the files first.", None]
+    monkeypatch.setenv("MEMUSE_DB", str(rdb))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.query_params["episode"] = "oh/django__django-5"
+    at.switch_page("pages/10_transcript.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [e.label for e in at.expander if e.label == "Reasoning"] == ["Reasoning"]
+    assert "I should list the files first." in [c.value for c in at.code]

@@ -144,6 +144,7 @@ def transcript(con: Connection, episode_id: str, page: int = 0) -> Transcript | 
                 tools=raw["tools"],
                 exit_code=raw["exit_code"],
                 response=raw["response"] or "",
+                reasoning=raw.get("reasoning"),
                 tool_calls=[
                     ToolCall(name=str(a or ""), arguments=str(b or "")) for a, b in raw["tool_calls"]
                 ],

@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 
 from ..blobs import iter_blob_texts
-from .episodes import _response
+from ..episode_facts import response_parts
 
 SNIPPET_BEFORE, SNIPPET_CHARS = 70, 220
 """A hit's snippet: up to 70 characters before the match, 220 in all."""
@@ -21,7 +21,7 @@ SNIPPET_BEFORE, SNIPPET_CHARS = 70, 220
 def steps_text(
     con: duckdb.DuckDBPyConnection, episode_id: str, first: int, last: int
 ) -> list[dict[str, Any]]:
-    """Responses, tool calls and tool results (or observations) of steps `first`..`last` of an
+    """Responses (with their reasoning text, None when absent), tool calls and tool results (or observations) of steps `first`..`last` of an
     episode, in step order: one query for the steps, one for their tool results, one for texts."""
     rows = con.execute(
         """SELECT step, call_id, action, tools, exit_code, response_hash, obs_hashes
@@ -42,7 +42,7 @@ def steps_text(
     texts = iter_blob_texts(con, [h for h in hashes if h is not None])
     out = []
     for step, call_id, action, tools, exit_code, rh, obs in rows:
-        content, tool_calls = _response(texts[rh]) if rh is not None and rh in texts else ("", [])
+        resp = response_parts(texts.get(rh) if rh is not None else None)
         if trs.get(call_id):
             results = [
                 {
@@ -65,8 +65,9 @@ def steps_text(
                 "action": action,
                 "tools": tools,
                 "exit_code": exit_code,
-                "response": content,
-                "tool_calls": tool_calls,
+                "response": resp["content"],
+                "reasoning": resp["reasoning"],
+                "tool_calls": resp["tool_calls"],
                 "results": results,
             }
         )
