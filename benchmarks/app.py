@@ -182,9 +182,9 @@ Sample = tuple[float, float]
 """(wall seconds, CPU seconds of the server and the browser) of one measurement."""
 
 
-def _tree_cpu() -> float:
-    """CPU seconds (user + system) used so far by this process's descendants: the Streamlit
-    server, the Playwright driver and Chromium with its renderers (Linux /proc)."""
+def _tree_cpu() -> dict[int, int]:
+    """CPU ticks (user + system) used so far by each of this process's descendants: the
+    Streamlit server, the Playwright driver and Chromium with its renderers (Linux /proc)."""
     parent: dict[int, int] = {}
     ticks: dict[int, int] = {}
     for d in os.listdir("/proc"):
@@ -197,14 +197,21 @@ def _tree_cpu() -> float:
             continue
         parent[int(d)] = int(fields[1])
         ticks[int(d)] = int(fields[11]) + int(fields[12])
-    me, total = os.getpid(), 0
+    me, out = os.getpid(), {}
     for pid, t in ticks.items():
         p, hops = parent.get(pid), 0
         while p and p != me and hops < 64:
             p, hops = parent.get(p), hops + 1
         if p == me:
-            total += t
-    return total / os.sysconf("SC_CLK_TCK")
+            out[pid] = t
+    return out
+
+
+def _cpu_since(before: dict[int, int]) -> float:
+    """CPU seconds the descendants used since `before`; a process that ended meanwhile (a
+    closed tab's renderer) is left out rather than subtracted."""
+    now = _tree_cpu()
+    return sum(max(0, t - before.get(pid, 0)) for pid, t in now.items()) / os.sysconf("SC_CLK_TCK")
 
 
 class _Clock:
@@ -216,7 +223,7 @@ class _Clock:
         self.w0, self.c0 = time.perf_counter(), _tree_cpu()
 
     def stop(self, settle_pause: float = 0.06) -> Sample:
-        return time.perf_counter() - self.w0 - settle_pause, _tree_cpu() - self.c0
+        return time.perf_counter() - self.w0 - settle_pause, _cpu_since(self.c0)
 
 
 def _open(browser, base: str, spec: PageSpec) -> Sample:  # noqa: ANN001

@@ -88,6 +88,10 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
     step_box = page.get_by_role("spinbutton", name="Step")
     target = 3
     marker = chart.locator(".scatterlayer .trace").first.locator(".point").nth(target - 1)
+    # Plotly selects the point under its last hover: wait until the marker's own hover shows (the
+    # window's hover from above can linger on a loaded machine), then click.
+    marker.hover(force=True)
+    expect(hover).to_contain_text(f"S{target} ", timeout=10_000)
     marker.click(force=True)
     expect(step_box).to_have_value(str(target), timeout=30_000)
     page.wait_for_url(re.compile(rf"step={target}(&|$)"))
