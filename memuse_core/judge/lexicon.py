@@ -14,8 +14,9 @@ from functools import lru_cache
 # ---- Distinctive tokens: identifiers, paths, values, commands, settings ----------------------
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
 _TOKEN_RES = [
-    re.compile(
-        r"[\w.-]*[\w-]+/[\w./-]*[\w-]|[\w-]+\.(?:py|js|ts|rs|go|java|rb|cfg|toml|ya?ml|json|ini|txt|md|csv|html|sh|env|lock)\b"
+    re.compile(  # paths (a token starts after a non-path character: no start is retried)
+        r"(?<![\w./-])(?:[\w.-]+/)+[\w.-]*[\w-]|(?<![\w./-])[\w-]+\."
+        r"(?:py|js|ts|rs|go|java|rb|cfg|toml|ya?ml|json|ini|txt|md|csv|html|sh|env|lock)\b"
     ),
     re.compile(
         r"(?<![\w.])[A-Za-z_][\w]*=(?:\{[^}\n]{0,60}\}|'[^'\n]{0,60}'|\"[^\"\n]{0,60}\"|[\w.:/<>-]+)"
@@ -29,7 +30,9 @@ _TOKEN_RES = [
     re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+"),  # long flags
     re.compile(r"(?<![\w-])-[a-zA-Z] [a-z]+:[a-z][\w-]*"),  # -p no:plugin
     re.compile(r"(?<![\w/:])[a-z]+:[a-z][\w-]*(?![\w/:])"),  # no:randomly
-    re.compile(r"[\w.()'\"]+(?:\s?(?:\*\*|//|==|!=|<=|>=|\*|<|>)\s?[\w.()'\"]+)+"),  # expressions
+    re.compile(  # expressions
+        r"(?<![\w.()'\"])[\w.()'\"]+(?:\s?(?:\*\*|//|==|!=|<=|>=|\*|<|>)\s?[\w.()'\"]+)+"
+    ),
     re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\b\d{3,}\b"),  # versions, values
     re.compile(r"\b[A-Za-z]+\d+[A-Za-z0-9]*\b"),  # flake8, cp1252, urllib3, F401
 ]
@@ -37,7 +40,6 @@ _PATHLIKE = re.compile(r"/|\.(?:py|js|ts|rs|go|java|rb|cfg|toml|ya?ml|json|ini|t
 _TOK_STOP = {"self", "none", "true", "false", "e.g", "i.e", "etc."}
 
 # ---- Content words -------------------------------------------------------------------------
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 STOP = frozenset(
     """a an the and or but if then else when while after before since until of in on at to for from
     with without by as into onto over under about between through per via than that this these those
@@ -54,7 +56,6 @@ STOP = frozenset(
 )
 
 
-@lru_cache(maxsize=65536)
 def stem(w: str) -> str:
     """A light suffix stripper: enough to match `retries`/`retry`, `durations`/`duration`,
     `intermittently`/`intermittent`, `caching`/`cache`."""
@@ -66,9 +67,22 @@ def stem(w: str) -> str:
     return w
 
 
-def _subwords(tok: str) -> list[str]:
-    parts = re.split(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])", tok)
-    return [p for p in parts if p]
+_PIECE = re.compile(r"[A-Z]*[a-z][a-z0-9]*|[A-Z][A-Z0-9]*")
+"""Word pieces: identifiers split at underscores, dots and lower-to-upper case changes."""
+_STEMS: dict[str, str] = {}
+"""Word piece -> its stem, or "" for a stop word (a cache: the judge sees the same words often)."""
+
+
+def _stem_of(piece: str) -> str:
+    got = _STEMS.get(piece)
+    if got is None:
+        low = piece.lower()
+        got = "" if low in STOP else stem(low)
+        if got in STOP:
+            got = ""
+        if len(_STEMS) < 500_000:
+            _STEMS[piece] = got
+    return got
 
 
 @lru_cache(maxsize=8192)
@@ -95,6 +109,7 @@ def _camel(p: str) -> bool:
     return re.search(r"[a-z][A-Z]", p) is not None
 
 
+@lru_cache(maxsize=65536)
 def is_path(tok: str) -> bool:
     """A file or directory location (`src/dates.py`, `notes.txt`), not a claim's content."""
     return " " not in tok and "=" not in tok and _PATHLIKE.search(tok) is not None
@@ -109,13 +124,32 @@ def prose(text: str) -> str:
 def words(text: str, minimum: int = 4) -> frozenset[str]:
     """Stemmed content words of a text, identifiers split into their parts, stop words and words
     shorter than `minimum` dropped."""
-    out: set[str] = set()
-    for m in _WORD.finditer(prose(text)):
-        for part in _subwords(m.group(0)):
-            s = stem(part)
-            if len(s) >= minimum and s not in STOP and part.lower() not in STOP:
-                out.add(s)
+    out = set()
+    for piece in _PIECE.findall(prose(text)):
+        w = _stem_of(piece)
+        if len(w) >= minimum:
+            out.add(w)
     return frozenset(out)
+
+
+def has_stem(text: str, w: str, low: str | None = None) -> bool:
+    """A word with stem `w` (as `words` gives it) starts in `text`: at a word boundary, or as a
+    capitalised part of an identifier (`CacheClient` holds `client`). `low` is `text.lower()`
+    when the caller has it."""
+    low = text.lower() if low is None else low
+    for form in (w, w[:-1] + "ie") if w.endswith("y") else (w,):
+        i = low.find(form)
+        while i >= 0:
+            if i == 0 or not low[i - 1].isalnum():
+                return True
+            i = low.find(form, i + 1)
+        cap = form[:1].upper() + form[1:]
+        i = text.find(cap)
+        while i >= 0:
+            if i > 0 and text[i - 1].islower():
+                return True
+            i = text.find(cap, i + 1)
+    return False
 
 
 def _word_char(c: str) -> bool:
@@ -166,11 +200,13 @@ def sentences(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in _SENT.split(text) if s and s.strip())
 
 
+@lru_cache(maxsize=65536)
 def hedged(sentence: str) -> bool:
     """An expressed open possibility: maybe, might, perhaps, not sure, a hypothesis..."""
     return HEDGE.search(sentence) is not None
 
 
+@lru_cache(maxsize=65536)
 def deferred(sentence: str) -> bool:
     """A sentence that puts something off or only considers it (later, may, might, would)."""
     return DEFER.search(sentence) is not None

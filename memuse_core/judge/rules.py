@@ -25,10 +25,10 @@ from .lexicon import has, tokens, words
 from .package import EntryInfo, EvidencePackage, choose_inline, step_path
 from .result import JudgeSettings
 from .rules_claims import accuracy, novelty, relevance
-from .rules_facts import SpanFacts, entry_facts
+from .rules_facts import SpanFacts, entry_facts, episode_facts
 from .rules_use import effect, influence
 from .tools import EvidenceTools
-from .trail import parse_step
+from .trail import step_view
 from .validate import check_answer, mandatory_chars
 
 PROMPT_HASH = "rules-v2"
@@ -73,8 +73,8 @@ def judge_rules(
         m = _HEADER.match(text)
         prior.append((m.group(1) if m else "", text[m.end() :] if m else text))
     task = rd.full("task.md").removeprefix("# Task\n\n")
-    steps = {t: parse_step(t, rd.step(t)) for t in range(1, pkg.T + 1)}
-    facts = SpanFacts(pkg=pkg, task=task, steps=steps, prior_files=prior)
+    steps = {t: step_view(t, rd.step(t)) for t in range(1, pkg.T + 1)}
+    facts = SpanFacts(pkg=pkg, ep=episode_facts(task, steps), prior_files=prior)
     assessments = [_assess(facts, e) for e in pkg.entries]
     answer = JudgeAnswer(assessments=assessments, summary=_summary(assessments), confidence=0.5)
     chk = check_answer(pkg, tools, answer)

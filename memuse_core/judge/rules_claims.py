@@ -7,11 +7,13 @@ novelty compare texts, accuracy reads recorded results about the entry's claim.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import lru_cache
 
 from ..vocab import Accuracy, Novelty
-from .lexicon import deferred, has, is_path, prose, sentences, tokens, words
+from .lexicon import has, is_path, prose, sentences, tokens, words
 from .rules_facts import EntryFacts, SpanFacts, in_text
-from .trail import NOT_FOUND, StepView
+from .trail import StepView
 
 # ---- Relevance --------------------------------------------------------------------------------
 _VERBS = (
@@ -52,24 +54,22 @@ def relevance(f: SpanFacts, x: EntryFacts) -> tuple[bool, str]:
     account) must share a mechanism word, not only an identifier. Whether the agent used the entry
     plays no part."""
     text = x.text
-    sits = f.situation()
-    if not (
-        _IMPERATIVE.search(text) or _MODAL.search(text) or _CAUSAL.search(text) or _CORRECTION.search(text)
-    ):
+    sits = f.ep.situation
+    sit_words = f.ep.situation_words
+    form = _form(text)
+    if not form.directive:
         return False, "states no instruction, requirement or cause"
-    for sent in sentences(text):
-        m = _CONDITION.match(sent)
-        if m and not _condition_holds(m.group(1), sits):
+    for cond in form.conditions:
+        if not _condition_holds(cond, sits, sit_words):
             return (
                 False,
-                f"its condition ({m.group(1).strip()!r}) matches neither the task nor a recorded failure",
+                f"its condition ({cond.strip()!r}) matches neither the task nor a recorded failure",
             )
-    sit_words = words(sits, 3)
-    shared = (x.content_words(3) & sit_words) | {k for k in x.toks() if has(sits, k)}
+    shared = (x.content_words(3) & sit_words) | {k for k in x.toks if has(sits, k)}
     if not shared:
         return False, "shares no term with the task or a recorded failure"
-    if _OTHER_SITUATION.search(text):
-        mech = words(_strip_tokens(text), 3) & sit_words
+    if form.other_situation:
+        mech = form.mechanism & sit_words
         if not mech:
             return False, (
                 "an account of another situation that shares only identifiers ("
@@ -79,11 +79,29 @@ def relevance(f: SpanFacts, x: EntryFacts) -> tuple[bool, str]:
     return True, "states a cause, requirement or remedy that shares " + ", ".join(sorted(shared)[:3])
 
 
-def _condition_holds(cond: str, situation: str) -> bool:
-    ws = words(cond, 3)
-    toks = tokens(cond)
-    sit = words(situation, 3)
-    return all(w in sit for w in ws) and all(has(situation, k) for k in toks)
+@dataclass(frozen=True)
+class _Form:
+    directive: bool
+    conditions: tuple[str, ...]
+    other_situation: bool
+    mechanism: frozenset[str]
+
+
+@lru_cache(maxsize=8192)
+def _form(text: str) -> _Form:
+    """What an entry's text states, independent of the episode: an instruction, requirement or
+    cause; the conditions it sets; whether it recounts another (dated or past) situation, with
+    its words outside identifiers."""
+    directive = bool(
+        _IMPERATIVE.search(text) or _MODAL.search(text) or _CAUSAL.search(text) or _CORRECTION.search(text)
+    )
+    conds = tuple(m.group(1) for sent in sentences(text) if (m := _CONDITION.match(sent)))
+    other = _OTHER_SITUATION.search(text) is not None
+    return _Form(directive, conds, other, words(_strip_tokens(text), 3) if other else frozenset())
+
+
+def _condition_holds(cond: str, situation: str, sit: frozenset[str]) -> bool:
+    return all(w in sit for w in words(cond, 3)) and all(has(situation, k) for k in tokens(cond))
 
 
 def _strip_tokens(text: str) -> str:
@@ -107,19 +125,22 @@ def novelty(f: SpanFacts, x: EntryFacts) -> tuple[Novelty | None, str]:
     precedence over other visible supporting facts." Only the visible prior context counts: steps
     removed from the input are not compared."""
     prior = x.novelty_prior
-    toks = x.toks()
+    toks = x.toks
     ws = x.content_words()
-    for h in f.visible_agent_hypotheses():
+    for h in f.visible_agent_hypotheses:
         common = (words(h) & ws) | {k for k in toks if has(h, k)}
         if common:
             return "confirming", "settles an open hypothesis the agent stated (" + ", ".join(
                 sorted(common)[:3]
             ) + ")"
-    pw = words(prior)
     open_claims = []
     for claim in claims(x.text):
         missing = {k for k in tokens(claim) if not in_text(prior, k)}
+        if missing:
+            open_claims.append(", ".join(sorted(missing)[:3]))
+            continue
         cw = words(claim)
+        pw = f.visible_words if prior is f.visible else words(prior)
         have = sum(1 for w in cw if w in pw)
         if missing or (cw and have < REDUNDANT_SHARE * len(cw)):
             open_claims.append(", ".join(sorted(missing)[:3]) or f"{len(cw) - have} of {len(cw)} words")
@@ -158,23 +179,23 @@ def accuracy(f: SpanFacts, x: EntryFacts) -> tuple[Accuracy, list[int], str]:
       failed, or no longer shows the failure the entry names; or a recorded result other than
       memory states the entry's content;
     - otherwise uncontradicted (the claim stays unverified)."""
-    toks = x.toks()
-    for t, s in sorted(f.steps.items()):
-        why = _refuted_directly(x, s, toks)
+    toks = x.toks
+    for s in sorted({*(f.ep.reading if _ABSENCE.search(x.text) else []), *f.ep.not_found}, key=lambda s: s.t):
+        why = _refuted_directly(x, s, toks, f.ep.in_commands)
         if why:
-            return "contradicted", [t], why
+            return "contradicted", [s.t], why
     for r in _realizations(f, x):
         verdict = _checked(f, x, r)
         if verdict is not None:
             return verdict
-    for t, s in sorted(f.steps.items()):
-        if _states(f, x, s):
-            return "corroborated", [t], f"a recorded result states it [S{t}]"
+    t = _stated_at(f, x)
+    if t is not None:
+        return "corroborated", [t], f"a recorded result states it [S{t}]"
     return "uncontradicted", [], "no recorded result confirms or refutes it"
 
 
-def _refuted_directly(x: EntryFacts, s: StepView, toks: frozenset[str]) -> str | None:
-    if s.reads:
+def _refuted_directly(x: EntryFacts, s: StepView, toks: frozenset[str], f_in) -> str | None:  # noqa: ANN001
+    if s.reads and _ABSENCE.search(x.text):
         for sent in sentences(x.text):
             if not _ABSENCE.search(sent):
                 continue
@@ -187,9 +208,8 @@ def _refuted_directly(x: EntryFacts, s: StepView, toks: frozenset[str]) -> str |
                         return (
                             f"the entry says {term!r} is missing from {p}, and reading it shows it [S{s.t}]"
                         )
-    if s.commands and any(in_text(s.did, k) for k in toks if not is_path(k)):
-        for m in NOT_FOUND.finditer(s.saw):
-            name = next(g for g in m.groups() if g)
+    if s.missing and any(s.t in f_in(k) for k in x.plain_toks):
+        for name in s.missing:
             if any(has(k, name) for k in toks):
                 return f"running its command shows that {name!r} does not exist [S{s.t}]"
     return None
@@ -198,18 +218,20 @@ def _refuted_directly(x: EntryFacts, s: StepView, toks: frozenset[str]) -> str |
 def _realizations(f: SpanFacts, x: EntryFacts) -> list[StepView]:
     """Steps that apply the entry's content (by anyone): a command that uses one of its
     non-location tokens, or a change whose description or command uses its own words."""
-    toks = [k for k in x.toks() if not is_path(k)]
     own = x.content_words(5) - words(f.task, 5)
+    hits: set[int] = set()
+    for k in x.plain_toks:
+        hits.update(f.ep.in_commands(k))
+    if own:
+        for s in f.ep.changing:
+            if own & s.change_words:
+                hits.add(s.t)
     out = []
-    for _, s in sorted(f.steps.items()):
-        if not s.commands or s.retrieves or (s.reads and not s.changes and not f.is_check(s)):
+    for t in sorted(hits):
+        s = f.steps[t]
+        if not s.commands or s.retrieves or (s.reads and not s.changes and not f.ep.is_check(s)):
             continue
-        if any(in_text(s.did, k) for k in toks):
-            out.append(s)
-        elif s.changes and own:
-            said = " ".join(z for z in s.sentences if not deferred(z))
-            if own & (words(said, 5) | words(s.did, 5)):
-                out.append(s)
+        out.append(s)
     return out
 
 
@@ -217,22 +239,31 @@ def exercising_checks(f: SpanFacts, r: StepView) -> list[StepView]:
     """Later checks that exercise what step `r` did: `r` itself when it is a check run; after a
     change, the task's failing test, a re-run of a check that failed before `r`, or a test that
     names a changed file, until the change is reverted."""
-    if not r.changes and f.is_check(r):
+    got = f.ep._exercising.get(r.t)
+    if got is None:
+        got = f.ep._exercising[r.t] = _exercising(f, r)
+    return got
+
+
+def _exercising(f: SpanFacts, r: StepView) -> list[StepView]:
+    if not r.changes and f.ep.is_check(r):
         return [r]
     out = []
     stems = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in r.edits}
     stems = {s for s in stems if len(s) >= 4}
-    for t in range(r.t + 1, f.T + 1):
+    until = f.T
+    if r.edits:
+        for u in f.ep.restoring:
+            if u.t > r.t and any(_restores(u, p) for p in r.edits):
+                until = u.t - 1  # the change is reverted: later checks no longer exercise it
+                break
+    for t in range(r.t + 1, until + 1):
         s = f.steps.get(t)
-        if s is None or not s.commands:
-            continue
-        if any(_restores(s, p) for p in r.edits):
-            break
-        if not f.is_check(s):
+        if s is None or not s.commands or not f.ep.is_check(s):
             continue
         if (
-            f.is_task_test(s)
-            or f.earlier_failure(s, r.t) is not None
+            f.ep.is_task_test(s)
+            or f.ep.earlier_failure(s, r.t) is not None
             or (s.test and any(st in s.did for st in stems))
         ):
             out.append(s)
@@ -248,10 +279,10 @@ def _restores(s: StepView, path: str) -> bool:
 def failed_before(f: SpanFacts, s: StepView, before: int) -> StepView | bool:
     """The earlier failing run of check `s` (before step `before`), or True when the task itself
     says the test it names fails, else False."""
-    u = f.earlier_failure(s, before)
+    u = f.ep.earlier_failure(s, before)
     if u is not None:
         return u
-    return f.is_task_test(s) and f.task_says_fails()
+    return f.ep.is_task_test(s) and f.ep.task_says_fails
 
 
 def same_failure(u: StepView, s: StepView) -> bool:
@@ -272,7 +303,7 @@ def _checked(f: SpanFacts, x: EntryFacts, r: StepView) -> tuple[Accuracy, list[i
         if s.outcome == "pass":
             return "corroborated", [r.t, s.t], f"applied at [S{r.t}], the failing check passes at [S{s.t}]"
         if isinstance(before, StepView):
-            named = {k for k in x.toks() if has(before.saw, k)} | {e for e in before.errors if has(x.text, e)}
+            named = {k for k in x.toks if has(before.saw, k)} | {e for e in before.errors if has(x.text, e)}
             if named and not any(has(s.saw, k) for k in named):
                 return (
                     "corroborated",
@@ -290,18 +321,28 @@ def _checked(f: SpanFacts, x: EntryFacts, r: StepView) -> tuple[Accuracy, list[i
     return None
 
 
-def _states(f: SpanFacts, x: EntryFacts, s: StepView) -> bool:
-    """A recorded result (not memory) states the entry's content: its distinctive non-location
-    tokens, most of its words (with the task), and at least three words the task does not."""
-    if not s.saw.strip() or s.retrieves:
-        return False
-    toks = [k for k in x.toks() if not is_path(k)]
-    if not all(has(s.saw, k) for k in toks):
-        return False
+def _stated_at(f: SpanFacts, x: EntryFacts) -> int | None:
+    """The first recorded result (not memory) that states the entry's content: its distinctive
+    non-location tokens, most of its words (with the task), and at least three words the task
+    does not."""
     ws = x.content_words()
-    if not ws:
-        return False
-    rw, tw = words(s.saw), words(f.task)
-    if len(ws & (rw - tw)) < 3:
-        return False
-    return sum(1 for w in ws if w in rw or w in tw) >= STATED_SHARE * len(ws)
+    if len(ws) < 3:
+        return None
+    toks = x.plain_toks
+    tw = words(f.task)
+    need = STATED_SHARE * len(ws)
+    slack = len(ws & tw)
+    hits: dict[int, int] = {}
+    for w in ws:
+        for t in f.ep.in_results(w[:5]):
+            hits[t] = hits.get(t, 0) + 1
+    for t in sorted(hits):
+        if hits[t] + slack < need:
+            continue  # a bound from word prefixes before the word-level comparison
+        s = f.steps[t]
+        if not all(has(s.saw, k) for k in toks):
+            continue
+        rw = words(s.saw)
+        if len(ws & (rw - tw)) >= 3 and sum(1 for w in ws if w in rw or w in tw) >= need:
+            return t
+    return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..vocab import Effect, Influence, Novelty
-from .lexicon import RERUN, credits_memory, deferred, has, hedged, mentions, words
+from .lexicon import RERUN, credits_memory, has, has_stem, hedged, mentions
 from .rules_claims import exercising_checks, failed_before, same_failure
 from .rules_facts import EntryFacts, SpanFacts, in_text
 from .trail import StepView, command_key, covers
@@ -30,14 +30,17 @@ def _origin(x: EntryFacts, f: SpanFacts, k: str, word: bool = False) -> str:
     """Where a piece of the entry's content was stated before the first consuming step:
     `prior` (task, decisions, executed commands, results, non-memory input), `competing` (other
     memory in the input), `open` (an open possibility), or `memory` (only this entry)."""
-    look = (lambda t: k in words(t, 5)) if word else (lambda t: in_text(t, k))
-    if look(x.nonmem_prior):
+    if word:
+        if has_stem(f.nonmem_prior, k, f.nonmem_low):
+            return "prior"
+        if has_stem(x.competing, k):
+            return "competing"
+        return "open" if has_stem(f.hypothesis_text, k) else "memory"
+    if in_text(f.nonmem_prior, k):
         return "prior"
-    if look(x.competing):
+    if in_text(x.competing, k):
         return "competing"
-    if any(look(h) for h in f.hypotheses()):
-        return "open"
-    return "memory"
+    return "open" if any(in_text(h, k) for h in f.hypotheses) else "memory"
 
 
 def influence(f: SpanFacts, x: EntryFacts, nov: Novelty | None) -> Use:
@@ -63,38 +66,60 @@ def influence(f: SpanFacts, x: EntryFacts, nov: Novelty | None) -> Use:
     if e.window is None:
         return Use("none", note="empty credit window: no action can be credited")
     ws, we = e.window
-    toks = [k for k in x.toks() if len(k) >= 4]
-    origin = {k: _origin(x, f, k) for k in toks}
+    toks = [k for k in x.toks if len(k) >= 4]
+    used_in = {k: [t for t in f.ep.in_commands(k) if ws <= t <= we] for k in toks}
+    # where each token was stated before delivery, for the tokens an action or the agent's text
+    # uses (the others need no origin)
+    origin = {k: _origin(x, f, k) for k in toks if used_in[k] or f.ep.in_said(k)}
     own_words = x.content_words(5)
-    worigin = {w: _origin(x, f, w, word=True) for w in own_words}
+    worigin: dict[str, str] = {}
     handoff = {s - 1 for _, s, _ in e.later_deliveries if ws <= s - 1 <= we}
+    by_step: dict[int, set[str]] = {}
+    for k in toks:
+        for t in used_in[k]:
+            by_step.setdefault(t, set()).add(origin[k])
     generic = len(f.pkg.entries) == 1  # "the memory" names this entry only when it is the only one
+    probes = [k for k in toks if origin.get(k) == "memory"] + [
+        ln[:_QUOTE_CHARS]
+        for ln in (z.strip().lstrip("-*• ") for z in x.text.splitlines())
+        if len(ln) >= _QUOTE_CHARS
+    ]
+    names = x.names
+    talk: set[int] = set()  # steps whose text may credit or name the entry
+    for probe in ("emor", "ecall", "card", *names, *probes):
+        talk.update(f.ep.in_said(probe))
+    cands = set(by_step) | handoff | talk
+    cands |= {s.t for s in f.ep.changing if own_words & s.change_words}
     acted: list[int] = []
     credited: list[int] = []
     selected: list[int] = []
     shared: list[int] = []
     said: list[int] = []
-    for t in range(ws, we + 1):
+    for t in sorted(c for c in cands if ws <= c <= we):
         s = f.steps.get(t)
         if s is None:
             continue
-        if t in handoff and s.commands and any(has(s.did, n) for n in x.names):
+        if t in handoff and s.commands and any(has(s.did, n) for n in names):
             selected.append(t)
             continue
-        used = {origin[k] for k in toks if in_text(s.did, k)} if s.commands else set()
-        if s.changes:
-            live = " ".join(z for z in s.sentences if not deferred(z))
-            used |= {worigin[w] for w in own_words & words(live + "\n" + s.did, 5)}
+        used = set(by_step.get(t, ()))
+        if s.change_words:
+            for w in own_words & s.change_words:
+                if w not in worigin:
+                    worigin[w] = _origin(x, f, w, word=True)
+                used.add(worigin[w])
         if "memory" in used and not s.retrieves:
             acted.append(t)
         elif used & {"competing", "open"}:
             shared.append(t)
-        if s.commands and not s.retrieves and any(credits_memory(z, x.names, generic) for z in s.sentences):
+        if t not in talk:
+            continue
+        if s.commands and not s.retrieves and any(credits_memory(z, names, generic) for z in s.sentences):
             if _carries_out_decision(f, s):
                 said.append(t)
             elif t not in acted:
                 credited.append(t)
-        if any(mentions(z, x.names) or _quotes(z, x, origin) for z in s.sentences):
+        if any(mentions(z, names) or _quotes(z, x, origin) for z in s.sentences):
             said.append(t)
     if x.shared_placement and acted:
         shared, acted = sorted(set(shared + acted)), []
@@ -150,7 +175,7 @@ def _quotes(sentence: str, x: EntryFacts, origin: dict[str, str]) -> bool:
 
 def _carries_out_decision(f: SpanFacts, s: StepView) -> bool:
     """The step's command was stated or run before delivery (a prior decision)."""
-    dec = f.decisions()
+    dec = f.decisions
     return any(command_key(c) and command_key(c) in command_key(dec) for c in s.commands)
 
 
@@ -234,7 +259,7 @@ def _redone_or_missed(f: SpanFacts, a: StepView, u: StepView) -> bool:
 def _benefit(f: SpanFacts, a: StepView) -> tuple[list[int], str] | None:
     if a.retrieves:
         return None
-    if a.reads and not a.changes and not f.is_check(a):
+    if a.reads and not a.changes and not f.ep.is_check(a):
         return _finding_used(f, a)
     if any(
         any(covers(p, rv) for rv in f.steps[t].reverts)
@@ -268,12 +293,12 @@ def _finding_used(f: SpanFacts, a: StepView) -> tuple[list[int], str] | None:
 
 
 def _no_difference(f: SpanFacts, a: StepView) -> bool:
-    if a.changes or not f.is_check(a):
+    if a.changes or not f.ep.is_check(a):
         return False
-    before = f.earlier_failure(a, f.first)
+    before = f.ep.earlier_failure(a, f.first)
     if before is None or not same_failure(before, a):
         return False
-    return any(RERUN.search(z) and not hedged(z) for s in f.before() for z in s.sentences)
+    return any(RERUN.search(z) and not hedged(z) for s in f.before for z in s.sentences)
 
 
 __all__ = ["Use", "effect", "influence"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
-from .lexicon import sentences
+from .lexicon import deferred, sentences, words
 
 Outcome = Literal["pass", "fail", "mixed"]
 
@@ -82,9 +82,18 @@ class StepView:
     """Paths the commands only read."""
     retrieves: bool = False
     """A memory retrieval: its result carries a memory delivery."""
+    missing: tuple[str, ...] = ()
+    """Names the results report as not existing (no make target, command not found...)."""
     test: bool = False
     """Runs a test runner or a lint/check target."""
     sentences: tuple[str, ...] = field(default=())
+    change_words: frozenset[str] = frozenset()
+    """For a step that changes files: the words (5+ letters) of its commands and of the sentences
+    that do not put anything off (what the change is described as doing)."""
+
+    @property
+    def saw_low(self) -> str:
+        return _lower(self.saw)
 
     @property
     def did(self) -> str:
@@ -93,6 +102,11 @@ class StepView:
     @property
     def changes(self) -> bool:
         return bool(self.edits or self.reverts)
+
+
+@lru_cache(maxsize=16384)
+def _lower(text: str) -> str:
+    return text.lower()
 
 
 @lru_cache(maxsize=16384)
@@ -125,6 +139,10 @@ def parse_step(t: int, text: str) -> StepView:
     reverts = _revert_targets(did)
     reads = tuple(p for p in _read_targets(did) if p not in edits)
     outcome, errors = _outcome(body, codes) if commands else (None, frozenset())
+    sents = sentences(said)
+    reverts_ = _revert_targets(did)
+    changes = bool(edits or reverts_)
+    live = " ".join(z for z in sents if not deferred(z))
     return StepView(
         t=t,
         said=said,
@@ -137,11 +155,32 @@ def parse_step(t: int, text: str) -> StepView:
         reverts=reverts,
         reads=reads,
         retrieves=bool(MEMORY_REF.search(saw)) or bool(_RETRIEVE_CMD.search(did)),
+        missing=_missing(body),
         test=runs_tests(did),
-        sentences=sentences(said),
+        sentences=sents,
+        change_words=words(live + "\n" + did, 5) if changes else frozenset(),
     )
 
 
+_NOT_FOUND_HINTS = ("No rule to make target", "command not found", "No such file", "does not exist")
+
+
+def _missing(body: str) -> tuple[str, ...]:
+    if not any(h in body for h in _NOT_FOUND_HINTS):
+        return ()
+    return tuple(next(g for g in m.groups() if g) for m in NOT_FOUND.finditer(body))
+
+
+def step_view(t: int, text: str) -> StepView:
+    """`parse_step` of a step record whose memory references may name a span-specific file (the
+    span's own delivery is referenced as target/placements.md): they are made alike first, so the
+    spans of an episode share one parse of each step."""
+    if "⟦memory delivery" in text:
+        text = MEMORY_REF.sub("⟦memory delivery⟧", text)
+    return parse_step(t, text)
+
+
+@lru_cache(maxsize=65536)
 def runs_tests(cmd: str) -> bool:
     """A command runs a test runner (or a test/check/lint target) in one of its segments."""
     if "<<" in cmd:
@@ -205,15 +244,36 @@ def _read_targets(cmd: str) -> list[str]:
     return out
 
 
+_FAIL_HINTS = ("fail", "FAIL", "rror", "Traceback", "E  ", "***", "No rule", "not found", "No such", "efused")
+_PASS_HINTS = ("passed", "PASSED", "OK", "ucceeded", "onnected", "Passed")
+
+
+def _hinted_lines(body: str, hints: tuple[str, ...]) -> set[str]:
+    """The lines of `body` that contain one of `hints` (found with `str.find`, not line by line)."""
+    out: set[tuple[int, int]] = set()
+    for h in hints:
+        i = body.find(h)
+        while i >= 0:
+            a = body.rfind("\n", 0, i) + 1
+            b = body.find("\n", i)
+            b = len(body) if b < 0 else b
+            out.add((a, b))
+            i = body.find(h, b)
+    return {body[a:b] for a, b in out}
+
+
 def _outcome(body: str, codes: tuple[int, ...]) -> tuple[Outcome, frozenset[str]]:
-    fail = pass_ = 0
-    for line in body.splitlines():
-        if _FAIL_LINE.search(line):
-            fail += 1
-        elif _PASS_LINE.search(line):
-            pass_ += 1
-    errors = frozenset(m.group(1) for m in _ERROR_NAME.finditer(body))
+    """pass, fail, or mixed (some lines report passes, others failures, and the exit code does not
+    say the whole command failed: a loop of runs), with the error names the failure shows."""
     bad_exit = any(c != 0 for c in codes)
+    if not any(h in body for h in _FAIL_HINTS):  # most results: no failure marker at all
+        return ("fail" if bad_exit else "pass"), frozenset()
+    errors = frozenset(m.group(1) for m in _ERROR_NAME.finditer(body))
+    fail_lines = {ln for ln in _hinted_lines(body, _FAIL_HINTS) if _FAIL_LINE.search(ln)}
+    fail = len(fail_lines)
+    pass_ = sum(
+        1 for ln in _hinted_lines(body, _PASS_HINTS) if ln not in fail_lines and _PASS_LINE.search(ln)
+    )
     if fail and pass_ and not bad_exit:
         return "mixed", errors
     if fail or bad_exit:
@@ -233,6 +293,7 @@ def _norm(p: str) -> str:
     return p[2:] if p.startswith("./") else p
 
 
+@lru_cache(maxsize=65536)
 def command_key(cmd: str) -> str:
     """A command with its whitespace collapsed (re-runs of one command compare equal)."""
     return " ".join(cmd.split())
@@ -241,6 +302,7 @@ def command_key(cmd: str) -> str:
 _TEST_TARGET = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*test[\w.-]*\.py|(?:[\w.-]+/)*tests?/)(?:::[\w\[\]-]+)?")
 
 
+@lru_cache(maxsize=65536)
 def test_targets(cmd: str) -> frozenset[str]:
     """Test files or folders a command runs (`tests/test_x.py::test_y` -> `tests/test_x.py`)."""
     return frozenset(m.group(1) for m in _TEST_TARGET.finditer(cmd))
