@@ -91,3 +91,19 @@ CHARS_PER_TOKEN = 4
 def estimate_tokens(chars: int) -> int:
     """Estimated tokens of `chars` delivered characters, floor(chars / 4) (A.4.4)."""
     return int(chars) // CHARS_PER_TOKEN
+
+
+# ---- Episode outcomes (A.5.4) ---------------------------------------------------------------------
+EpisodeOutcome = Literal["resolved", "failed", "no_result"]
+EPISODE_OUTCOMES: tuple[EpisodeOutcome, ...] = get_args(EpisodeOutcome)
+"""An episode's harness result; `no_result` counts as unresolved in resolve rates (A.5.4)."""
+
+
+# ---- MemTrim (memtrim paper 3.3, Eq. 1) ------------------------------------------------------------
+TrimOutcome = Literal["kept", "relabelled", "suppressed", "none"]
+TRIM_OUTCOMES: tuple[TrimOutcome, ...] = get_args(TrimOutcome)
+"""What MemTrim did with a retrieved memory's stored answer (Eq. 1; `none`: it had none)."""
+TrimClass = Literal["redundant", "partial", "novel", "empty"]
+TRIM_CLASSES: tuple[TrimClass, ...] = get_args(TrimClass)
+"""A delivered entry's evidence against the prior context: every unit shared, some shared or
+conflicting, none, or no units at all (the MemTrim counterpart of the judge's novelty label)."""

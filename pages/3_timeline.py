@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memuse_core.views import common
+from memuse_core.views import timeline as tl_view
 from pages._shared import (
     NOT_BUILT,
     annotation_form,
+    cached,
     link,
     md_code,
     md_escape,
-    q,
     scope,
     seed,
     sel,
@@ -20,11 +22,10 @@ from pages._shared import (
     url,
     write_url,
 )
-from pages._views import render_timeline, step_reader
+from pages._widgets import render_timeline, step_reader
 
 st.title("Episode timeline")
-runs = scope()
-ids = list(q("episode_ids", runs))
+ids = list(cached(common.episode_choices, scope()))
 cur = sel("episode")
 if cur and cur not in ids:
     ids.insert(0, cur)
@@ -39,30 +40,28 @@ if st.session_state.get("tl_episode") not in ids:
 episode_id = st.selectbox("Episode", ids, key="tl_episode")
 if episode_id != sel("episode"):
     set_sel(episode=episode_id, step=None)
-head = q("episode_header", episode_id)
-if head is None:
-    st.error(f"Episode {episode_id!r} is not in the database.")
+ep = cached(tl_view.episode, episode_id)
+if ep is None:
+    st.error(f"Episode {md_code(episode_id)} is not in the database.")
     st.stop()
-outcome = {True: "resolved", False: "failed"}.get(head["resolved"], "no result")
+head = ep.header
 st.markdown(
-    f"**{md_escape(head['config'])}** · run {md_code(head['run_id'])} · task "
-    f"{md_code(head['task_id'])} · repo {md_code(head['repo'] or '—')} · {outcome} · "
-    f"{head['n_steps']} steps"
+    f"**{md_escape(head.config)}** · run {md_code(head.run_id)} · task {md_code(head.task_id)} · "
+    f"repo {md_code(head.repo or '—')} · {head.outcome} · {head.n_steps} steps"
 )
 with st.expander("Task"):
-    show_text(head["task"])
+    show_text(head.task)
 picked = render_timeline(episode_id, key="tl_chart", step_key="tl_step")
 if picked is not None and picked != sel("step"):
     set_sel(step=picked)
     st.session_state["_seed_tl_step"] = None
-spans = q("episode_spans", episode_id)
 left, right = st.columns([3, 2])
 with left:
-    step = step_reader(episode_id, int(head["n_steps"] or 0), key="tl_step")
+    step = step_reader(episode_id, head.n_steps, key="tl_step")
 with right:
     st.markdown("**Spans of this episode**")
-    if len(spans):
-        view = spans.copy()
+    if len(ep.spans):
+        view = ep.spans.copy()
         view.insert(0, "inspect", [url("span", span=s) for s in view["span_id"]])
         st.dataframe(
             view,

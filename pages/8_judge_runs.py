@@ -1,37 +1,31 @@
-"""Judge runs: batches with progress, cost, errors by reason and follow-up statistics (MemUse A.6.8)."""
+"""Judge runs: progress over the span outcome classes, batches with cost, errors by reason and
+follow-up statistics (MemUse A.4.1, A.6.8)."""
 
 from __future__ import annotations
 
-import plotly.express as px
 import streamlit as st
 
-from pages._shared import NOT_BUILT, q, url
+from memuse_core.views import judge_runs as jr_view
+from pages._shared import NOT_BUILT, cached, scope, url
 
 st.title("Judge runs")
-batches = q("judge_batches")
-counts = q("outcome_counts", None)
-eligible = (
-    int(
-        counts[
-            counts["outcome"].isin(["positive", "negative", "unresolved", "neutral", "unjudged", "error"])
-        ]["spans"].sum()
-    )
-    if len(counts)
-    else 0
-)
-unjudged = int(counts[counts["outcome"] == "unjudged"]["spans"].sum()) if len(counts) else 0
-if eligible:
-    done = eligible - unjudged
+runs = scope()
+jr = cached(jr_view.judge_runs, runs)
+if jr.judgeable:
     st.progress(
-        done / eligible,
-        text=f"{done:,} of {eligible:,} judgeable spans have a verdict or an error ({unjudged:,} pending)",
+        jr.done / jr.judgeable,
+        text=f"{jr.done:,} of {jr.judgeable:,} judgeable spans have a verdict or an error ({jr.pending:,} pending)",
     )
-if not len(batches):
+st.subheader("Span outcome classes")
+st.dataframe(
+    [{"outcome class": c, "spans": n} for c, n in jr.classes.items()], hide_index=True, key="jr_classes"
+)
+if not len(jr.batches):
     st.info(f"No judgments yet: {NOT_BUILT}.")
     st.stop()
 st.subheader("Batches")
 st.dataframe(
-    batches,
+    jr.batches,
     hide_index=True,
     key="jr_batches",
     column_config={
@@ -40,30 +34,27 @@ st.dataframe(
     },
 )
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Judgments", f"{int(batches['judgments'].sum()):,}")
-c2.metric("Accepted", f"{int(batches['accepted'].sum()):,}")
-c3.metric("Errors", f"{int(batches['errors'].sum()):,}")
-c4.metric("Cost", f"${float(batches['cost_usd'].fillna(0).sum()):.4f}")
+c1.metric("Judgments", f"{int(jr.total('judgments')):,}")
+c2.metric("Accepted", f"{int(jr.total('accepted')):,}")
+c3.metric("Errors", f"{int(jr.total('errors')):,}")
+c4.metric("Cost", f"${jr.total('cost_usd'):.4f}")
 
 qb = st.query_params.get("batch")
-if qb in list(batches["batch_id"]) and st.session_state.get("_jr_seen") != qb:
+if qb in jr.batch_ids and st.session_state.get("_jr_seen") != qb:
     st.session_state["_jr_seen"] = qb
     st.session_state["jr_batch"] = qb
 bid = st.selectbox(
-    "Batch",
-    [None] + list(batches["batch_id"]),
-    key="jr_batch",
-    format_func=lambda b: "all batches" if b is None else b,
+    "Batch", [None, *jr.batch_ids], key="jr_batch", format_func=lambda b: "all batches" if b is None else b
 )
 if bid:
     st.query_params["batch"] = bid
     st.session_state["_jr_seen"] = bid
 elif "batch" in st.query_params:
     del st.query_params["batch"]
+detail = cached(jr_view.batch_detail, bid, runs)
 st.subheader("Errors by reason")
-err = q("judge_errors", bid)
-if len(err):
-    view = err.copy()
+if len(detail.errors):
+    view = detail.errors.copy()
     view.insert(0, "example", [url("span", span=s) for s in view["example_span"]])
     st.dataframe(
         view,
@@ -74,18 +65,8 @@ if len(err):
 else:
     st.caption("No errors.")
 st.subheader("Follow-ups and forced answers")
-fu = q("judge_followups", bid)
-if len(fu):
-    fig = px.bar(
-        fu.astype({"followups": str}),
-        x="followups",
-        y="judgments",
-        color="status",
-        barmode="stack",
-        labels={"followups": "follow-ups (rejected answers sent back)"},
-    )
-    fig.update_xaxes(type="category")
-    st.plotly_chart(fig, key="jr_followups")
-    st.dataframe(fu, hide_index=True, key="jr_followups_table")
+if detail.followups_chart is not None:
+    st.plotly_chart(detail.followups_chart, key="jr_followups")
+    st.dataframe(detail.followups, hide_index=True, key="jr_followups_table")
 st.subheader("Judge cost per configuration")
-st.dataframe(q("judge_cost", None), hide_index=True, key="jr_cost")
+st.dataframe(detail.cost, hide_index=True, key="jr_cost")

@@ -1,23 +1,29 @@
-"""UI helpers shared by the pages: cached read-only queries, shared selections, deep links,
+"""UI helpers shared by the pages: cached view calls, writes, shared selections, deep links,
 and safe rendering of recorded text.
 
-Every query opens the store read-only for one unit of work and closes it (a batch judge may hold
-the write lock); results are cached with `st.cache_data`, keyed by the database path and its
-modification times, so a judge run or an annotation invalidates them.
+Pages call the typed views of `memuse_core.views` through `cached(view_fn, *args)`: it opens the
+store read-only for one unit of work and closes it (a batch judge may hold the write lock), and
+caches the view model with `st.cache_data`, keyed by the database path and its modification
+times, so a judge run or an annotation invalidates it. mypy checks the arguments against the
+view function's signature (ParamSpec).
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-import pandas as pd
 import streamlit as st
 
-from memuse_core.store import StoreError, StoreLocked, connect
-from memuse_core.store import app_queries as Q
+from memuse_core.views import case_studies as cs_view
+from memuse_core.views.common import Connection, StoreError, StoreLocked, open_read, open_write
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def _route_through_app() -> None:
@@ -58,6 +64,7 @@ NOT_BUILT = "not computed yet — run `memuse build` (context) and `memuse judge
 
 
 def db_path() -> str:
+    """The database this session reads: chosen by app.py, else MEMUSE_DB, else the default."""
     return str(st.session_state.get("db_path") or os.environ.get("MEMUSE_DB") or "data/memuse.duckdb")
 
 
@@ -72,74 +79,57 @@ def db_key() -> tuple[str, float, float]:
     )
 
 
-def _freeze(a: Any) -> Any:
-    if isinstance(a, list):
-        return ("__list__", tuple(a))
-    return a
-
-
-def _thaw(a: Any) -> Any:
-    if isinstance(a, tuple) and len(a) == 2 and a[0] == "__list__":
-        return list(a[1])
-    return a
-
-
 @st.cache_data(ttl=600, max_entries=512, show_spinner=False)
-def _cached(key: tuple[str, float, float], fn: str, args: tuple[Any, ...]) -> Any:
-    con = connect(key[0], read_only=True, timeout=LOCK_TIMEOUT)
+def _cached_call(
+    key: tuple[str, float, float],
+    name: str,
+    _fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> bytes:
+    # `name` (module and qualified name) stands for `_fn` in the cache key. The result is kept
+    # pickled and every caller gets its own copy: st.cache_data would return the computed object
+    # itself on a miss and an unpickled copy on a hit, and a plotly figure's JSON differs between
+    # the two (key order), which changes a chart's widget id and drops its selection.
+    con = open_read(key[0], LOCK_TIMEOUT)
     try:
-        Q.quiet(con)
-        return _resolve(fn)(con, *[_thaw(a) for a in args])
+        return pickle.dumps(_fn(con, *args, **kwargs), protocol=pickle.HIGHEST_PROTOCOL)
     finally:
         con.close()
 
 
-def _whatif(con: Any, delivery_id: str) -> dict[str, Any]:
-    from memuse_core.trim.whatif import delivery_whatif
+def cached(fn: Callable[Concatenate[Connection, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """`fn(connection, *args, **kwargs)` on a read-only connection, cached by database state.
 
-    return delivery_whatif(con, delivery_id).to_dict()
-
-
-def _resolve(fn: str) -> Any:
-    """`name` -> app_queries; `metrics.name` -> memuse_core.metrics; `trim.name` -> the MemTrim
-    helper's store queries; `whatif.delivery` -> one delivery's MemTrim what-if (as a dict)."""
-    if fn.startswith("metrics."):
-        from memuse_core import metrics
-
-        return getattr(metrics, fn.split(".", 1)[1])
-    if fn.startswith("trim."):
-        from memuse_core.store import trim
-
-        return getattr(trim, fn.split(".", 1)[1])
-    if fn == "whatif.delivery":
-        return _whatif
-    return getattr(Q, fn)
-
-
-def q(fn: str, *args: Any) -> Any:
-    """Run `app_queries.<fn>(con, *args)` (or `metrics.<fn>` for "metrics.<fn>") on a read-only
-    connection, cached.
-
-    A lock conflict or a missing database ends the page with one clear message.
+    A lock held by another process or a missing database ends the page with one clear message.
     """
     try:
-        return _cached(db_key(), fn, tuple(_freeze(a) for a in args))
+        data = _cached_call(db_key(), f"{fn.__module__}.{fn.__qualname__}", fn, args, dict(kwargs))
     except StoreLocked as e:
         st.warning(f"The database is busy: {e}. The page will work again when that process finishes.")
         st.stop()
     except StoreError as e:
         st.error(str(e))
         st.stop()
+    result: R = pickle.loads(data)
+    return result
 
 
-def q_or_empty(fn: str, *args: Any) -> pd.DataFrame:
-    """Like `q` for a derived table that may not exist yet in an older store."""
-    import duckdb
+def write(fn: Callable[Concatenate[Connection, P], None], *args: P.args, **kwargs: P.kwargs) -> bool:
+    """Run one write (`fn(connection, ...)`) in its own short read-write connection.
 
+    Returns False (with a message) when another process holds the database.
+    """
     try:
-        return q(fn, *args)
-    except duckdb.CatalogException:
-        return pd.DataFrame()
+        con = open_write(db_path(), LOCK_TIMEOUT)
+    except StoreLocked as e:
+        st.warning(f"Not saved: {e}. Your input is kept; try again in a moment.")
+        return False
+    try:
+        fn(con, *args, **kwargs)
+    finally:
+        con.close()
+    return True
 
 
 def scope() -> list[str] | None:
@@ -247,53 +237,23 @@ def show_text(text: Any, *, max_chars: int = 20000, language: str | None = None)
         st.code(s or " ", language=language, wrap_lines=True)
 
 
-def fmt_pct(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and v != v):
-        return "—"
-    return f"{100 * float(v):.{digits}g}%"
+# ---- Annotations -------------------------------------------------------------------------------
 
 
-def fmt_num(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and v != v):
-        return "—"
-    return f"{float(v):.{digits}g}"
-
-
-# ---- Writes (annotations) --------------------------------------------------------------------
-
-
-def write(fn: str, *args: Any) -> bool:
-    """Run one write of `app_queries.<fn>` in its own short read-write connection.
-
-    Returns False (with a message) when another process holds the database.
-    """
-    try:
-        con = connect(db_path(), timeout=LOCK_TIMEOUT)
-    except StoreLocked as e:
-        st.warning(f"Not saved: {e}. Your input is kept; try again in a moment.")
-        return False
-    try:
-        getattr(Q, fn)(con, *args)
-    finally:
-        con.close()
-    return True
-
-
-def annotation_form(target_kind: str, target_id: str, episode_id: str | None, *, key: str) -> None:
+def annotation_form(
+    target_kind: cs_view.TargetKind, target_id: str, episode_id: str | None, *, key: str
+) -> None:
     """A compact form to annotate a step, span (entry) or item: note, tags, five human labels."""
-    from memuse_core.casestudy import SIGNAL_VALUES, new_annotation, parse_tags
-
     with st.form(f"ann_form_{key}", clear_on_submit=False):
         st.markdown(f"**Annotate {target_kind}** {md_code(target_id)}")
         note = st.text_area("Note (markdown)", key=f"ann_note_{key}")
         tags = st.text_input("Tags (comma separated)", key=f"ann_tags_{key}")
-        cols = st.columns(len(SIGNAL_VALUES))
-        labels = {}
-        for c, (sig, vals) in zip(cols, SIGNAL_VALUES.items()):
-            labels[sig] = c.selectbox(sig, [None] + list(vals), key=f"ann_{sig}_{key}")
-        cases = q("list_case_studies")
-        case_opts = [None] + list(cases["case_study_id"]) if len(cases) else [None]
-        names = dict(zip(cases["case_study_id"], cases["name"])) if len(cases) else {}
+        cols = st.columns(len(cs_view.SIGNAL_VALUES))
+        labels: dict[str, str | None] = {}
+        for c, (sig, vals) in zip(cols, cs_view.SIGNAL_VALUES.items()):
+            labels[sig] = c.selectbox(sig, [None, *vals], key=f"ann_{sig}_{key}")
+        names = {c.case_study_id: c.name for c in cached(cs_view.case_studies)}
+        case_opts: list[str | None] = [None, *names]
         current = st.session_state.get("cs_pick")
         case = st.selectbox(
             "Add to case study",
@@ -303,22 +263,18 @@ def annotation_form(target_kind: str, target_id: str, episode_id: str | None, *,
             key=f"ann_case_{key}",
         )
         if st.form_submit_button("Save annotation"):
-            ann = new_annotation(
+            ann = cs_view.new_annotation(
                 target_kind,
                 target_id,
                 episode_id=episode_id,
                 note=note,
-                tags=parse_tags(tags),
+                tags=cs_view.parse_tags(tags),
                 labels=labels,
                 author=os.environ.get("USER"),
                 case_study_id=case,
             )
-            if write("upsert_annotation", ann.row()):
+            if write(cs_view.save_annotation, ann):
                 st.success(f"Saved annotation {ann.annotation_id}.")
-
-
-ITEM_SEP = "::"
-"""Separator of namespace and item id in the `item` deep-link parameter."""
 
 
 def url(path: str, **params: Any) -> str:
@@ -327,15 +283,6 @@ def url(path: str, **params: Any) -> str:
 
     qs = urlencode({k: str(v) for k, v in params.items() if v is not None})
     return f"./{path}?{qs}" if qs else f"./{path}"
-
-
-def item_key(namespace: Any, item_id: Any) -> str:
-    return f"{namespace}{ITEM_SEP}{item_id}"
-
-
-def split_item(key: str) -> tuple[str, str]:
-    ns, _, iid = (key or "").partition(ITEM_SEP)
-    return (ns, iid) if iid else ("default", ns)
 
 
 def md_code(text: Any) -> str:

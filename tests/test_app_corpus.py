@@ -15,6 +15,8 @@ from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.events import RunEvent, Usage
 from memuse_core.ingest import ingest_path
 from memuse_core.store import connect
+from memuse_core.store.app import episodes as E
+from memuse_core.store.app.runs import list_runs
 
 XSS = "<script>alert('xss')</script> <img src=x onerror=alert(2)> [click me](http://evil.example/x) **bold**"
 RUNS = [("memA", "rA1"), ("memA", "rA2"), ("memB", "rB1")]
@@ -126,20 +128,18 @@ def test_corpus_shape(tmp_path: Path) -> None:
     db = make_db(tmp_path, judge=False)
     con = connect(db, read_only=True)
     try:
-        from memuse_core.store import app_queries as Q
-
-        runs = Q.list_runs(con)
+        runs = list_runs(con)
         assert sorted(runs["run_id"]) == ["rA1", "rA2", "rB1"]
-        eps = Q.episode_table(con)
+        eps = E.episode_table(con)
         assert len(eps) == 9
         assert eps["spans"].min() >= 2
-        hits = Q.episode_table(con, search="onerror=ALERT")
+        hits = E.episode_table(con, search="onerror=ALERT")
         assert list(hits["episode_id"]) == [episode_id("rA1", "t1")]
-        steps = Q.episode_steps(con, episode_id("rA1", "t1"))
+        steps = E.episode_steps(con, episode_id("rA1", "t1"))
         assert list(steps["step"]) == [1, 2, 3, 4, 5, 6]
-        txt = Q.step_text(con, episode_id("rA1", "t1"), 3)
+        txt = E.step_text(con, episode_id("rA1", "t1"), 3)
         assert "<script>" in txt["results"][0]["output"]
-        ents = Q.episode_entries(con, episode_id("rA1", "t1"))
+        ents = E.episode_entries(con, episode_id("rA1", "t1"))
         assert ents["window_start"].notna().any()
     finally:
         con.close()

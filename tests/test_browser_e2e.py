@@ -102,8 +102,8 @@ def server(tmp_path_factory: pytest.TempPathFactory):
 
 def _pick(db: Path) -> dict:
     """A judged span whose rationale cites a step, that step's text, and a delivered item."""
-    from memuse_core.store import app_queries as Q
     from memuse_core.store import connect
+    from memuse_core.store.app import episodes as store_episodes
 
     con = connect(db, read_only=True)
     try:
@@ -115,8 +115,8 @@ def _pick(db: Path) -> dict:
             WHERE regexp_matches(a.notes, '\\[S\\d+\\]') ORDER BY a.span_id LIMIT 1""").fetchone()
         assert row, "the demo corpus has no judged span with a cited step"
         span_id, ep, step, ns, item = row
-        txt = Q.step_text(con, ep, int(step))
-        windows = int(Q.episode_entries(con, ep)["window_start"].notna().sum())
+        txt = store_episodes.step_text(con, ep, int(step))
+        windows = int(store_episodes.episode_entries(con, ep)["window_start"].notna().sum())
     finally:
         con.close()
     first_line = next(line for line in (txt["response"] or "").splitlines() if line.strip())

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from memuse_core.build import build_store
 from memuse_core.builder import EpisodeBuilder, entry
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.events import dump_event
 from memuse_core.ingest import ingest_path
 from memuse_core.rules.context import build_episode_context
@@ -138,7 +138,6 @@ def test_store_recreates_context_tables_with_old_columns(tmp_path: Path) -> None
 
 
 def test_cli_build_and_spans_json(tmp_path: Path) -> None:
-    _load_commands()
     db = store(tmp_path, "e1")
     runner = CliRunner()
     r = runner.invoke(app, ["build", "--db", str(db)])
@@ -179,7 +178,6 @@ def test_cli_build_and_spans_json(tmp_path: Path) -> None:
 
 
 def test_cli_ingest_builds_automatically(tmp_path: Path) -> None:
-    _load_commands()
     db = tmp_path / "auto.duckdb"
     f = write(tmp_path / "e9.jsonl", episode("e9"))
     r = CliRunner().invoke(app, ["ingest", str(f), "--db", str(db)])

@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.store import connect, store_info
 
-_load_commands()
 RUNNER = CliRunner()
 
 

@@ -14,9 +14,8 @@ from pathlib import Path
 from test_metrics_corpus import corpus_db  # noqa: F401  (fixture)
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 
-_load_commands()
 RUNNER = CliRunner()
 
 

@@ -19,8 +19,10 @@ from memuse_core.judge.runner import judge_span
 from memuse_core.metrics import group_stats
 from memuse_core.rules.judgment import JudgmentResult
 from memuse_core.rules.outcome import is_profiled, outcome_class
-from memuse_core.store import app_queries as Q
 from memuse_core.store import connect
+from memuse_core.store.app import episodes as QE
+from memuse_core.store.app import outcomes as QO
+from memuse_core.store.app import spans as QS
 from memuse_core.store.judging import eligible_span_ids, write_results
 from memuse_core.vocab import OUTCOME_CLASSES
 
@@ -65,16 +67,16 @@ def _everywhere(db: Path, span_id: str) -> dict[str, object]:
     con = connect(db, read_only=True)
     try:
         stats = next(iter(group_stats(con, details=False).values()))
-        counts = Q.outcome_counts(con)
+        counts = QO.outcome_counts(con)
         return {
             "stored": con.execute(
                 "SELECT outcome FROM span_outcomes WHERE span_id = ?", [span_id]
             ).fetchall()[0][0],
-            "span_row": Q.span_row(con, span_id)["outcome"],  # type: ignore[index]
-            "episode_spans": Q.episode_spans(con, span_id.split("/")[0])
+            "span_row": QS.span_row(con, span_id)["outcome"],  # type: ignore[index]
+            "episode_spans": QE.episode_spans(con, span_id.split("/")[0])
             .set_index("span_id")
             .outcome[span_id],
-            "drill_down": set(Q.spans_in_scope(con, outcome="error").span_id),
+            "drill_down": set(QO.outcome_spans(con, outcome="error").span_id),
             "counts": dict(zip(counts.outcome, counts.spans, strict=True)),
             "aggregate_error": stats.triage.error,
             "aggregate_unjudged": stats.triage.unjudged,

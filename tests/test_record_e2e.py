@@ -260,9 +260,8 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
     # memuse ingest (which builds), judge with the rules judge, info: the commands a user runs.
     from typer.testing import CliRunner
 
-    from memuse_core.cli import _load_commands, app
+    from memuse_core.cli import app
 
-    _load_commands()
     db = work / "memuse.duckdb"
     for args in (["ingest", str(work / "run.jsonl")], ["judge", "--judge", "rules"], ["info", "--json"]):
         r = CliRunner().invoke(app, [*args, "--db", str(db)])
@@ -273,7 +272,7 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
 
     from memuse_core.lineage import item_graph
     from memuse_core.store import connect
-    from memuse_core.store.app_queries import judgment_assessments, span_judgments
+    from memuse_core.store.app.spans import judgment_assessments, span_judgments
     from memuse_core.store.spans import load_episode_context
 
     con = connect(db, read_only=True)

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, user_errors
+from .common import DbOption, fail, user_errors
 
 
-@app.command()
 @user_errors
 def build(
     db: Path | None = DbOption,
@@ -43,7 +42,6 @@ def _window(w: tuple[int, int] | None) -> str:
     return "-" if w is None else f"{w[0]}-{w[1]}"
 
 
-@app.command()
 @user_errors
 def spans(
     episode: str = typer.Option(..., "--episode", help="Episode id."),

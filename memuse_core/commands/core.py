@@ -7,10 +7,9 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, user_errors
+from .common import DbOption, user_errors
 
 
-@app.command()
 def schema() -> None:
     """Print the JSON Schema of one event-log line."""
     from ..events import event_json_schema
@@ -18,7 +17,6 @@ def schema() -> None:
     typer.echo(json.dumps(event_json_schema(), indent=2))
 
 
-@app.command()
 @user_errors
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders (formats are detected)."),
@@ -76,19 +74,13 @@ def ingest(
         con.close()
     typer.echo(f"imported {imported_eps} episodes from {len(files) - failed} of {len(files)} files")
     if build and imported_eps:
-        _maybe_build(db)
+        from ..build import build_store
+
+        build_store(db)
     if failed:
         raise typer.Exit(1)
 
 
-def _maybe_build(db: Path | None) -> None:
-    """Run the evaluation-context build."""
-    from ..build import build_store
-
-    build_store(db)
-
-
-@app.command()
 @user_errors
 def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json")) -> None:
     """Summarise what the store holds: runs, episodes, steps, deliveries, items, sizes."""

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, user_errors
+from .common import DbOption, fail, user_errors
 
 
-@app.command()
 @user_errors
 def demo(
     episodes: int = typer.Option(

@@ -72,8 +72,13 @@ def _adds_nothing_at_shared_step(
     step at this span's first step, one call consumed both copies. This (later) copy includes the
     shared step only when it adds verified text or a newly exposed identifier to the earlier copy;
     otherwise its window starts after that step. Unknown exposure on this side never shows added
-    verified text; unknown exposure on the earlier side cannot show that the text was there."""
+    verified text; unknown exposure on the earlier side cannot show that the text was there. A
+    separately recorded read reached through a proven selection takes over at its consuming step
+    (3.3: a later entry can take over when it is "a separately recorded full read reached through
+    an explicit selection")."""
     di = s.first
+    if _selected_read(an, di):
+        return False  # a read reached through a proven selection takes over from its consuming step
     x = di.exposures[pos]
     key = di.d.entries[pos].display_key
     for o, opos in same_item:

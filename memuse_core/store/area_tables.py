@@ -120,3 +120,16 @@ TRIM_DDL = [
 ]
 
 DDL = CONTEXT_DDL + JUDGE_DDL + OUTCOME_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL
+
+# ---- MemTrim index (memtrim paper 3.2, A.1), written by `memuse_core.trim.index` -----------------
+# One row per memory a MemTrim filter indexed, per scope (user / agent / run). Not derived from
+# events and never emptied by a rebuild (only CONTEXT_TABLES are): it mirrors the user's memory
+# store. `parsed` is the cached representation (units, task, support set, outcome) so a restart does
+# not parse again.
+TRIM_INDEX_DDL = [
+    """CREATE TABLE IF NOT EXISTS memtrim_memories (
+        scope VARCHAR, memory_id VARCHAR, text VARCHAR, answer VARCHAR, support JSON,
+        ts DOUBLE, parser VARCHAR, parsed JSON, written_at DOUBLE,
+        PRIMARY KEY (scope, memory_id))""",
+]
+DDL = DDL + TRIM_INDEX_DDL

@@ -90,9 +90,8 @@ def cli(*args: str) -> str:
     """Run one `memuse` command in this process; returns its output (raises on a non-zero exit)."""
     from typer.testing import CliRunner
 
-    from memuse_core.cli import _load_commands, app
+    from memuse_core.cli import app
 
-    _load_commands()
     r = CliRunner().invoke(app, list(args))
     if r.exit_code != 0:
         raise RuntimeError(f"memuse {' '.join(args)} exited {r.exit_code}: {r.output}")

@@ -1,0 +1,140 @@
+"""Compare view (MemUse 4.3): two configurations or runs side by side - profiles, outcome classes,
+yields and efficiency, cost and delivery forms, and paired per-task outcomes: the tasks B gained
+or lost against A and whether any entry was acted on, beneficial or harmful in them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .. import charts as figures
+from ..store.app import compare as store_compare
+from .common import Connection, Runs, ViewModel, runs
+from .overview import Level, overview
+from .report import Report, report
+
+Change = Literal["gained", "lost", "same"]
+"""How a task's resolve rate moved from A to B."""
+PairFilter = Literal["changed", "all"]
+PAIR_FILTERS: tuple[PairFilter, ...] = ("changed", "all")
+"""Which paired tasks the table lists: those whose outcome changed, or all."""
+
+
+def options(all_runs: Runs, level: Level) -> list[str]:
+    """What can be compared at a level: configurations, or runs."""
+    return all_runs.configs if level == "config" else all_runs.run_ids
+
+
+def change(resolved_a: float, resolved_b: float) -> Change:
+    """`gained` when B resolves the task more often than A, `lost` when less often (MemUse 4.3)."""
+    return "gained" if resolved_b > resolved_a else "lost" if resolved_b < resolved_a else "same"
+
+
+class Comparison(ViewModel):
+    """Two groups (A and B) compared."""
+
+    level: Level
+    """Configurations or runs."""
+    a: str
+    """Group A."""
+    b: str
+    """Group B."""
+    profiles: dict[str, dict[str, float | None]]
+    """Entry-share profiles of the groups that have profiled spans (Figure 3)."""
+    metrics: pd.DataFrame
+    """Spans, outcome classes, triage rates, yields and efficiency: metric, A, B, B − A."""
+    report: Report
+    """Cost, outcomes and delivery forms of A and B."""
+    pairs: pd.DataFrame
+    """Tasks attempted by both: task_id, resolved_a, resolved_b, acted_a, acted_b, beneficial_b,
+    harmful_b, episode_a, episode_b, change."""
+
+    @property
+    def built(self) -> bool:
+        """Profiles exist (the context is built and judged)."""
+        return bool(self.profiles)
+
+    def radar(self) -> go.Figure:
+        """The two profiles on Figure 3's log radial scale."""
+        return figures.profile_radar(self.profiles)
+
+    def heatmap(self) -> go.Figure:
+        """The two profiles as a heatmap."""
+        return figures.profile_heatmap(self.profiles)
+
+    def listed(self, which: PairFilter) -> pd.DataFrame:
+        """The paired tasks to list: all, or those whose outcome changed."""
+        return self.pairs if which == "all" else self.pairs[self.pairs["change"] != "same"]
+
+    def changed(self, kind: Change) -> pd.DataFrame:
+        """Paired tasks whose outcome changed this way."""
+        return self.pairs[self.pairs["change"] == kind] if len(self.pairs) else self.pairs
+
+    def count(self, kind: Change, column: str | None = None) -> int:
+        """Tasks that changed this way (and, with `column`, where that flag is true)."""
+        rows = self.changed(kind)
+        return int(rows[column].fillna(False).astype(bool).sum()) if column else len(rows)
+
+    def form_pivot(self) -> pd.DataFrame:
+        """Token and beneficial shares per form and route, one column per group."""
+        forms = self.report.form_table()
+        if not len(forms):
+            return forms
+        fd = forms.pivot_table(
+            index=["form", "route"],
+            columns="group",
+            values=["token_share", "beneficial_share"],
+            aggfunc="sum",
+        )
+        fd.columns = [f"{m} · {g}" for m, g in fd.columns]
+        return fd.reset_index()
+
+    def episodes_of(self, task_id: str) -> tuple[str, str] | None:
+        """One episode of A and one of B for a paired task."""
+        row = self.pairs[self.pairs["task_id"] == task_id]
+        if not len(row):
+            return None
+        return str(row.iloc[0]["episode_a"]), str(row.iloc[0]["episode_b"])
+
+
+def compare(con: Connection, level: Level, a: str, b: str) -> Comparison:
+    """Compare group A with group B (configurations or runs)."""
+    all_runs = runs(con)
+
+    def runs_of(x: str) -> list[str]:
+        return all_runs.runs_of(x) if level == "config" else [x]
+
+    ra, rb = runs_of(a), runs_of(b)
+    ov = overview(con, ra + rb, level)
+    label = {g.label: (g.config if level == "config" else str(g.run_id)) for g in ov.groups}
+    profiles = {label[k]: v for k, v in ov.profiles.items() if label[k] in (a, b)}
+    table = ov.triage_table()
+    if len(table):
+        table["group"] = [label[g] for g in table["group"]]
+        table = table.set_index("group")
+    cols = [c for c in table.columns] if len(table) else []
+
+    def value(g: str, c: str) -> object:
+        return table.loc[g, c] if g in table.index else None
+
+    metrics = pd.DataFrame({"metric": cols, a: [value(a, c) for c in cols], b: [value(b, c) for c in cols]})
+    metrics["B − A"] = [
+        None if x is None or y is None or pd.isna(x) or pd.isna(y) else y - x  # type: ignore[operator]
+        for x, y in zip(metrics[a], metrics[b])
+    ]
+    rep = report(con, ra + rb, runs_as_groups=[a, b] if level == "run" else ())
+    if level == "config":
+        keep = {a, b}
+        rep = Report(
+            outcomes=[o for o in rep.outcomes if o.group in keep],
+            forms=[f for f in rep.forms if f.group in keep],
+            costs=[c for c in rep.costs if c.group in keep],
+        )
+    pairs = store_compare.paired_outcomes(con, ra, rb)
+    if len(pairs):
+        pairs["change"] = [change(x, y) for x, y in zip(pairs["resolved_a"], pairs["resolved_b"])]
+    else:
+        pairs["change"] = pd.Series(dtype=str)
+    return Comparison(level=level, a=a, b=b, profiles=profiles, metrics=metrics, report=rep, pairs=pairs)

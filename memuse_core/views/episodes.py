@@ -1,0 +1,68 @@
+"""Episodes view: the episode table of a scope, filtered by text search, outcome, the outcome
+classes of its spans, repository and task id."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..store.app import episodes as store_episodes
+from ..vocab import EPISODE_OUTCOMES, OUTCOME_CLASSES, EpisodeOutcome, OutcomeClass
+from .common import Connection, Scope, ViewModel
+
+ROW_LIMIT = 20000
+"""Episodes listed at most."""
+OUTCOME_CHOICES: tuple[EpisodeOutcome, ...] = EPISODE_OUTCOMES
+"""Episode outcomes a user can filter by."""
+SPAN_CLASS_CHOICES: tuple[OutcomeClass, ...] = OUTCOME_CLASSES
+"""Span outcome classes a user can require an episode to have."""
+
+
+class EpisodeFilters(ViewModel):
+    """What the Episodes page filters by (every filter narrows; empty means no filter)."""
+
+    search: str = ""
+    """Case-insensitive text searched in the task and the trajectory (actions, responses,
+    observations)."""
+    outcomes: list[EpisodeOutcome] = []
+    """Keep episodes with one of these outcomes."""
+    span_classes: list[OutcomeClass] = []
+    """Keep episodes with at least one span of each of these outcome classes (A.4.1)."""
+    repos: list[str] = []
+    """Keep episodes of these repositories."""
+    task: str = ""
+    """Keep episodes whose task id contains this text (case-insensitive)."""
+
+
+class EpisodeList(ViewModel):
+    """The filtered episode table."""
+
+    rows: pd.DataFrame
+    """One row per episode: episode_id, config, run_id, repo, task_id, outcome, steps,
+    deliveries, spans, span_classes (outcome classes of its spans), delivered_tokens (estimated),
+    cost_usd, input_tokens, output_tokens."""
+
+    @property
+    def truncated(self) -> bool:
+        """More episodes match than are listed."""
+        return len(self.rows) >= ROW_LIMIT
+
+
+def episode_list(con: Connection, runs: Scope = None, filters: EpisodeFilters | None = None) -> EpisodeList:
+    """Episodes of the scope that pass every filter, in run order."""
+    f = filters or EpisodeFilters()
+    rows = store_episodes.episode_table(
+        con,
+        runs,
+        search=f.search or None,
+        outcomes=f.outcomes,
+        span_classes=f.span_classes,
+        repos=f.repos,
+        task_contains=f.task or None,
+        limit=ROW_LIMIT,
+    )
+    return EpisodeList(rows=rows)
+
+
+def repositories(con: Connection, runs: Scope = None) -> list[str]:
+    """Repositories of the episodes in scope (the repository filter's choices)."""
+    return store_episodes.episode_repos(con, runs)

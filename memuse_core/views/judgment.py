@@ -1,0 +1,174 @@
+"""One judgment of a span (MemUse A.2.3, A.6.8): its validation attempts and transcript; and
+re-judging a span now, with the assessments before and after."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, get_args
+
+import pandas as pd
+
+from ..store import open_store
+from ..store.app import spans as store_spans
+from ..vocab import JudgeKind
+from .common import Connection, ViewModel
+
+JUDGE_KINDS: tuple[JudgeKind, ...] = get_args(JudgeKind)
+"""Judges a span can be re-judged with."""
+SIGNAL_COLUMNS = ("pos", "relevance", "accuracy", "novelty", "influence", "effect", "usage_label")
+"""Columns shown when a re-judge is compared with the judgment before it."""
+
+
+class Attempt(ViewModel):
+    """One validation attempt of a judge answer."""
+
+    accepted: bool
+    """The answer passed validation."""
+    forced: bool = False
+    """The answer was a forced final answer."""
+    violations: list[str] = []
+    """Why it was rejected (one message per violation)."""
+    coerced: list[str] = []
+    """Fields set to undetermined instead of rejecting the answer."""
+
+
+class Message(ViewModel):
+    """One message of a judge transcript (recorded text, untrusted)."""
+
+    role: str
+    """system, user, assistant or tool."""
+    name: str | None = None
+    """Tool name of a tool message."""
+    content: str = ""
+    """Text content."""
+    tool_calls: list[str] = []
+    """Tool calls made, as `name(arguments)`."""
+
+
+class JudgmentDetail(ViewModel):
+    """One judgment with its validation attempts and transcript."""
+
+    judgment_id: str
+    """Judgment id."""
+    judge: str | None = None
+    """rules or llm."""
+    status: str | None = None
+    """accepted, error or interrupted."""
+    reason: str | None = None
+    """Why it is not accepted."""
+    calls: int | None = None
+    """Model calls."""
+    followups: int | None = None
+    """Rejected answers sent back with their violations."""
+    forced: bool | None = None
+    """A forced final answer was requested."""
+    attempts: list[Attempt]
+    """Validation attempts in order."""
+    transcript: list[Message]
+    """The judge conversation."""
+
+
+def _attempt(a: Any) -> Attempt:
+    if not isinstance(a, dict):
+        return Attempt(accepted=False, violations=[str(a)])
+    violations = [
+        str(v.get("message", v)) if isinstance(v, dict) else str(v) for v in a.get("violations") or []
+    ]
+    return Attempt(
+        accepted=bool(a.get("accepted")),
+        forced=bool(a.get("forced")),
+        violations=violations,
+        coerced=[str(c) for c in a.get("coerced") or []],
+    )
+
+
+def _message(m: Any) -> Message:
+    if not isinstance(m, dict):
+        return Message(role="?", content=str(m))
+    calls = []
+    for tc in m.get("tool_calls") or []:
+        fn = tc.get("function", tc) if isinstance(tc, dict) else {}
+        calls.append(f"{fn.get('name', '')}({fn.get('arguments', '')})")
+    content = m.get("content")
+    return Message(
+        role=str(m.get("role") or "?"),
+        name=m.get("name"),
+        content=content if isinstance(content, str) else ("" if content is None else str(content)),
+        tool_calls=calls,
+    )
+
+
+def detail(con: Connection, judgment_id: str) -> JudgmentDetail | None:
+    """A judgment's attempts and transcript (None when unknown)."""
+    d = store_spans.judgment_detail(con, judgment_id)
+    if d is None:
+        return None
+    attempts, transcript = d.get("attempts"), d.get("transcript")
+    return JudgmentDetail(
+        judgment_id=judgment_id,
+        judge=d.get("judge"),
+        status=d.get("status"),
+        reason=d.get("reason"),
+        calls=d.get("calls"),
+        followups=d.get("followups"),
+        forced=d.get("forced"),
+        attempts=[_attempt(a) for a in attempts] if isinstance(attempts, list) else [],
+        transcript=[_message(m) for m in transcript] if isinstance(transcript, list) else [],
+    )
+
+
+# ---- Re-judging ------------------------------------------------------------------------------
+
+
+class Rejudged(ViewModel):
+    """The outcome of re-judging one span, with the assessments before and after."""
+
+    span_id: str
+    """The span."""
+    judgment_id: str
+    """The new judgment."""
+    status: str
+    """accepted, error or interrupted."""
+    reason: str | None = None
+    """Why it is not accepted."""
+    before: pd.DataFrame
+    """The previous current judgment's assessments (SIGNAL_COLUMNS; empty when none)."""
+    after: pd.DataFrame
+    """The new judgment's assessments (SIGNAL_COLUMNS; empty when not accepted)."""
+
+
+def _signals(con: Connection, judgment_id: str | None) -> pd.DataFrame:
+    if judgment_id is None:
+        return pd.DataFrame(columns=list(SIGNAL_COLUMNS))
+    return store_spans.judgment_assessments(con, judgment_id)[list(SIGNAL_COLUMNS)]
+
+
+def rejudge(
+    db: str | os.PathLike[str],
+    span_id: str,
+    judge: JudgeKind = "rules",
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    timeout: float = 30.0,
+) -> Rejudged:
+    """Judge one span again now (its earlier judgments stay as history); raises ValueError for a
+    span that is not eligible and the judge's own errors for settings it cannot use."""
+    from ..judge.runner import judge_span
+
+    with open_store(Path(db), read_only=True, timeout=timeout) as con:
+        row = store_spans.span_row(con, span_id)
+        before = _signals(con, row.get("verdict_judgment") if row else None)
+    settings = {"model": model or None, "base_url": base_url or None} if judge == "llm" else {}
+    res = judge_span(db, span_id, judge=judge, **settings)
+    with open_store(Path(db), read_only=True, timeout=timeout) as con:
+        after = _signals(con, res.judgment_id if res.status == "accepted" else None)
+    return Rejudged(
+        span_id=span_id,
+        judgment_id=res.judgment_id,
+        status=res.status,
+        reason=res.reason,
+        before=before,
+        after=after,
+    )

@@ -1,0 +1,171 @@
+"""Overview view (MemUse 3.5-3.6, Figures 3 and 5, A.4-A.6): six-axis entry-share profiles, span
+outcome classes with triage rates, yields and token efficiency, episode coverage and recurring
+items per configuration or run; the spans behind any of those numbers; task outcomes, delivery
+forms and cost."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .. import charts as figures
+from .. import metrics
+from ..metrics import GroupStats
+from ..store.app import outcomes as store_outcomes
+from ..store.app._sql import missing_tables
+from ..vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE, Axis, OutcomeClass
+from .common import Connection, Scope, ViewModel, runs
+
+Level = Literal["config", "run"]
+"""Grouping of the Overview and Compare pages: per configuration or per run."""
+LEVELS: tuple[Level, ...] = get_args(Level)
+AXIS_TITLES: dict[str, str] = figures.AXIS_TITLES
+"""Display title of each profile axis."""
+DRILL_LIMIT = 500
+"""Spans listed behind a number at most."""
+COVERAGE = ("profiled", "relevant", "beneficial", "harmful")
+"""Episode-coverage shares of the overview (A.4.2)."""
+
+
+class Group(ViewModel):
+    """One configuration (or run) of the overview."""
+
+    label: str
+    """Display name: the configuration, or `<config> · <run>`."""
+    config: str
+    """Configuration."""
+    run_id: str | None = None
+    """Run (None for a configuration pooled over its runs)."""
+    stats: GroupStats
+    """Profiles, outcome classes, triage rates, yields, efficiency, coverage and recurring items."""
+
+
+class Overview(ViewModel):
+    """The overview of a scope at one level."""
+
+    level: Level
+    """Grouping of `groups`."""
+    groups: list[Group]
+    """Groups in order."""
+
+    @property
+    def spans(self) -> int:
+        """Spans in scope."""
+        return sum(g.stats.spans for g in self.groups)
+
+    @property
+    def configs(self) -> list[str]:
+        """Configurations in scope, sorted."""
+        return sorted({g.config for g in self.groups})
+
+    @property
+    def profiles(self) -> dict[str, dict[str, float | None]]:
+        """Mean entry shares per axis of every group with profiled spans (Figure 3)."""
+        return {
+            g.label: {a: getattr(g.stats.profile, a) for a in AXES}
+            for g in self.groups
+            if g.stats.profiled_spans > 0
+        }
+
+    def radar(self) -> go.Figure:
+        """Figure 3: the profiles on a log radial scale."""
+        return figures.profile_radar(self.profiles)
+
+    def heatmap(self) -> go.Figure:
+        """The profiles as a heatmap on the same scale."""
+        return figures.profile_heatmap(self.profiles)
+
+    def triage_table(self) -> pd.DataFrame:
+        """Per group: spans, profiled spans, span counts per outcome class, N_triage, triage rates, benefit and harm
+        yields per 100 spans, token efficiency and estimated delivered tokens (A.4.1, A.4.4)."""
+        rows = []
+        for g in self.groups:
+            s = g.stats
+            row: dict[str, Any] = {"group": g.label, "spans": s.spans, "profiled spans": s.profiled_spans}
+            row |= {c: getattr(s.triage, c) for c in OUTCOME_CLASSES}
+            row["N triage"] = s.n_triage
+            row |= {f"{t} rate": getattr(s.triage_rates, t) for t in TRIAGE_PRECEDENCE}
+            row |= {
+                "benefit /100 spans": s.yields.benefit,
+                "harm /100 spans": s.yields.harm,
+                "token efficiency (ben./M tok)": s.token_efficiency,
+                "est. delivered tokens": s.est_tokens,
+            }
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def coverage_table(self) -> pd.DataFrame:
+        """Per group: episodes, episode-coverage shares and the recurring-item diagnostic (A.4.2)."""
+        rows = []
+        for g in self.groups:
+            s = g.stats
+            row: dict[str, Any] = {"group": g.label, "episodes": s.coverage.episodes}
+            row |= {f"{c} episodes": getattr(s.coverage, c) for c in COVERAGE}
+            row |= {
+                "recurring items": s.recurring.recurring_items,
+                "relevant entries from recurring items": s.recurring.share_from_recurring,
+                "relevance coverage without recurring": s.recurring.relevance_coverage_without,
+            }
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def overview(con: Connection, runs: Scope = None, level: Level = "config") -> Overview:
+    """Profiles, outcome classes, yields and coverage per configuration or run."""
+    if missing_tables(con, "spans", "verdicts", "assessments"):
+        return Overview(level=level, groups=[])
+    stats = metrics.group_stats(con, runs, level, details=False)
+    groups = [
+        Group(
+            label=cfg if run is None or level == "config" else f"{cfg} · {run}",
+            config=cfg,
+            run_id=run if level == "run" else None,
+            stats=g,
+        )
+        for (cfg, run), g in stats.items()
+    ]
+    return Overview(level=level, groups=groups)
+
+
+# ---- Spans behind a number --------------------------------------------------------------------
+
+
+class DrillDown(ViewModel):
+    """The spans behind one overview number."""
+
+    rows: pd.DataFrame
+    """Spans (at most DRILL_LIMIT): span_id, episode_id, config, run_id, status, form,
+    first_step, n_entries, est_tokens, outcome (class) and the six profile shares."""
+
+    @property
+    def truncated(self) -> bool:
+        """More spans match than are listed."""
+        return len(self.rows) >= DRILL_LIMIT
+
+
+def drill_down(
+    con: Connection,
+    runs: Scope = None,
+    *,
+    config: str | None = None,
+    run: str | None = None,
+    outcome: OutcomeClass | None = None,
+    axis: Axis | None = None,
+    form: str | None = None,
+) -> DrillDown:
+    """Spans of the scope (narrowed to one configuration or run) with this outcome class, a
+    nonzero share on this profile axis, or this delivery form."""
+    scope = runs
+    if config:
+        in_cfg = runs_of_config(con, config)
+        scope = [r for r in (runs or in_cfg) if r in in_cfg]
+    if run:
+        scope = [run]
+    return DrillDown(rows=store_outcomes.outcome_spans(con, scope, outcome, axis, form, DRILL_LIMIT))
+
+
+def runs_of_config(con: Connection, config: str) -> list[str]:
+    """Run ids of one configuration."""
+    return runs(con).runs_of(config)

@@ -1,0 +1,104 @@
+"""A judge error on an eligible span is the outcome class `error` on every page (MemUse A.4.1).
+
+Invariant: the span's class is decided in one place, so the Overview counts it as `error`, the
+Overview's `error` link lists it (non-empty), the Episodes filter by span class finds its episode,
+the span inspector shows it, and Judge runs counts it as done (not pending). The corpus goes
+through the real importer and context build; the error comes from the real LLM judge talking to
+the scripted OpenAI-compatible server, which answers 400.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from test_app_corpus import episode_id, make_db
+
+from memuse_core.judge.runner import judge_span
+from memuse_core.judge.scripted_server import Script, ScriptedReply, ScriptedServer
+from memuse_core.store import connect
+from memuse_core.store.app import episodes as store_episodes
+
+ROOT = Path(__file__).resolve().parents[1]
+EPISODE = episode_id("rB1", "t1")
+
+
+@pytest.fixture(scope="module")
+def errored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A built, unjudged corpus in which one eligible span's only judgment is an API error."""
+    db = make_db(tmp_path_factory.mktemp("outcomes"), judge=False)
+    con = connect(db, read_only=True)
+    try:
+        spans = store_episodes.episode_spans(con, EPISODE)
+    finally:
+        con.close()
+    span_id = str(spans[spans["status"] == "eligible"].iloc[0]["span_id"])
+    mp = pytest.MonkeyPatch()
+    mp.setenv("OPENAI_API_KEY", "test-key-not-stored")
+    try:
+        script = Script(replies=[ScriptedReply(status=400, error="bad request")], when_exhausted="error")
+        with ScriptedServer(script) as srv:
+            res = judge_span(db, span_id, judge="llm", model="scripted-model", base_url=srv.base_url)
+    finally:
+        mp.undo()
+    assert res.status == "error"
+    return db, span_id
+
+
+@pytest.fixture
+def app(errored: tuple[Path, str], monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MEMUSE_DB", str(errored[0]))
+    monkeypatch.chdir(ROOT)
+
+    def make(page: str | None = None, **params: str) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        for k, v in params.items():
+            at.query_params[k] = v
+        at.run()
+        if page:
+            at.switch_page(page)
+            for k, v in params.items():
+                at.query_params[k] = v
+            at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+
+    return make
+
+
+def _table(at: AppTest, column: str):
+    """The first table on the page with this column."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_overview_counts_the_error_and_its_link_lists_the_span(app, errored) -> None:
+    _, span_id = errored
+    at = app()
+    triage = _table(at, "N triage").set_index("group")
+    assert triage.loc["memB", "error"].endswith("n=1") and triage.loc["memA", "error"].endswith("n=0")
+    assert triage.loc["memB", "unjudged"].endswith("n=5")
+    # The count links to ?drill_outcome=error&drill_config=memB: the same span, class `error`.
+    link = triage.loc["memB", "error"].rsplit("&n=", 1)[0]
+    assert "drill_outcome=error" in link and "drill_config=memB" in link
+    at = app(None, drill_outcome="error", drill_config="memB")
+    drill = _table(at, "span_id")
+    assert list(drill["span_id"]) == [span_id] and list(drill["outcome"]) == ["error"]
+
+
+def test_episodes_and_span_inspector_show_error(app, errored) -> None:
+    _, span_id = errored
+    at = app("pages/2_episodes.py")
+    at.multiselect(key="ep_flags").select("error").run()
+    rows = at.dataframe[0].value
+    assert list(rows["episode_id"]) == [EPISODE] and "error" in list(rows.iloc[0]["span_classes"])
+    at = app("pages/4_span.py", span=span_id)
+    assert any("outcome **error**" in m.value for m in at.markdown)
+
+
+def test_judge_runs_counts_the_error_as_done(app) -> None:
+    at = app("pages/8_judge_runs.py")
+    classes = _table(at, "outcome class").set_index("outcome class")["spans"]
+    assert classes["error"] == 1 and classes["unjudged"] == 17
+    errors = _table(at, "example_span")
+    assert errors.iloc[0]["judgments"] == 1 and "400" in errors.iloc[0]["reason"]
