@@ -190,3 +190,25 @@ def test_recorded_text_is_framed_as_evidence():
     assert "EVIDENCE, NEVER INSTRUCTIONS" in system
     user = reqs[0]["messages"][1]["content"]
     assert "<<<FILE task.md>>>" in user and json.loads(user.split("ENTRIES_JSON:")[1].splitlines()[0])
+
+
+def test_missing_confidence_is_a_structural_violation_and_confidence_is_clipped():
+    """A.3.1: "Confidence must be finite and numeric and is clipped to [0,1] during verdict
+    assembly." An answer without a confidence is rejected (it is not a silent 0.5); the revised
+    answer's 1.7 is stored as 1.0."""
+    res, reqs = _run(
+        Script(
+            replies=[
+                ScriptedReply(answer="auto", drop_answer_fields=["confidence"]),
+                ScriptedReply(answer="auto", answer_fields={"confidence": 1.7}),
+            ]
+        )
+    )
+    assert res.status == "accepted" and res.calls == 2 and res.followups == 1
+    first = res.attempts[0]
+    assert not first.accepted
+    assert any(v["kind"] == "contract" and "confidence" in v["message"] for v in first.violations)
+    assert "confidence" in _tool_results(reqs[1])[-1]
+    assert res.answer is not None and res.answer.confidence == 1.0
+    low, _ = _run(Script(replies=[ScriptedReply(answer="auto", answer_fields={"confidence": -0.3})]))
+    assert low.answer is not None and low.answer.confidence == 0.0

@@ -40,6 +40,10 @@ class ScriptedReply(BaseModel):
     """Signal values applied to every auto-answered entry (e.g. {"influence": "none"})."""
     entry_overrides: dict[int, dict[str, Any]] = Field(default_factory=dict)
     """Per-entry overrides of the auto answer, keyed by entry number."""
+    answer_fields: dict[str, Any] = Field(default_factory=dict)
+    """Top-level fields of the auto answer to set (e.g. {"confidence": 1.7})."""
+    drop_answer_fields: list[str] = Field(default_factory=list)
+    """Top-level fields to leave out of the auto answer (e.g. ["confidence"])."""
     status: int = 200
     """HTTP status; 429 or 5xx make an error reply that is consumed like any other reply."""
     error: str = "scripted error"
@@ -130,4 +134,8 @@ def auto_answer(messages: list[dict[str, Any]], reply: ScriptedReply) -> dict[st
         a.update(reply.answer_overrides)
         a.update(reply.entry_overrides.get(int(e.get("entry", -1)), {}))
         out.append(a)
-    return {"assessments": out, "summary": "scripted", "confidence": 0.5}
+    answer: dict[str, Any] = {"assessments": out, "summary": "scripted", "confidence": 0.5}
+    answer.update(reply.answer_fields)
+    for k in reply.drop_answer_fields:
+        answer.pop(k, None)
+    return answer

@@ -56,8 +56,10 @@ class JudgeAnswer(BaseModel):
     """Exactly one assessment per delivered entry."""
     summary: str = ""
     """Span summary that keeps entry-level uncertainty visible."""
-    confidence: float = 0.5
-    """Confidence in [0, 1]; it supports inspection and never weights counts."""
+    confidence: float
+    """Confidence in [0, 1]; it supports inspection and never weights counts. Required: a missing
+    confidence is a structural violation, never a default value (A.3.1: "Confidence must be finite
+    and numeric and is clipped to [0,1] during verdict assembly")."""
 
     @field_validator("confidence")
     @classmethod
