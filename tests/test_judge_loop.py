@@ -212,3 +212,11 @@ def test_missing_confidence_is_a_structural_violation_and_confidence_is_clipped(
     assert res.answer is not None and res.answer.confidence == 1.0
     low, _ = _run(Script(replies=[ScriptedReply(answer="auto", answer_fields={"confidence": -0.3})]))
     assert low.answer is not None and low.answer.confidence == 0.0
+
+
+def test_cost_unknown_stays_null_never_zero():
+    """No price given and no provider-reported cost: the judgment's cost is unknown (None), and so
+    it is stored, not 0; with prices it is computed (see the first test)."""
+    res, _ = _run(Script(replies=[_read("steps/S3.md"), ScriptedReply(answer="auto")]))
+    assert res.status == "accepted" and res.calls == 2 and res.input_tokens > 0
+    assert res.cost_usd is None

@@ -61,6 +61,9 @@ class BatchSummary:
     cached_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    """Sum of the known costs."""
+    cost_unknown: int = 0
+    """Judgments whose cost is unknown (no price given, no provider-reported cost)."""
     seconds: float = 0.0
     replayed: int = 0
     auto_neutral: int = 0
@@ -84,7 +87,10 @@ class BatchSummary:
         self.input_tokens += r.input_tokens
         self.cached_tokens += r.cached_tokens
         self.output_tokens += r.output_tokens
-        self.cost_usd += r.cost_usd
+        if r.cost_usd is None:
+            self.cost_unknown += int(r.calls > 0)
+        else:
+            self.cost_usd += r.cost_usd
 
     def lines(self) -> list[str]:
         rate = self.judged / self.seconds if self.seconds > 0 else 0.0
@@ -108,6 +114,11 @@ class BatchSummary:
                 f"  calls {self.calls} ({cps:.2f}/span); input tokens uncached "
                 f"{self.input_tokens - self.cached_tokens:,}, cached {self.cached_tokens:,}; output "
                 f"{self.output_tokens:,}; cost ${self.cost_usd:.4f}"
+                + (
+                    f" + unknown for {self.cost_unknown} span(s) (no --price-* and no provider cost)"
+                    if self.cost_unknown
+                    else ""
+                )
             )
         if self.replayed or self.auto_neutral or self.skipped_done:
             out.append(

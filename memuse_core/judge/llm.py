@@ -93,6 +93,7 @@ async def _create(
 def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any) -> int:
     """Add one response's reported usage and cost; returns its prompt tokens."""
     if usage is None:
+        _add_cost(res, None, first=res.calls <= 1)
         return 0
     pt = int(getattr(usage, "prompt_tokens", 0) or 0)
     ct = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -107,10 +108,22 @@ def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any) -> int:
     if settings.price_input is not None or settings.price_output is not None:
         pin = settings.price_input or 0.0
         pc = settings.price_cached if settings.price_cached is not None else pin
-        res.cost_usd += ((pt - cached) * pin + cached * pc + ct * (settings.price_output or 0.0)) / 1e6
+        cost: float | None = ((pt - cached) * pin + cached * pc + ct * (settings.price_output or 0.0)) / 1e6
     elif isinstance(extra.get("cost"), (int, float)):
-        res.cost_usd += float(extra["cost"])
+        cost = float(extra["cost"])
+    else:
+        cost = None
+    _add_cost(res, cost, first=res.calls <= 1)
     return pt
+
+
+def _add_cost(res: JudgmentResult, cost: float | None, *, first: bool) -> None:
+    """Add one call's cost. A call of unknown cost makes the judgment's cost unknown (None) for
+    good: a partial sum would understate it."""
+    if first:
+        res.cost_usd = cost
+    elif res.cost_usd is not None:
+        res.cost_usd = None if cost is None else res.cost_usd + cost
 
 
 def _assistant_dict(msg: Any) -> dict[str, Any]:

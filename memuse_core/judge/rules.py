@@ -62,6 +62,7 @@ def judge_rules(
     res = res or JudgmentResult(span_id=pkg.span_id)
     res.episode_id, res.judge, res.model = pkg.episode_id, "rules", None
     res.settings, res.prompt_hash = settings.public(), PROMPT_HASH
+    res.cost_usd = 0.0  # no model call: the cost is known to be zero
     res.mandatory_chars = mandatory_chars(pkg)
     tools = EvidenceTools(pkg)
     tools.mark_inline(choose_inline(pkg, 0))

@@ -129,8 +129,9 @@ class JudgmentResult(BaseModel):
     """Reported cached input tokens."""
     output_tokens: int = 0
     """Reported output tokens."""
-    cost_usd: float = 0.0
-    """Cost from prices or provider-reported cost."""
+    cost_usd: float | None = None
+    """Cost from prices or provider-reported cost; None while unknown (no price given and a call
+    without a provider-reported cost): unknown stays null, never 0. The rules judge costs 0."""
     started_at: float = Field(default_factory=time.time)
     """Unix time."""
     ended_at: float | None = None
