@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memuse_core.judge.endpoint import PREFLIGHT_PROMPT
 from memuse_core.judge.examples import (
     acted_on_episode,
     ignored_episode,
@@ -461,6 +462,8 @@ def test_llm_batch_keeps_every_slot_busy_across_chunk_boundaries(tmp_path):
     rounds, broken, lock = [0], [0], threading.Lock()
 
     def reply(body, idx):
+        if body["messages"][0]["content"] == PREFLIGHT_PROMPT:
+            return ScriptedReply(content="OK")  # the batch's preflight call, before any span
         try:
             if barrier.wait() == 0:
                 with lock:

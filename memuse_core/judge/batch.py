@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..rules.judgment import JudgmentResult
+from ..rules.judgment import JudgmentResult, scrub_result
 from ..rules.models import SpanContext
 from ..store import connect
 from ..store.decode import gc_paused
@@ -20,6 +20,7 @@ from ..store.evidence import fetch_evidence_rows
 from ..store.journal import Journal, journal_path
 from ..store.judging import end_batch, write_results
 from ..store.spans import load_spans
+from .endpoint import TRANSPORT, secrets
 from .evidence import EpisodeEvidence, build_evidence
 
 FLUSH_EVERY = 500
@@ -69,6 +70,9 @@ class BatchSummary:
     auto_neutral: int = 0
     skipped_done: int = 0
     stopped: str | None = None
+    broken: bool = False
+    """The circuit breaker stopped the batch (the command exits non-zero)."""
+    preflight_seconds: float | None = None
 
     def add(self, r: JudgmentResult) -> None:
         if r.status == "interrupted":
@@ -125,6 +129,8 @@ class BatchSummary:
                 f"  journal replayed {self.replayed}; auto-neutral verdicts {self.auto_neutral}; "
                 f"already judged {self.skipped_done}"
             )
+        if self.preflight_seconds is not None:
+            out.append(f"  preflight call {self.preflight_seconds:.2f} s")
         if self.stopped:
             out.append(f"  stopped: {self.stopped}")
         if self.planned == 0 and not self.skipped_done:
@@ -173,6 +179,36 @@ def chunks(pairs: list[tuple[str, str]], first: int = CHUNK_EPISODES) -> Iterato
         yield cur
 
 
+BREAKER_FAILURES = 3
+"""Consecutive transport failures that stop an LLM batch (the rest stays pending)."""
+
+
+class CircuitBreaker:
+    """Stops a batch after `BREAKER_FAILURES` consecutive transport failures: the endpoint is down
+    or unreachable, so judging the remaining spans would only turn them into failures. Spans not
+    started stay pending; those that failed are not done either (`store.judging.done_spans`)."""
+
+    def __init__(self, limit: int = BREAKER_FAILURES) -> None:
+        self.limit = limit
+        self.run = 0
+        self.last = ""
+
+    def observe(self, status: str, reason: str | None) -> bool:
+        """Count one result; True when the breaker trips."""
+        if status == "error" and (reason or "").startswith(TRANSPORT + ":"):
+            self.run += 1
+            self.last = (reason or "").split(":", 1)[1].strip()
+        elif status != "interrupted":
+            self.run = 0
+        return self.run >= self.limit
+
+    def message(self, left: int) -> str:
+        return (
+            f"circuit breaker: {self.run} consecutive transport failures ({self.last}); "
+            f"{left} span(s) left pending; run the same command again once the endpoint works"
+        )
+
+
 class ResultWriter:
     """Journal first, then short transactions."""
 
@@ -184,6 +220,7 @@ class ResultWriter:
         self.last = time.monotonic()
 
     def add(self, r: JudgmentResult) -> None:
+        scrub_result(r, secrets(r.settings))  # nothing secret reaches the journal or the tables
         self.journal.append(r)
         self.pending.append(r)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import time
 from typing import Any
@@ -24,29 +23,20 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from ..rules.judgment import Attempt, JudgmentResult, verdict_for
+from ..rules.judgment import Attempt, JudgmentResult, scrub_result, verdict_for
 from ..vocab import estimate_tokens
 from .contract import ANSWER_TOOL
+from .endpoint import TRANSPORT, api_key, cause_of, is_transport, secrets
 from .package import EvidencePackage, brief, choose_inline
-from .result import JudgeConfigError, JudgeSettings, Prompts
+from .result import JudgeSettings, Prompts
 from .tools import EvidenceTools, tool_schemas
 from .validate import check_answer, coerce_undetermined, mandatory_chars
 
 
 def make_client(settings: JudgeSettings) -> openai.AsyncOpenAI:
     """An async client for the configured endpoint; the key is read from the environment only."""
-    key = os.environ.get(settings.api_key_env)
-    if not key:
-        if settings.base_url is None:
-            raise JudgeConfigError(
-                f"set {settings.api_key_env} (or pick another variable with --api-key-env) "
-                "to use the LLM judge, or give --base-url for a local endpoint"
-            )
-        key = "not-needed"
-    if not settings.model:
-        raise JudgeConfigError("the LLM judge needs --model")
     return openai.AsyncOpenAI(
-        api_key=key, base_url=settings.base_url, max_retries=0, timeout=settings.timeout
+        api_key=api_key(settings), base_url=settings.base_url, max_retries=0, timeout=settings.timeout
     )
 
 
@@ -197,7 +187,8 @@ async def judge_llm(
         try:
             resp = await _create(client, settings, res, log, **kw)
         except openai.APIError as e:
-            return _finish(res, "error", f"api_error: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            kind = TRANSPORT if is_transport(e) else "api_error"
+            return _finish(res, "error", f"{kind}: {cause_of(e, settings)}", settings)
         prompt_tokens = _usage(res, settings, getattr(resp, "usage", None))
         log.append({"call": round_no, "seconds": round(time.time() - t0, 3), "forced": forced})
         if not resp.choices:
@@ -279,10 +270,13 @@ async def judge_llm(
             forced = True
 
 
-def _finish(res: JudgmentResult, status: str, reason: str | None) -> JudgmentResult:
+def _finish(
+    res: JudgmentResult, status: str, reason: str | None, settings: JudgeSettings | None = None
+) -> JudgmentResult:
     res.status = status  # type: ignore[assignment]
     res.reason = reason
     res.ended_at = time.time()
     if status == "accepted":
         verdict_for(res)
+    scrub_result(res, secrets(settings or res.settings))  # an endpoint may echo the key
     return res

@@ -10,6 +10,7 @@ journal), so they live below it. `judge.contract` generates the answer tool's JS
 from __future__ import annotations
 
 import math
+import re
 import time
 import uuid
 from typing import Any
@@ -152,6 +153,49 @@ class JudgmentResult(BaseModel):
     @property
     def uncached_tokens(self) -> int:
         return max(0, self.input_tokens - self.cached_tokens)
+
+
+_SECRET_PATTERNS = [
+    re.compile(r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(?:bearer|basic|token)?\s*[^\s'\",}]+"),
+    re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(
+        r"(?i)((?:api[_-]?key|x-api-key|access[_-]?token|secret)['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{6,}"
+    ),
+    re.compile(r"\b()(?:sk|rk|pk)-[A-Za-z0-9_-]{12,}"),
+]
+REDACTED = "[redacted]"
+
+
+def scrub_text(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
+    """`text` without secrets: every given secret value, and anything shaped like an
+    Authorization header, a bearer token, an `api_key=` value or an `sk-` key (an endpoint may
+    echo the request's headers in its error body). Secrets never reach the database."""
+    for sec in secrets:
+        if sec and len(sec) >= 8:
+            text = text.replace(sec, REDACTED)
+    for rx in _SECRET_PATTERNS:
+        text = rx.sub(lambda m: m.group(1) + REDACTED, text)
+    return text
+
+
+def _scrub(obj: Any, secrets: list[str] | tuple[str, ...]) -> Any:
+    if isinstance(obj, str):
+        return scrub_text(obj, secrets)
+    if isinstance(obj, dict):
+        return {k: _scrub(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_scrub(v, secrets) for v in obj]
+    return obj
+
+
+def scrub_result(res: JudgmentResult, secrets: list[str] | tuple[str, ...] = ()) -> JudgmentResult:
+    """Scrub the free text a judgment stores (its reason, transcript and attempts) in place."""
+    if res.reason:
+        res.reason = scrub_text(res.reason, secrets)
+    res.transcript = _scrub(res.transcript, secrets)
+    for a in res.attempts:
+        a.violations = _scrub(a.violations, secrets)
+    return res
 
 
 def verdict_for(res: JudgmentResult) -> None:
