@@ -50,6 +50,9 @@ class ScriptedReply(BaseModel):
     """Error message for a non-200 status."""
     retry_after: float | None = None
     """Retry-After header (seconds) for error replies."""
+    echo_headers: bool = False
+    """An error reply whose message echoes the request's Authorization header (as some proxies
+    do): stored error text must never keep it."""
     delay: float = 0.0
     """Extra seconds to wait before replying (simulates a slow reply or a timeout)."""
     usage: dict[str, int] | None = None
