@@ -118,10 +118,14 @@ def test_429_then_success_and_timeout_are_retried():
     assert any(e.get("error") == "APITimeoutError" for e in res.transcript["log"])
 
 
-def test_persistent_server_error_is_an_error_span():
+def test_persistent_server_error_is_a_transport_error_not_a_judge_error():
+    """A 500 after the retries is a transport failure: the attempt is an error whose reason says
+    so (the span stays pending for the next batch); a 400 is the judge's own failure."""
     res, _ = _run(Script(replies=[], when_exhausted="error"), max_retries=1)
-    assert res.status == "error" and res.reason.startswith("api_error") and res.retries == 1
+    assert res.status == "error" and res.reason.startswith("transport: HTTP 500") and res.retries == 1
     assert res.verdict is None and res.answer is None
+    res, _ = _run(Script(replies=[ScriptedReply(status=400, error="bad request")]), max_retries=1)
+    assert res.status == "error" and res.reason.startswith("api_error: HTTP 400") and res.retries == 0
 
 
 def test_forced_final_answer_at_the_call_limit():
