@@ -426,3 +426,43 @@ def rebuild_verdicts(con: duckdb.DuckDBPyConnection) -> int:
         finally:
             con.unregister("_rebuilt")
     return len(out)
+
+
+def episode_verdicts(con: duckdb.DuckDBPyConnection, episode_id: str) -> dict[str, dict[str, Any]]:
+    """span id -> {"outcomes": {judge kind: outcome class}, "verdicts": {judge: verdict}} of one
+    episode, every judge side by side (never merged): each verdict with its triage, judge,
+    judgment id and, for a judged span, per entry the five signals and the usage label."""
+    out: dict[str, dict[str, Any]] = {}
+    for sid, judge, outcome in con.execute(
+        """SELECT o.span_id, o.judge, o.outcome FROM span_outcomes o JOIN spans s USING (span_id)
+           WHERE s.episode_id = ? ORDER BY 1, 2""",
+        [episode_id],
+    ).fetchall():
+        out.setdefault(sid, {"outcomes": {}, "verdicts": {}})["outcomes"][judge] = outcome
+    rows = con.execute(
+        """SELECT v.span_id, v.judge, v.triage, v.judgment_id, a.pos, a.item_id, a.relevance,
+                  a.accuracy, a.novelty, a.influence, a.effect, a.usage_label
+           FROM verdicts v JOIN spans s USING (span_id)
+           LEFT JOIN assessments a ON a.judgment_id = v.judgment_id AND a.span_id = v.span_id
+           WHERE s.episode_id = ? ORDER BY v.span_id, v.judge, a.pos""",
+        [episode_id],
+    ).fetchall()
+    for sid, judge, triage, jid, pos, item, rel, acc, nov, inf, eff, usage in rows:
+        span = out.setdefault(sid, {"outcomes": {}, "verdicts": {}})
+        v = span["verdicts"].setdefault(
+            judge, {"judge": judge, "triage": triage, "judgment_id": jid, "entries": []}
+        )
+        if pos is not None:
+            v["entries"].append(
+                {
+                    "pos": pos,
+                    "item_id": item,
+                    "relevance": rel,
+                    "accuracy": acc,
+                    "novelty": nov,
+                    "influence": inf,
+                    "effect": eff,
+                    "usage": usage,
+                }
+            )
+    return out
