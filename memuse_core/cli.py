@@ -2,8 +2,8 @@
 
 The command functions live in `memuse_core/commands/<area>.py` as plain functions; `COMMANDS`
 below is the one place that names them, and its order is the order of `memuse --help`, grouped by
-stage: get runs in (record, demo, ingest, schema, info) -> evaluation context (build, spans) ->
-judge -> results (report, lineage) -> MemTrim (trim, trim-eval).
+stage: get runs in (record, demo, ingest, outcomes, schema, info) -> evaluation context (build,
+spans) -> judge -> results (report, lineage, export) -> MemTrim (trim, trim-eval).
 
 `app` is the registered Typer application (tests invoke it with `typer.testing.CliRunner`);
 `build_app()` makes a fresh one; `main()` is the console entry point.
@@ -17,7 +17,7 @@ from collections.abc import Callable
 import typer
 from typer.core import TyperGroup
 
-from .commands import context, core, demo, judge, record, report, trim
+from .commands import context, core, demo, judge, realruns, record, report, trim
 from .commands.common import DbOption, fail, user_errors
 
 HELP = "MemUse Studio: evaluate agent memory at its point of use, from recorded trajectories."
@@ -41,6 +41,7 @@ COMMANDS: tuple[tuple[str, str, Callable[..., object] | typer.Typer], ...] = (
     ("record", GET_RUNS_IN, _record_group()),
     ("demo", GET_RUNS_IN, demo.demo),
     ("ingest", GET_RUNS_IN, core.ingest),
+    ("outcomes", GET_RUNS_IN, realruns.outcomes),
     ("schema", GET_RUNS_IN, core.schema),
     ("info", GET_RUNS_IN, core.info),
     ("build", CONTEXT, context.build),
@@ -48,6 +49,7 @@ COMMANDS: tuple[tuple[str, str, Callable[..., object] | typer.Typer], ...] = (
     ("judge", JUDGE, judge.judge),
     ("report", RESULTS, report.report),
     ("lineage", RESULTS, report.lineage),
+    ("export", RESULTS, realruns.export),
     ("trim", MEMTRIM, trim.trim_cmd),
     ("trim-eval", MEMTRIM, trim.trim_eval_cmd),
 )

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from memuse_core.build import build_store
 from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.cli import app
-from memuse_core.events import dump_event
+from memuse_core.events import EpisodeStart, RunEvent, dump_event
 from memuse_core.ingest import ingest_path
 from memuse_core.rules.context import build_episode_context
 from memuse_core.store import connect, load_episode
@@ -32,6 +32,9 @@ def episode(eid: str, n: int = 3) -> list:
 
 
 def write(path: Path, events) -> Path:
+    # each episode's run gets its `run` event (ingest refuses an episode of an unknown run)
+    runs = dict.fromkeys(e.run_id for e in events if isinstance(e, EpisodeStart))
+    events = [*(RunEvent(run_id=r) for r in runs), *events]
     path.write_text("".join(dump_event(e) + "\n" for e in events))
     return path
 

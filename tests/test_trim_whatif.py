@@ -142,7 +142,9 @@ def test_worker_processes_give_the_same_rows(tmp_path: Path) -> None:
     from memuse_core.trim.whatif_batch import run_store
 
     log = tmp_path / "two.jsonl"
-    log.write_text("".join(dump_event(e) + "\n" for e in [*episode("e1"), *episode("e2")]))
+    log.write_text(
+        "".join(dump_event(e) + "\n" for e in [RunEvent(run_id="r1"), *episode("e1"), *episode("e2")])
+    )
     db = tmp_path / "w.duckdb"
     con = connect(db)
     try:

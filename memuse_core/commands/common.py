@@ -1,4 +1,4 @@
-"""What every `memuse` subcommand shares: the `--db` option and one-line user errors.
+"""What every `memuse` subcommand shares: the `--db` options and one-line user errors.
 
 Errors a user can cause end in one clear line on stderr and a non-zero exit, never a traceback.
 """
@@ -7,13 +7,33 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import NoReturn, TypeVar
 
 import typer
 
 F = TypeVar("F", bound=Callable[..., object])
 
-DbOption = typer.Option(None, "--db", help="DuckDB file (default: $MEMUSE_DB or data/memuse.duckdb).")
+
+def existing_db(value: Path | None) -> Path | None:
+    """`--db` of every command that reads or extends a store: a missing database is refused with
+    one line (`store.connection.missing_store`), never created (issue 15 item 7)."""
+    from ..store.connection import missing_store
+
+    why = missing_store(value)
+    if why is not None:
+        fail(why)
+    return value
+
+
+DbOption = typer.Option(
+    None, "--db", help="DuckDB file (default: $MEMUSE_DB or data/memuse.duckdb).", callback=existing_db
+)
+"""`--db` of every command but `ingest` and `demo`: the database must exist."""
+NewDbOption = typer.Option(
+    None, "--db", help="DuckDB file, created when missing (default: $MEMUSE_DB or data/memuse.duckdb)."
+)
+"""`--db` of `ingest` and `demo`, the commands that create a store."""
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

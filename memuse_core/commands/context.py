@@ -23,7 +23,16 @@ def build(
     Judgments, annotations and verdicts are never touched."""
     from ..build import build_store
     from ..progress import progress_bar
+    from ..store import connect
+    from ..store.build_state import build_state, describe
 
+    con = connect(db)
+    try:
+        marker = build_state(con).interrupted
+    finally:
+        con.close()
+    if marker is not None:  # the build below finishes it: it builds what the other did not reach
+        typer.echo(f"an earlier build of this store ({describe(marker)}) did not finish: finishing it")
     with progress_bar(total=None, desc="build", unit="episode") as bar:
 
         def progress(done: int, total: int) -> None:

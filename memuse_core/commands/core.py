@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from .common import DbOption, user_errors
+from .common import DbOption, NewDbOption, fail, user_errors
+
+if TYPE_CHECKING:
+    from ..store.build_state import BuildState
 
 
 def schema() -> None:
@@ -20,7 +24,7 @@ def schema() -> None:
 @user_errors
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders (formats are detected)."),
-    db: Path | None = DbOption,
+    db: Path | None = NewDbOption,
     build: bool = typer.Option(True, "--build/--no-build", help="Build the evaluation context afterwards."),
     observers: list[Path] = typer.Option(
         [], "--observers", help="TOML/JSON file of extra observers (memory wrappers to find in prompts)."
@@ -29,7 +33,13 @@ def ingest(
         True, "--observe/--no-observe", help="Run the built-in observers on trajectories."
     ),
     config: str | None = typer.Option(
-        None, "--config", help="Memory-system/configuration name for imported trajectories' runs."
+        None,
+        "--config",
+        help="Memory-system/configuration name for imported trajectories' runs (a batch folder: "
+        "default the folder name).",
+    ),
+    run: str | None = typer.Option(
+        None, "--run", help="Run id of the batch folder being imported (default: the folder name)."
     ),
     workers: int | None = typer.Option(
         None,
@@ -38,47 +48,111 @@ def ingest(
         "0 parses in this process).",
     ),
 ) -> None:
-    """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped."""
-    from ..ingest import IngestError, expand_paths
+    """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped.
+
+    A batch folder (mini-swe-agent, SWE-agent or OpenHands output) is one run; the SWE-bench
+    harness report found beside its trajectories sets the episodes' outcomes."""
+    from ..ingest import IngestError, IngestResult
+    from ..ingest.batch import batch_lines, ingest_batch
     from ..ingest.common import using_run_config
+    from ..ingest.layouts import find_inputs, plan_folder
     from ..ingest.observers import load_observers, using_observers
     from ..ingest.parallel import ingest_files
     from ..progress import progress_bar
     from ..store import connect
+    from ..store.build_state import build_state
+    from ..store.parquet import import_parquet
 
     extra = [o for f in observers for o in load_observers(f)]
-    files = expand_paths(paths)
-    if not files:
+    found = find_inputs(list(paths))
+    files = found.files
+    if not files and not found.batches and not found.exports:
         raise typer.BadParameter("no files found")
+    if run is not None and len(found.batches) != 1:
+        fail(f"--run names the run of one batch folder; {len(found.batches)} batch folders were given")
+    batches = [plan_folder(r) for r in found.batches]
     failed = 0
     imported_eps = 0
+    n_files = len(files) + sum(len(b.members) for b in batches)
+
+    def one(f: Path, res: IngestResult | IngestError, *, batch: bool = False) -> None:
+        nonlocal failed, imported_eps
+        if isinstance(res, IngestError):
+            failed += 1
+            typer.echo(f"error: {res}", err=True)
+        else:
+            imported_eps += res.episodes
+            if res.status == "skipped" and not batch:
+                typer.echo(f"skipped {f}: {res.error}", err=True)
+        bar.update(1)
+
     con = connect(db)
     try:
         with (
             using_observers(extra, enabled=observe),
             using_run_config(config),
-            progress_bar(total=len(files), desc="ingest", unit="file") as bar,
+            progress_bar(total=n_files, desc="ingest", unit="file") as bar,
         ):
+            for e in found.exports:
+                got = import_parquet(con, e)
+                imported_eps += got["episodes"]
+                typer.echo(
+                    f"export {e}: {got['files']} files imported ({got['episodes']} episodes, {got['runs']} runs), "
+                    f"{got['skipped']} already in the store"
+                )
+            for b in batches:
+                try:
+                    out = ingest_batch(
+                        con,
+                        b,
+                        run=run,
+                        config=config,
+                        workers=workers,
+                        on_file=lambda f, r: one(f, r, batch=True),
+                    )
+                except IngestError as e:
+                    failed += len(b.members)
+                    typer.echo(f"error: {e}", err=True)
+                    continue
+                for line in batch_lines(out):
+                    typer.echo(line)
             # large inputs are parsed in worker processes (--workers); each file is still its
             # own transaction, committed in the order given
             for f, res in ingest_files(con, files, workers=workers):
-                if isinstance(res, IngestError):
-                    failed += 1
-                    typer.echo(f"error: {res}", err=True)
-                else:
-                    imported_eps += res.episodes
-                    if res.status == "skipped":
-                        typer.echo(f"skipped {f}: {res.error}", err=True)
-                bar.update(1)
+                one(f, res)
+        state = build_state(con)
     finally:
         con.close()
-    typer.echo(f"imported {imported_eps} episodes from {len(files) - failed} of {len(files)} files")
-    if build and imported_eps:
-        from ..build import build_store
-
-        build_store(db)
+    typer.echo(
+        f"imported {imported_eps} episodes"
+        + (f" from {n_files - failed} of {n_files} files" if n_files else "")
+    )
+    _finish_build(db, build, state)
     if failed:
         raise typer.Exit(1)
+
+
+def _finish_build(db: Path | None, build: bool, state: BuildState) -> None:
+    """Build every episode not built yet, including those an interrupted build left (a rerun never
+    reports success over a half-built store); with --no-build, say so."""
+    from ..build import build_store
+    from ..store.build_state import describe
+
+    if state.complete:
+        return
+    if not build:
+        if state.interrupted is not None:
+            typer.echo(
+                f"note: the last build of this store ({describe(state.interrupted)}) did not finish; "
+                f"{state.unbuilt} episodes are not built: run `memuse build`",
+                err=True,
+            )
+        return
+    stats = build_store(db)
+    if state.interrupted is not None:
+        typer.echo(
+            f"finished an interrupted build ({describe(state.interrupted)}): {stats['episodes']} episodes built"
+        )
 
 
 @user_errors
@@ -104,6 +178,7 @@ def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json
             typer.echo(f"  {k:<18} {v:,}" if isinstance(v, int) else f"  {k:<18} {v}")
     if runs:
         typer.echo("  runs:")
-        for config, run_id, n, rate in runs:
-            rr = "-" if rate is None else f"{rate:.1%}"
-            typer.echo(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}")
+        for config, run_id, n, rate, unknown in runs:
+            rr = "—" if rate is None else f"{rate:.1%}"
+            note = f" ({unknown} without outcome)" if unknown else ""
+            typer.echo(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}{note}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .common import DbOption, fail, user_errors
+from .common import NewDbOption, fail, user_errors
 
 
 @user_errors
@@ -15,7 +15,7 @@ def demo(
         120, "--episodes", "-n", help="Total episodes over all runs and configurations."
     ),
     seed: int = typer.Option(7, "--seed", help="Seed; the same seed gives byte-identical files."),
-    db: Path | None = DbOption,
+    db: Path | None = NewDbOption,
     out: Path | None = typer.Option(
         None, "--out", help="Keep the event logs and planted truth in this folder."
     ),

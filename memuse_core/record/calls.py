@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import EVENT_SCHEMA_VERSION
+from ..vocab import MAX_BODY_DEPTH
 from .deliveries import Delivery
 from .wire import MessageMap, ParsedResponse, normalise_request
 
-MAX_BODY_DEPTH = 100
-"""Deepest request body (levels of nested arrays/objects) recorded as structure."""
 UNPARSED_PREFIX = 4000
 """Characters of an unparsed body kept in the event."""
 

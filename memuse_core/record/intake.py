@@ -28,8 +28,6 @@ import time
 from email.message import Message
 from io import BufferedIOBase
 
-MAX_BODY_BYTES = 128 * 1024 * 1024
-"""Largest request body the proxy accepts (the whole body is held in memory to be recorded)."""
 MAX_HEADER_BYTES = 64 * 1024
 """Largest total size of a request's header lines."""
 MIN_BODY_RATE = 64 * 1024

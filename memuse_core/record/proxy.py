@@ -40,8 +40,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..vocab import MAX_BODY_BYTES
 from .calls import load_body
-from .intake import MAX_BODY_BYTES, MAX_HEADER_BYTES, HeadReader, Refused, header_bytes, read_body
+from .intake import MAX_HEADER_BYTES, HeadReader, Refused, header_bytes, read_body
 from .recorder import ROLES, AnnotationError, Recorder
 from .upstream import HOP_BY_HOP, Upstream, forward_headers
 from .wire import StreamAssembler, api_kind, parse_json_response

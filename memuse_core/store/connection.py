@@ -47,6 +47,18 @@ def db_path(path: str | os.PathLike[str] | None = None) -> Path:
     return Path(env) if env else DEFAULT_DB
 
 
+def missing_store(path: str | os.PathLike[str] | None = None) -> str | None:
+    """Why the store at `path` cannot be opened without creating it (one sentence), or None when
+    the file exists. Only `memuse ingest` and `memuse demo` create a store; every other command
+    checks this first, so a mistyped `--db` never leaves an empty database and folders behind."""
+    p = db_path(path)
+    if p.is_file():
+        return None
+    if p.exists():
+        return f"database {p} is not a file"
+    return f"database {p} does not exist (create it with `memuse ingest` or `memuse demo`)"
+
+
 LOCK_TIMEOUT_ENV = "MEMUSE_LOCK_TIMEOUT"
 """Seconds to wait for another process's lock before giving up (default 30)."""
 
@@ -108,14 +120,16 @@ def connect(
     """Open the store, retrying lock conflicts for up to `timeout` seconds with backoff
     (default: `$MEMUSE_LOCK_TIMEOUT`, else 30).
 
-    A new read-write store gets the full schema; an older one is migrated forward.
+    A new read-write store gets the full schema; an older one is migrated forward. With
+    `create=False` (and always when read-only) a missing file raises StoreError instead of being
+    created.
     """
     if timeout is None:
         timeout = _lock_timeout()
     p = db_path(path)
-    if read_only and not p.exists():
-        raise StoreError(f"database {p} does not exist (build it with `memuse demo` or `memuse ingest`)")
-    if not read_only and create:
+    if (read_only or not create) and (why := missing_store(p)) is not None:
+        raise StoreError(why)
+    if not read_only:
         p.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
     delay = 0.02
