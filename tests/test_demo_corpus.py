@@ -198,10 +198,11 @@ def test_paper_findings_hold_on_the_pipeline_output(pipeline: tuple[Report, Path
     memory = [c for c in rep.configs if c != "baseline"]
     assert sorted(memory) == ["cards", "mem0", "proxy"]
     assert rep.configs["baseline"].use.judged_entries == 0
-    # 4.2: most delivered entries were irrelevant, in every memory system
+    # 4.2: most delivered entries were irrelevant, in every memory system (an entry-level share:
+    # the span-weighted profile of Eq. 3 weighs a one-entry persona span like a long catalog)
     for cfg in memory:
-        relevance = rep.configs[cfg].profile.relevance
-        assert relevance is not None and relevance < 0.5, (cfg, relevance)
+        use = rep.configs[cfg].use
+        assert use.judged_entries > 20 and use.relevant / use.judged_entries < 0.5, (cfg, use)
     # 4.2 / A.4.1: most relevant entries went unused (influence none), pooled over the systems
     relevant = sum(rep.configs[c].use.relevant for c in memory)
     unused = sum(rep.configs[c].use.unused_relevant for c in memory)
@@ -243,7 +244,7 @@ def test_planted_truth_consistency_check(con, pipeline: tuple[Report, Path]) -> 
     q = qualitative_findings(con)
     memory = [c for c in rep.configs if c != "baseline"]
     assert q["relevance_share"] < 0.5
-    assert all((rep.configs[c].profile.relevance or 0.0) < 0.5 for c in memory)
+    assert all(rep.configs[c].use.relevant < 0.5 * rep.configs[c].use.judged_entries for c in memory)
     assert q["relevant_unused_share"] > 0.5
     assert q["restatement_share"]["mem0"] > 0.8 and q["restatement_share"]["proxy"] > 0.8
     assert q["restatement_share"].get("cards", 0.0) < 0.2

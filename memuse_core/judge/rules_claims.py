@@ -29,15 +29,32 @@ _MODAL = re.compile(
 )
 _CAUSAL = re.compile(
     r"\b(?:because|comes? from|came from|caused by|causes?|due to|leads? to|leaks?|raises?|the cause|"
-    r"results? in|breaks?|crash(?:es)? when)\b",
+    r"results? in|breaks?|crash(?:es)? when|mishandles?|loses|(?:is|are) not (?:handled|recursed into|escaped|closed)|"
+    r"(?:is|are) treated as)\b",
     re.I,
 )
 _CORRECTION = re.compile(r",\s+not\s+\S")
 _OTHER_SITUATION = re.compile(
-    r"\b(?:19|20)\d\d\b|\bwas (?:replaced|fixed|changed|introduced|removed|caused|reverted)\b|"
-    r"\bcame from\b|\bused to\b|\bin (?:release|version|v)\s*\d",
+    r"(?<![=\w.(-])(?:19|20)\d\d\b(?![\w.)=])|\bwas (?:replaced|fixed|changed|introduced|removed|caused|reverted)\b|"
+    r"\bcame from\b|\bused to\b|\bin (?:release|version|v)\s*\d|\bseen in (?:several|many|other)\b",
     re.I,
 )
+_REPORTED_FAILURE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception|Warning)\s+(?:from|in|raised by|raised near|around|near)\s+`?([A-Za-z_][\w.]*\w)|"
+    r"`?([A-Za-z_][\w.]*\w)`?\s+(?:raises|mishandles|crashes on|fails (?:for|on|with))\b"
+)
+"""A failure the entry reports and the code it names: "ValueError from Printer._print", "parse
+mishandles empty input"."""
+_GENERIC = words(
+    "raise raises raised return returns call calls result results handle handles case cases input inputs value values "
+    "error errors fail fails failure work works code bug bugs fix fixes change changes expect expected document "
+    "documented usual unexpected report reported similar refactoring function method class module file traceback "
+    "shape same"
+)
+"""Words every failure account shares: they name no cause, mechanism or action (A.2.2 "Shared
+topics, symptoms, or identifiers alone do not establish that connection")."""
+_KEY_LABEL = re.compile(r"\[[\w.:/-]+\]")
+"""An entry's own key label (`[card-django-0001]`): a name, not content."""
 _CONDITION = re.compile(r"^\s*(?:if|when|whenever|after|once)\b([^,;:]+)[,;:]", re.I)
 
 
@@ -68,14 +85,21 @@ def relevance(f: SpanFacts, x: EntryFacts) -> tuple[bool, str]:
     shared = (x.content_words(3) & sit_words) | {k for k in x.toks if has(sits, k)}
     if not shared:
         return False, "shares no term with the task or a recorded failure"
-    if form.other_situation:
-        mech = form.mechanism & sit_words
+    other = form.other_situation or any(
+        not any(has(sits, part) for part in (name, *name.split(".")) if len(part) >= 4)
+        for name in form.reported
+    )
+    if other:
+        mech = form.mechanism & sit_words - _GENERIC - f.ep.situation_token_words
         if not mech:
             return False, (
                 "an account of another situation that shares only identifiers ("
                 + ", ".join(sorted(shared)[:3])
                 + ") with the current failure"
             )
+        return True, "an account of another failure that shares its mechanism (" + ", ".join(
+            sorted(mech)[:3]
+        ) + ")"
     return True, "states a cause, requirement or remedy that shares " + ", ".join(sorted(shared)[:3])
 
 
@@ -85,6 +109,8 @@ class _Form:
     conditions: tuple[str, ...]
     other_situation: bool
     mechanism: frozenset[str]
+    reported: tuple[str, ...]
+    """Code locations the entry reports a failure of."""
 
 
 @lru_cache(maxsize=8192)
@@ -97,7 +123,9 @@ def _form(text: str) -> _Form:
     )
     conds = tuple(m.group(1) for sent in sentences(text) if (m := _CONDITION.match(sent)))
     other = _OTHER_SITUATION.search(text) is not None
-    return _Form(directive, conds, other, words(_strip_tokens(text), 3) if other else frozenset())
+    reported = tuple(m.group(1) or m.group(2) for m in _REPORTED_FAILURE.finditer(text))
+    mech = words(_strip_tokens(text), 3) if other or reported else frozenset()
+    return _Form(directive, conds, other, mech, reported)
 
 
 def _condition_holds(cond: str, situation: str, sit: frozenset[str]) -> bool:
@@ -105,7 +133,7 @@ def _condition_holds(cond: str, situation: str, sit: frozenset[str]) -> bool:
 
 
 def _strip_tokens(text: str) -> str:
-    out = prose(text)
+    out = _KEY_LABEL.sub(" ", prose(text))
     for k in sorted(tokens(text), key=len, reverse=True):
         out = out.replace(k, " ")
     return out

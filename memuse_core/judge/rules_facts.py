@@ -34,8 +34,9 @@ class EpisodeFacts:
         self._check: dict[int, bool] = {}
         self._same_fails: dict[int, list[StepView]] = {}
         self.failing = [s for _, s in sorted(steps.items()) if s.outcome in ("fail", "mixed") and s.commands]
-        self.situation = "\n".join([task, *(s.saw for s in self.failing)])
-        """The task and every recorded failure: what "the current failure" refers to (A.2.2)."""
+        self.situation = "\n".join([task, *(s.saw for s in self.failing if not s.retrieves)])
+        """The task and every recorded failure: what "the current failure" refers to (A.2.2). A
+        memory retrieval's output recounts stored failures, not the current one."""
         self.task_files = test_targets(task)
         self.task_names = frozenset(_TASK_TEST.findall(task))
         self.task_says_fails = _TASK_FAILS.search(task) is not None
@@ -97,6 +98,15 @@ class EpisodeFacts:
     @cached_property
     def situation_words(self) -> frozenset[str]:
         return words(self.situation, 3)
+
+    @cached_property
+    def situation_token_words(self) -> frozenset[str]:
+        """Words that occur in the situation only as parts of identifiers, paths or commands."""
+        toks = tokens(self.situation)
+        rest = self.situation
+        for k in sorted(toks, key=len, reverse=True):
+            rest = rest.replace(k, " ")
+        return words(" ".join(toks), 3) - words(rest, 3)
 
     def in_said(self, probe: str) -> frozenset[int]:
         """Steps whose agent text contains `probe` (a plain substring), from one scan."""

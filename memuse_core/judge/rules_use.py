@@ -220,6 +220,15 @@ def effect(f: SpanFacts, x: EntryFacts, use: Use) -> tuple[Effect | None, list[i
 
 
 def _harm(f: SpanFacts, a: StepView) -> tuple[list[int], str] | None:
+    if a.reads and not a.changes and not a.retrieves and not f.ep.is_check(a):
+        # a memory-named location that was read: harm when the first change that uses what it
+        # showed is abandoned ("The harmful consequence must follow the supplied guidance")
+        u = _first_use(f, a, changed=True)
+        if u is not None and u.edits:
+            got = _harm(f, u)
+            if got and got[1].startswith("the change at"):
+                return [a.t, *got[0]], f"what [S{a.t}] showed is used at [S{u.t}]; " + got[1]
+        return None
     for t in range(a.t + 1, f.T + 1):
         u = f.steps.get(t)
         if u is None:
@@ -275,13 +284,31 @@ def _benefit(f: SpanFacts, a: StepView) -> tuple[list[int], str] | None:
     return None
 
 
-def _finding_used(f: SpanFacts, a: StepView) -> tuple[list[int], str] | None:
+def _first_use(f: SpanFacts, a: StepView, changed: bool = False) -> StepView | None:
+    """The first later step that names a location the read step `a` read (a change to it when
+    `changed`; a restore of it is no use of what the read showed)."""
+    for s in _uses(f, a):
+        if not changed or s.edits:
+            return s
+    return None
+
+
+def _uses(f: SpanFacts, a: StepView) -> list[StepView]:
     names = {p.rsplit("/", 1)[-1] for p in a.reads if len(p.rsplit("/", 1)[-1]) >= 5}
+    out = []
     for t in range(a.t + 1, f.T + 1):
         s = f.steps.get(t)
-        if s is None or not any(has(s.said, n) or has(s.did, n) for n in names):
-            continue
-        for c in exercising_checks(f, s) if s.changes else []:
+        if s is not None and any(has(s.said, n) or has(s.did, n) for n in names):
+            out.append(s)
+    return out
+
+
+def _finding_used(f: SpanFacts, a: StepView) -> tuple[list[int], str] | None:
+    for s in _uses(f, a):
+        t = s.t
+        if any(covers(p, rv) for p in s.edits for u in f.steps.values() if u.t > t for rv in u.reverts):
+            continue  # an abandoned change is no kept use
+        for c in exercising_checks(f, s) if s.edits else []:
             before = failed_before(f, c, s.t)
             if before and c.outcome == "pass":
                 return [
