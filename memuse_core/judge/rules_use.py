@@ -117,6 +117,10 @@ def influence(f: SpanFacts, x: EntryFacts, nov: Novelty | None) -> Use:
         if s.commands and not s.retrieves and any(credits_memory(z, names, generic) for z in s.sentences):
             if _carries_out_decision(f, s):
                 said.append(t)
+            elif selected and t > selected[0]:
+                # the credit names the item after its fuller delivery was selected: shared
+                # content "is assigned to a selected fuller delivery" (A.2.2, second rule)
+                said.append(t)
             elif t not in acted:
                 credited.append(t)
         if any(mentions(z, names) or _quotes(z, x, origin) for z in s.sentences):
