@@ -1,4 +1,4 @@
-"""App + CLI writes to one database (issue 18 "Reliability figures"): what is lost today.
+"""App + CLI writes to one database (reliability figures): what is lost today.
 
 `memuse ingest` is stopped at a crash point while it holds the database (its write lock). Another
 process then makes the writes the app and the judge make:

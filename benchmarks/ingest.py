@@ -1,5 +1,5 @@
-"""Scale benchmark of the demo generator and the native ingest (issue 2 "Performance"), and of
-importing real batch folders (issue 15 "Performance").
+"""Scale benchmark of the demo generator and the native ingest, and of
+importing real batch folders.
 
 Generates N demo episodes (default 1,000 and 8,000; ~60 steps each), then in separate processes
 measures (1) merely parsing every event line with json.loads and (2) ingesting every file with

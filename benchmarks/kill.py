@@ -1,4 +1,4 @@
-"""kill -9 reliability figures (issue 18 item 2): every crash point, one kill per fresh store.
+"""kill -9 reliability figures: every crash point, one kill per fresh store.
 
 For each (command, crash point) the real CLI is stopped at that point (`MEMUSE_FAULT`, see
 memuse_core/crash.py), its children are listed, it is killed with SIGKILL, and then the same

@@ -1,7 +1,7 @@
 """Mutation testing of the rule modules: does a test fail when a rule is changed a little?
 
     ./dev mutants                       every module below, one after the other
-    ./dev mutants memuse_core/spans.py  one module (a path or a unique part of one, e.g. `verdicts`)
+    ./dev mutants memuse_core/rules/spans.py  one module (a path or a unique part of one, e.g. `verdicts`)
     ./dev mutants --list spans          only list the mutants, run nothing
     ./dev mutants --jobs 2 --timeout 60 --json out.json
     ./dev mutants --retest out.json     only the survivors of an earlier run, against today's tests

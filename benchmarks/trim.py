@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/trim.py [--memories 10000] [--units 10] [--db data/demo.duckdb]
 
-Cases (targets from the issue that introduced them):
+Cases (with their performance targets):
 - write-time indexing: units/s inserted into the trie from parsed memories (key alignment
   included), and units/s including the deterministic parser (target >= 20,000 units/s);
 - read time per retrieved memory: 10 retrieved memories of `--units` units each against an

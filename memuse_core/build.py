@@ -43,7 +43,7 @@ def build_store(
     file); the caller's main module must be importable (a script or the CLI, not stdin).
     `progress(done, total)` is called per batch. Returns counts (episodes, spans, errors).
 
-    Resumable (issue 18 item 2): every batch is its own transaction and the build marker
+    Resumable: every batch is its own transaction and the build marker
     (`store.build_state`) stays set from before the first batch until after the last, so a build
     that is killed is finished by the next `build_store`, which builds exactly the episodes the
     killed one did not reach (the context of an episode depends only on the stored events).

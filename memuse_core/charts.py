@@ -204,7 +204,7 @@ def form_share_chart(rows: Iterable[Mapping[str, Any]], *, min_token_share: floa
 def resolve_rate_chart(rows: Iterable[Mapping[str, Any]]) -> go.Figure:
     """Resolve rate per group with an interval: dicts with group, rate, low, high (fractions). A
     group whose rate is undefined (no episode has an outcome) gets no bar but the label "no outcome",
-    never a 0% bar (issue 15)."""
+    never a 0% bar: unknown is not unresolved."""
     rows = list(rows)
     rate = [float(r["rate"]) if r.get("rate") is not None else None for r in rows]
     high = [float(r["high"]) if r.get("high") is not None else v for r, v in zip(rows, rate)]

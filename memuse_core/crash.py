@@ -1,4 +1,4 @@
-"""What a crash must not break (issue 18 item 2): named crash points for the kill -9 tests, and
+"""What a crash must not break: named crash points for the kill -9 tests, and
 child processes that exit with their parent.
 
 Crash points. `ingest` and `build` call `point("<name>")` at the moments a crash matters. With

@@ -1,5 +1,5 @@
-"""Every command except `ingest` and `demo` refuses a missing database with one line (issue 15
-item 7): nothing is created, not even the folder."""
+"""Every command except `ingest` and `demo` refuses a missing database with one
+line: nothing is created, not even the folder."""
 
 from __future__ import annotations
 
@@ -65,3 +65,41 @@ def test_connect_without_create_refuses(tmp_path: Path) -> None:
     connect(db).close()  # the default creates it
     assert missing_store(db) is None
     connect(db, create=False).close()
+
+
+@pytest.mark.parametrize(
+    "args", [["info"], ["report"], ["build"], ["spans", "--episode", "e1"]], ids=lambda a: a[0]
+)
+def test_a_duckdb_file_of_another_program_is_refused_and_left_unchanged(
+    args: list[str], tmp_path: Path
+) -> None:
+    import duckdb
+
+    db = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE sales (id INTEGER)")
+    con.close()
+    res = RUNNER.invoke(app, [*args, "--db", str(db)])
+    assert res.exit_code == 1, res.output
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    assert lines == [
+        f"error: database {db} is a DuckDB database but not a MemUse store (tables sales; no MemUse schema): "
+        "pass another --db"
+    ]
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+    finally:
+        con.close()
+    assert tables == ["sales"]
+
+
+def test_an_empty_duckdb_file_is_no_store_to_read_but_ingest_may_fill_it(tmp_path: Path) -> None:
+    import duckdb
+
+    db = tmp_path / "empty.duckdb"
+    duckdb.connect(str(db)).close()
+    with pytest.raises(StoreError, match="empty DuckDB file, not a MemUse store"):
+        connect(db, read_only=True)
+    connect(db).close()  # a writer creates the schema in it
+    connect(db, read_only=True).close()

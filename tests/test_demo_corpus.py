@@ -250,7 +250,7 @@ def test_paper_findings_hold_on_the_pipeline_output(pipeline: tuple[Report, Path
 
 def test_planted_truth_consistency_check(con, pipeline: tuple[Report, Path]) -> None:
     """CONSISTENCY CHECK, not validity: the generator plants the findings, and it plants the very
-    cues the rules judge reads (issue 14), so this only shows that the planted truth and the
+    cues the rules judge reads, so this only shows that the planted truth and the
     pipeline's report point the same way. The findings themselves are asserted on the pipeline
     output above."""
     rep, _ = pipeline
@@ -382,7 +382,7 @@ def test_building_twice_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_misleading_cues_are_planted_and_labelled_by_the_rubric(con) -> None:
-    """Issue 14 item 9: the generator plants cues a lexical judge would misread, each labelled as
+    """The generator plants cues a lexical judge would misread, each labelled as
     the rubric says (A.2.2): a generic pass of an unrelated test module leaves the effect
     undetermined; a stash of a scratch file named after the helper is no abandonment (the change is
     kept, not harmed); a mention that names the hint without acting is referenced, not acted on; a

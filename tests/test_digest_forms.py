@@ -1,4 +1,4 @@
-"""Placement proofs accept the three ways producers write a digest (issue 15 item 8): the 16-hex
+"""Placement proofs accept the three ways producers write a digest: the 16-hex
 `text_digest`, the full 64-hex sha256, and `sha256:<64 hex>` (any case). MemUse A.1.1: a proof
 pins its host message by digest; the form of the digest must not decide whether it resolves."""
 

@@ -1,4 +1,4 @@
-"""View data of issue 15 items 4-6: reasoning text beside each response, exit status and outcome
+"""Episode view data: reasoning text beside each response, exit status and outcome
 per episode, and "no memory was delivered" told apart from "not built".
 
 Invariants: every reasoning shape (DeepSeek `reasoning_content`, LiteLLM `thinking_blocks`,
@@ -180,7 +180,7 @@ def test_memory_state_tells_no_delivery_from_not_built(tmp_path: Path) -> None:
 
 
 def test_compare_keeps_unknown_outcomes_unknown(tmp_path: Path) -> None:
-    """Paired tasks: a side without any outcome for a task is `unknown`, never a loss (issue 15)."""
+    """Paired tasks: a side without any outcome for a task is `unknown`, never a loss."""
     from memuse_core.store.app.compare import paired_outcomes
     from memuse_core.views.compare import change
 

@@ -1,4 +1,4 @@
-"""Bad input through the real CLI (`memuse ingest`) against a temp DuckDB file (issue 2 "Bad input").
+"""Bad input through the real CLI (`memuse ingest`) against a temp DuckDB file (DESIGN.md "Bad input").
 
 Invariants: every bad file gives exactly one error line naming the file (and the line and/or
 field when there is one) with the reason, the exit code is non-zero, and the store is unchanged;

@@ -1,4 +1,4 @@
-"""Batch folders (issue 15 items 1-3): one folder of a benchmark run is one run; the harness report
+"""Batch folders: one folder of a benchmark run is one run; the harness report
 beside the trajectories sets the outcomes.
 
 Invariants: a folder is one run named after it (or `--run`), its configuration the folder name (or

@@ -1,4 +1,4 @@
-"""Re-import (issue 15 item 3): identical content is skipped; another file of the same task is
+"""Re-import: identical content is skipped; another file of the same task is
 another episode under a distinct id, never a refusal; a recorder restarted on the same output file
 leaves a file that imports.
 

@@ -1,4 +1,4 @@
-"""Limits and referential checks at ingest (issue 18 item 1): the boundaries and what stays allowed.
+"""Limits and referential checks at ingest: the boundaries and what stays allowed.
 
 The refusals themselves are played by tests/hostile/ (one generated file per case); these tests
 pin the other side of each line: what the recorder writes at its deepest is read back, a limit is

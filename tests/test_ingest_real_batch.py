@@ -1,7 +1,7 @@
 """The two real mini-swe-agent batch folders (../shared/data/real/mini-swe-agent-batch; skipped
 when absent) import as 2 runs x 50 episodes whose resolved counts equal their SWE-bench harness
 reports; `memuse report --baseline nano-output` compares them with a paired bootstrap interval;
-every recorded run in ../shared/data/real still imports (issue 15 "Tests").
+every recorded run in ../shared/data/real still imports.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def test_bootstrap_without_shared_tasks_is_undefined() -> None:
 
 def test_tasks_without_outcome_are_left_out_of_the_bootstrap() -> None:
     """A task whose outcome is unknown in one configuration is not a paired task; unknown is not
-    "unresolved" (issue 15)."""
+    "unresolved"."""
     df = pd.DataFrame(
         [
             ("mem", "m", "t1", "e1", True),

@@ -1,6 +1,6 @@
 """`memuse report` and `memuse lineage` through the real CLI on the hand-built corpus store.
 
-Invariants: the JSON has the stable shape of issue 5 (configs -> profile/uncertainty/
+Invariants: the JSON has a stable shape (configs -> profile/uncertainty/
 profiled_spans/triage/token_efficiency/yields/coverage/runs -> same per run) with undefined
 statistics as null; Markdown prints them as "—"; CSV writes one file per table; bad options give
 one error line and a non-zero exit.

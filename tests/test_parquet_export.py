@@ -1,4 +1,4 @@
-"""`memuse export --parquet DIR` and `memuse ingest DIR` (issue 15 item 9): the store as Parquet
+"""`memuse export --parquet DIR` and `memuse ingest DIR`: the store as Parquet
 that other engines can query, partitioned by configuration and run, and back.
 
 Invariants: the six analysis tables are hive-partitioned `config=<c>/run_id=<r>` datasets whose

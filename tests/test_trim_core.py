@@ -230,7 +230,7 @@ def test_filter_reads_mem0_results_with_answers_and_timestamps() -> None:
 
 
 def test_context_holds_only_emitted_units() -> None:
-    """3.3 / issue 16.1: text no unit covers (headings, leftovers of a partly removed sentence)
+    """MemTrim 3.3: text no unit covers (headings, leftovers of a partly removed sentence)
     never reaches the context; directive lines neither; a fully kept sentence stays verbatim."""
     t = MemTrim()
     t.write(

@@ -17,7 +17,7 @@ F = TypeVar("F", bound=Callable[..., object])
 
 def existing_db(value: Path | None) -> Path | None:
     """`--db` of every command that reads or extends a store: a missing database is refused with
-    one line (`store.connection.missing_store`), never created (issue 15 item 7)."""
+    one line (`store.connection.missing_store`), never created."""
     from ..store.connection import missing_store
 
     why = missing_store(value)

@@ -1,4 +1,4 @@
-"""Importing a batch folder as one run (issue 15 items 1-3; layouts in `ingest.layouts`).
+"""Importing a batch folder as one run (layouts in `ingest.layouts`).
 
 Naming, all decided before any file is read:
 

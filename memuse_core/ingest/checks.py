@@ -1,4 +1,4 @@
-"""Referential checks of one imported file (issue 18 item 1; DESIGN.md "Bad input").
+"""Referential checks of one imported file (DESIGN.md "Bad input").
 
 What a file's events name must exist, once, with one meaning; otherwise the file is refused with
 the line and field of the event that breaks it, before anything of it is committed:

@@ -1,6 +1,6 @@
 """Shared pieces of the trajectory importers: reading JSON with clear errors, typed field access
 that names the offending field, and a call chain that delta-encodes each request against the
-previous call of its episode (docs/decisions.md "Delta-encoded requests")."""
+previous call of its episode (docs/decisions.md#delta-encoded-requests)."""
 
 from __future__ import annotations
 

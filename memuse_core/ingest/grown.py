@@ -1,4 +1,4 @@
-"""A recording that grew after it was imported (issue 15 item 3).
+"""A recording that grew after it was imported.
 
 The recorder appends to its output file, also after a restart. When a native event log is
 imported, then grows, and is imported again, its content digest is new but its first bytes are

@@ -1,4 +1,4 @@
-"""Distinct run and episode ids for every import (issue 15 item 3, docs/decisions/realruns.md).
+"""Distinct run and episode ids for every import (docs/decisions.md#re-imports-rename-instead-of-refusing).
 
 A file whose content was imported before is skipped (`ingest_path`). Any other file gets ids that
 do not collide with what the store holds, instead of a refusal:

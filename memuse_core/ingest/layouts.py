@@ -1,4 +1,4 @@
-"""Batch folders: one folder of a benchmark run is one MemUse run (issue 15 item 1).
+"""Batch folders: one folder of a benchmark run is one MemUse run.
 
 Three layouts are recognised, each as its harness writes it:
 

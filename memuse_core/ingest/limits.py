@@ -1,4 +1,4 @@
-"""Limits checked while a file is read, before anything recursive or large touches it (issue 18).
+"""Limits checked while a file is read, before anything recursive or large touches it.
 
 A pathological file must cost one error line, never a hang, a traceback or gigabytes:
 

@@ -1,4 +1,4 @@
-"""Reading task outcomes from SWE-bench harness reports (issue 15 item 2; MemUse A.5.4).
+"""Reading task outcomes from SWE-bench harness reports (MemUse A.5.4).
 
 Three shapes are read, each as the harness writes it:
 

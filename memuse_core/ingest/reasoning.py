@@ -1,4 +1,4 @@
-"""Reasoning text that providers return beside a response (issue 15 item 4).
+"""Reasoning text that providers return beside a response.
 
 The text goes to `Response.reasoning` (stored with the response; shown beside it, and given to the
 judge as the agent's reasoning, never as an instruction). It arrives in several shapes, all read

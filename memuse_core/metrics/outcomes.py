@@ -3,8 +3,8 @@ against a baseline configuration (MemUse A.5.4).
 
 An episode without a harness result has no outcome: it is left out of every resolve rate (the
 rate divides by the episodes with an outcome), of the paired bootstrap and of gains and losses,
-and is reported as `no_result` (issue 15: unknown stays unknown, "—" when no episode has an
-outcome, never 0%).
+and is reported as `no_result` (unknown stays unknown: "—" when no episode has an outcome,
+never 0%).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ upstream error status is relayed and recorded as `error` with its body, a client
 mid-stream leaves an `incomplete` call with what was received so far. A body the recorder cannot
 parse (not JSON, or nested too deep) is still forwarded and recorded, unparsed, with the reason.
 
-Hostile or broken clients (issue 18): a request that cannot be framed (bad `Content-Length`,
+Hostile or broken clients: a request that cannot be framed (bad `Content-Length`,
 oversized headers or body, a body that does not arrive within the read timeout) is refused at once
 with a 4xx answer and never recorded (`intake.py`). Connections are accepted from a listen queue of
 `request_queue_size` (socketserver's default of 5 reset connections under load), each served by its

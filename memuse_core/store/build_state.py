@@ -1,4 +1,4 @@
-"""Whether the store's evaluation context is complete: the build marker (issue 18 item 2).
+"""Whether the store's evaluation context is complete: the build marker.
 
 A build writes its batches in separate transactions, so a build that is killed leaves some
 episodes built and others not. Two facts in the store say so:

@@ -1,5 +1,5 @@
 """Checksums of the store's tables: what "the store ends identical" means in the crash and
-hostile-input tests (issue 18), and a quick way to compare two stores.
+hostile-input tests, and a quick way to compare two stores.
 
 Each table's checksum is the md5 of its rows, rendered as text and sorted, so row order and
 physical layout do not matter. Wall-clock columns (TIMESTAMP: when a file was imported, when an

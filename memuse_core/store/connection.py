@@ -65,7 +65,7 @@ LOCK_TIMEOUT_ENV = "MEMUSE_LOCK_TIMEOUT"
 # DuckDB: 'Could not set lock on file "<file>": Conflicting lock is held in <program> (PID <n>)
 # [by user <u>]. See also ...'. Paths may hold dots, spaces, quotes and any unicode, so the file is
 # everything up to the last '": Conflicting lock' and the program everything up to the last
-# ' (PID n)' (issue 18: a pattern that stopped at the first dot named only '/root/' as holder).
+# ' (PID n)' (a pattern that stopped at the first dot named only '/root/' as holder).
 _LOCK_RE = re.compile(r'lock on file "(.*)": Conflicting lock is held in (.*)', re.S)
 _HOLDER_RE = re.compile(r"Conflicting lock is held in (.*)", re.S)
 _PID_RE = re.compile(r"(.*) \(PID (\d+)\)", re.S)
@@ -160,9 +160,35 @@ def connect(
             delay = min(delay * 2, 0.1)
         except duckdb.Error as e:
             raise StoreError(f"cannot open database {p}: {str(e).splitlines()[0]}") from e
+    if (why := foreign_store(con, p, read_only=read_only)) is not None:
+        con.close()
+        raise StoreError(why)
     if not read_only:
         ensure_schema(con)
     return con
+
+
+def foreign_store(con: duckdb.DuckDBPyConnection, p: Path, *, read_only: bool) -> str | None:
+    """Why the open DuckDB file at `p` is not a MemUse store (one sentence), or None when it is one
+    (or is an empty file a writer may turn into one). A store always has its `meta` schema version;
+    a file with other tables and none is someone else's database, never written into or read as
+    ours."""
+    if schema_version(con) is not None:
+        return None
+    tables = [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY 1"
+        ).fetchall()
+    ]
+    if "meta" in tables:  # ours, even if an interrupted first open left it without a version
+        return None
+    if not tables:
+        if read_only:
+            return f"database {p} is an empty DuckDB file, not a MemUse store (create one with `memuse ingest` or `memuse demo`)"
+        return None
+    shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+    return f"database {p} is a DuckDB database but not a MemUse store (tables {shown}; no MemUse schema): pass another --db"
 
 
 @contextmanager
@@ -183,15 +209,16 @@ def open_store(
 
 
 MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] = {
-    # 2: delivery entries stored once per distinct entry list (docs/decisions.md "Store"); the
-    # old table's rows move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
+    # 2: delivery entries stored once per distinct entry list
+    # (docs/decisions.md#delivery-entries-stored-once-per-distinct-list); the old table's rows
+    # move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
     2: [
         "ALTER TABLE deliveries ADD COLUMN entries_of VARCHAR",
         """CREATE TABLE delivery_entry_rows AS SELECT delivery_id, pos, namespace, item_id, id_scheme,
                version, version_portable, digest, value_hash, display_key, labels FROM delivery_entries""",
         "DROP TABLE delivery_entries",
     ],
-    # 3: verdicts and outcome classes per judge kind (one row per span and judge; issue 14): the
+    # 3: verdicts and outcome classes per judge kind (one row per span and judge): the
     # rule verdicts are kept, every judge's current verdict is rebuilt from its latest accepted
     # judgment, and `span_outcomes` is refilled per judge.
     3: lambda con: _per_judge_verdicts(con),

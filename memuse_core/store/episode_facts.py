@@ -1,5 +1,5 @@
 """Per-episode facts for the Episodes list and the Timeline header, and the reasoning text stored
-with each step's response (issue 15 items 4-6).
+with each step's response.
 
 * exit status (the harness's: `Submitted`, `LimitsExceeded`, an exception name) and outcome
   (`episodes.resolved`; NULL = no outcome), with the harness status and report that set it;

@@ -1,4 +1,4 @@
-"""Task outcomes from harness reports, written onto stored episodes (issue 15 item 2; MemUse A.5.4).
+"""Task outcomes from harness reports, written onto stored episodes (MemUse A.5.4).
 
 `episodes.resolved` is the outcome every aggregate reads (NULL: no outcome, never counted as
 unresolved). A harness report sets it for the episodes of one run by task id, and the row in

@@ -1,4 +1,4 @@
-"""The store as Parquet, and back (issue 15 item 9).
+"""The store as Parquet, and back.
 
 `export_parquet` writes a folder other engines can query (DuckDB, Polars, Spark, Trino):
 

@@ -1,4 +1,4 @@
-"""View data for the Episodes list and the Timeline header (issue 15 items 4-6): exit status and
+"""View data for the Episodes list and the Timeline header : exit status and
 outcome of every episode, whether memory was delivered at all or the context is just not built,
 and which steps carry reasoning text (the text itself is `views.common.StepText.reasoning`, beside
 the response). The page wording and layout are the app's; this module only tells the cases apart

@@ -1,4 +1,4 @@
-"""Hostile files for `memuse ingest` (issue 18 items 1 and 5): every input is generated here.
+"""Hostile files for `memuse ingest`: every input is generated here.
 
 The runner copies a seeded store (one run with an episode, a call, a search, a delivery and a
 memory item version), then runs `memuse ingest <case input> <next file> --no-build` on it. Each

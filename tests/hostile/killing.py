@@ -1,5 +1,5 @@
 """Killing `memuse` with SIGKILL at a named crash point (memuse_core.crash) and checking what
-survives: shared by `test_kill.py` and `benchmarks/kill.py` (issue 18 items 2 and 5).
+survives: shared by `test_kill.py` and `benchmarks/kill.py`.
 
 `kill_at` starts the real CLI in a subprocess with `MEMUSE_FAULT=<point>`; the process stops
 itself there (no sleeps decide where), its descendants are listed from /proc, and it is killed

@@ -1,4 +1,4 @@
-"""The hostile ingest files through the parallel importer (issue 18 item 1): worker processes parse,
+"""The hostile ingest files through the parallel importer: worker processes parse,
 this process writes, and every file gets exactly the answer, and the store exactly the rows, of
 the sequential import. References that only the store can answer (runs, searches, item versions)
 and ids the database finds duplicated are checked in the writing process, after earlier files of

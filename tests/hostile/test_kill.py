@@ -1,4 +1,4 @@
-"""kill -9 at named points of `memuse ingest` / `memuse build`, then reruns (issue 18 items 2, 5).
+"""kill -9 at named points of `memuse ingest` / `memuse build`, then reruns.
 
 Each kill stops the real CLI at a crash point (`MEMUSE_FAULT`, memuse_core.crash; see
 `killing.py`), kills it with SIGKILL, and checks that none of its children (parse workers, build
