@@ -161,6 +161,9 @@ def test_cli_build_and_spans_json(tmp_path: Path) -> None:
                 "restatements": 3,
                 "chars": 4 * len("Memories:\n- " + A),
                 "entries": [{"item_id": "A", "exposure": "full", "window": [1, 4]}],
+                # per judge: the span's outcome class, and its verdict once judged
+                "outcomes": {"llm": "unjudged", "rules": "unjudged"},
+                "verdicts": {},
             },
             {
                 "span_id": "e1/e1-d3",
@@ -171,6 +174,8 @@ def test_cli_build_and_spans_json(tmp_path: Path) -> None:
                 "restatements": 0,
                 "chars": len("No results."),
                 "entries": [],
+                "outcomes": {"llm": "empty", "rules": "empty"},
+                "verdicts": {},
             },
         ],
     }
