@@ -160,16 +160,6 @@ def resolve_placement(
             return rp
         host = cands[0]
     rp.host = host
-    roles = slot_roles(p.slot)
-    if roles is not None and msgs[host].role not in roles:
-        # A.1.3: "exactly one slot-matched proof resolving to one visible host message": a proof
-        # whose host is not the kind of message the slot names does not prove this placement
-        rp.rule = "proof_slot_mismatch"
-        rp.detail = (
-            f"placement {pos}: slot {p.slot!r} names a {'/'.join(roles)} message, but its proof "
-            f"names message {host} ({msgs[host].role})"
-        )
-        return rp
     htext = texts[host]
     if proof.message_digest is not None and digest(htext) != proof.message_digest:
         rp.rule, rp.detail = (
@@ -206,6 +196,18 @@ def resolve_placement(
     if proof.start is not None and proof.start != start:
         rp.rule = "proof_invalid"
         rp.detail = f"placement {pos}: proof offset {proof.start} but text is at {start} in message {host}"
+        return rp
+    # the text is where the proof says; the slot check comes last so a proof whose text is missing
+    # is reported as such first
+    roles = slot_roles(p.slot)
+    if roles is not None and msgs[host].role not in roles:
+        # A.1.3: "exactly one slot-matched proof resolving to one visible host message": a proof
+        # whose host is not the kind of message the slot names does not prove this placement
+        rp.rule = "proof_slot_mismatch"
+        rp.detail = (
+            f"placement {pos}: slot {p.slot!r} names a {'/'.join(roles)} message, but its proof "
+            f"names message {host} ({msgs[host].role})"
+        )
         return rp
     rp.start = start
     return rp
