@@ -19,6 +19,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from .textsafe import plot_text
 from .vocab import AXES
 
 AXIS_TITLES = {
@@ -48,7 +49,7 @@ PALETTE = [
 
 def escape_hover(text: str) -> str:
     """Recorded text for a hover label: Plotly renders a small HTML subset there, so neutralise it."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return plot_text(text)
 
 
 def is_nan(x: Any) -> bool:

@@ -27,9 +27,17 @@ F = TypeVar("F", bound=Callable[..., object])
 DbOption = typer.Option(None, "--db", help="DuckDB file (default: $MEMUSE_DB or data/memuse.duckdb).")
 
 
+def say(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Print a line that may hold recorded text (ids, names, messages quoting them): control
+    characters and escape sequences are made visible and inert first (`textsafe.terminal`)."""
+    from .textsafe import terminal
+
+    typer.echo(terminal(text), err=err, nl=nl)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print one error line and exit non-zero."""
-    typer.echo(f"error: {message}", err=True)
+    say(f"error: {message}", err=True)
     raise typer.Exit(code)
 
 
@@ -47,7 +55,7 @@ def user_errors(fn: F) -> F:
         except (IngestError, StoreError) as e:
             fail(str(e))
         except KeyboardInterrupt:
-            typer.echo("interrupted", err=True)
+            say("interrupted", err=True)
             raise typer.Exit(130) from None
         except FileNotFoundError as e:
             fail(f"{e.filename}: file not found")
@@ -68,4 +76,4 @@ def main(argv: list[str] | None = None) -> None:
     app(args=argv if argv is not None else sys.argv[1:], prog_name="memuse")
 
 
-__all__ = ["app", "main", "fail", "user_errors", "DbOption", "Path"]
+__all__ = ["app", "main", "fail", "say", "user_errors", "DbOption", "Path"]

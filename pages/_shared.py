@@ -19,6 +19,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import streamlit as st
 
+from memuse_core import textsafe
 from memuse_core.views import case_studies as cs_view
 from memuse_core.views.common import Connection, StoreError, StoreLocked, open_read, open_write
 
@@ -253,24 +254,18 @@ PAGES = {
 }
 
 
-# ---- Safe rendering of recorded text ---------------------------------------------------------
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+# ---- Safe rendering of recorded text (every function delegates to memuse_core.textsafe) ------
 
 
 def md_escape(text: Any) -> str:
-    """Recorded text made inert for st.markdown: every markup character backslash-escaped.
-
-    Streamlit never renders raw HTML without unsafe_allow_html; escaping also disables links,
-    images and emphasis that recorded text may contain.
-    """
-    s = "" if text is None else str(text)
-    return _MD_SPECIAL.sub(r"\\\1", s)
+    """Recorded text made inert for st.markdown: shown character for character (no emphasis,
+    links, images, HTML, formulas, icons, emoji or colours; control and bidi characters visible)."""
+    return textsafe.markdown_literal(text)
 
 
 def show_text(text: Any, *, max_chars: int = 20000, language: str | None = None) -> None:
     """Show recorded text verbatim (inert), truncated with a note when very long."""
-    s = "" if text is None else str(text)
+    s = textsafe.neutralise(text)
     if len(s) > max_chars:
         st.code(s[:max_chars], language=language, wrap_lines=True)
         st.caption(f"… {len(s) - max_chars:,} more characters not shown")
@@ -327,13 +322,11 @@ def url(path: str, **params: Any) -> str:
 
 
 def md_code(text: Any) -> str:
-    """Recorded text as an inline code span (inert; backticks and newlines removed)."""
-    s = ("" if text is None else str(text)).replace("`", "'").replace("\n", " ").strip()
-    return f"`{s}`" if s else "` `"
+    """Recorded text as an inline code span (inert; one line, backticks replaced)."""
+    return textsafe.code_literal(text)
 
 
 def note_md(text: Any) -> str:
     """A user's markdown note, rendered as markdown but without images (an imported case study
     must not make the browser fetch remote images) and without raw HTML (Streamlit escapes it)."""
-    s = "" if text is None else str(text)
-    return re.sub(r"!\[", r"\\![", s)
+    return re.sub(r"!\[", r"\\![", textsafe.neutralise(text))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, user_errors
+from ..cli import DbOption, app, say, user_errors
 
 
 @app.command()
@@ -66,11 +66,11 @@ def ingest(
             for f, res in ingest_files(con, files, workers=workers):
                 if isinstance(res, IngestError):
                     failed += 1
-                    typer.echo(f"error: {res}", err=True)
+                    say(f"error: {res}", err=True)
                 else:
                     imported_eps += res.episodes
                     if res.status == "skipped":
-                        typer.echo(f"skipped {f}: {res.error}", err=True)
+                        say(f"skipped {f}: {res.error}", err=True)
                 bar.update(1)
     finally:
         con.close()
@@ -106,12 +106,12 @@ def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json
     if as_json:
         typer.echo(json.dumps({**data, "by_run": [list(r) for r in runs]}, default=str))
         return
-    typer.echo(f"database {p} ({data['db_bytes'] / 1e6:.1f} MB)")
+    say(f"database {p} ({data['db_bytes'] / 1e6:.1f} MB)")
     for k, v in data.items():
         if k != "db_bytes":
-            typer.echo(f"  {k:<18} {v:,}" if isinstance(v, int) else f"  {k:<18} {v}")
+            say(f"  {k:<18} {v:,}" if isinstance(v, int) else f"  {k:<18} {v}")
     if runs:
-        typer.echo("  runs:")
+        say("  runs:")
         for config, run_id, n, rate in runs:
             rr = "-" if rate is None else f"{rate:.1%}"
-            typer.echo(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}")
+            say(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}")
