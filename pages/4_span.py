@@ -3,8 +3,6 @@ rationales with clickable citations, the judge transcript and history, and one-c
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
 from memuse_core.views import common
@@ -212,24 +210,7 @@ else:
                 for call in m.tool_calls:
                     show_text(call, max_chars=4000)
 
-# ---- Re-judge ------------------------------------------------------------------------------
-with st.sidebar:
-    st.markdown("**Re-judge settings**")
-    st.radio(
-        "Judge",
-        judgment_view.JUDGE_KINDS,
-        key="judge_kind",
-        horizontal=True,
-        help="rules: the deterministic offline judge; llm: any OpenAI-compatible endpoint.",
-    )
-    if st.session_state["judge_kind"] == "llm":
-        st.text_input("Model", key="judge_model")
-        st.text_input("Endpoint base URL", key="judge_base_url", placeholder="https://api.openai.com/v1")
-        st.caption(
-            "The API key is read from OPENAI_API_KEY "
-            + ("(set)." if os.environ.get("OPENAI_API_KEY") else "(not set).")
-        )
-
+# ---- Re-judge (settings live in the sidebar, app.py) ----------------------------------------
 st.subheader("Re-judge this span")
 kind = st.session_state["judge_kind"]
 if not h.judgeable:

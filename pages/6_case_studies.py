@@ -7,7 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import case_studies as cs_view
-from pages._shared import PAGES, annotation_form, cached, md_code, md_escape, note_md, sel, write
+from memuse_core.views import writes
+from pages._shared import PAGES, annotation_form, cached, md_code, md_escape, note_md, sel, submit
 
 st.title("Case studies")
 
@@ -20,8 +21,8 @@ with st.expander("New case study", expanded=not cases):
         desc = st.text_area("Description (markdown)", key="cs_new_desc")
         if st.form_submit_button("Create case study") and name.strip():
             study = cs_view.CaseStudy(name=name.strip(), description=desc)
-            if write(cs_view.create_case_study, study):
-                st.session_state["cs_pick"] = study.case_study_id
+            if submit(writes.case_study_write(study)):
+                st.session_state["_cs_pick_next"] = study.case_study_id
                 st.rerun()
 
 with st.expander("Annotate a step, span or item"):
@@ -63,9 +64,11 @@ else:
             format_func=lambda c: names.get(c, c),
             key="cs_collect_into",
         )
-        if c2.button(f"Collect {len(chosen)}", key="cs_collect") and write(cs_view.collect, chosen, into):
+        if c2.button(f"Collect {len(chosen)}", key="cs_collect") and submit(
+            writes.collect_write(chosen, into)
+        ):
             st.rerun()
-        if c2.button(f"Delete {len(chosen)}", key="cs_delete") and write(cs_view.delete, chosen):
+        if c2.button(f"Delete {len(chosen)}", key="cs_delete") and submit(writes.delete_write(chosen)):
             st.rerun()
 
 # ---- One case study: view and export ---------------------------------------------------------
@@ -133,7 +136,7 @@ if up is not None and st.session_state.get("_cs_imported") != up.file_id:
     except cs_view.CaseStudyError as e:
         st.error(str(e))
     else:
-        if write(cs_view.import_case_study, doc):
+        if submit(writes.import_write(doc)):
             st.session_state["_cs_imported"] = up.file_id
             st.session_state["_cs_pick_next"] = doc.case_study_id
             st.success(f"Imported {doc.name!r} with {len(doc.annotations)} annotations.")

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from .. import textsafe
 from ..store import StoreError, StoreLocked, connect
 from ..store import db_path as resolve_db_path
 from ..store.app import Connection
@@ -28,6 +29,12 @@ Scope = list[str] | None
 """Run ids a page is limited to (None: every run)."""
 
 __all__ = ["Connection", "Scope", "StoreError", "StoreLocked", "resolve_db_path"]
+
+
+def display_name(value: Any) -> str:
+    """A recorded id or name for a widget option or label: one line, control and bidi
+    characters made visible (`textsafe.one_line`)."""
+    return textsafe.one_line(value)
 
 
 def open_read(db: str | os.PathLike[str], timeout: float) -> Connection:
