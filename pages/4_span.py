@@ -8,15 +8,20 @@ import streamlit as st
 from memuse_core.views import common
 from memuse_core.views import judgment as judgment_view
 from memuse_core.views import span as span_view
-from memuse_core.views.common import item_key
+from memuse_core.views.common import StoreLocked, item_key
+from memuse_core.vocab import JudgeKind
+from pages._nav import scroll_to
 from pages._shared import (
     NOT_BUILT,
+    WRITE_TIMEOUT,
     annotation_form,
     cached,
     db_path,
+    from_url,
     link,
     md_code,
     md_escape,
+    nav_seq,
     seed,
     sel,
     set_sel,
@@ -48,12 +53,33 @@ def highlighted(lines: list[span_view.SharedLine]) -> str:
     return "  \n".join(out)
 
 
+def rejudge_when_free(req: judgment_view.RejudgeRequest) -> None:
+    """Run a requested re-judge now, or every 2 s while another process holds the database."""
+
+    @st.fragment(run_every=2.0)
+    def attempt() -> None:
+        try:
+            with st.spinner(f"Re-judging with the {req.judge} judge…"):
+                out = judgment_view.run_rejudge(db_path(), req, WRITE_TIMEOUT)
+        except StoreLocked as e:
+            st.warning(
+                f"Re-judge queued: the database is busy ({md_escape(e)}). It starts as soon as the "
+                "database is free; you can keep working."
+            )
+            return
+        st.session_state.pop("sp_rejudge_req", None)
+        st.session_state["sp_rejudged"] = out
+        if out.result is not None:  # show the new judgment's attempts and transcript
+            st.session_state["_sp_judgment_next"] = out.result.judgment_id
+        st.rerun(scope="app")  # the history and the verdict are read again, the new one marked
+
+    attempt()
+
+
 st.title("Span inspector")
-for param, prefix in (("source", "P"), ("step", "S")):
-    v = st.query_params.get(param)
-    if v and st.session_state.get(f"_sp_{param}_seen") != v:
-        st.session_state[f"_sp_{param}_seen"] = v
-        st.session_state["sp_cite"] = f"{prefix}{v}"
+# A citation in the URL (a followed [S12] link, a pasted deep link) picks the cited evidence.
+from_url("source", "sp_cite", cast=lambda v: f"P{int(v)}", marker="span:source")
+from_url("step", "sp_cite", cast=lambda v: f"S{int(v)}", marker="span:step")
 
 episode = sel("episode")
 choices = cached(span_view.span_choices, episode) if episode else []
@@ -84,9 +110,9 @@ if sv is None:
 h = sv.header
 set_sel(span=span_id, episode=h.episode_id)
 st.markdown(
-    f"**{md_escape(span_id)}** · status `{h.status}` · outcome **{h.outcome}** · steps "
-    f"{h.first_step}–{h.last_step} · form {md_code(h.form)} · route `{h.route}` · "
-    f"{h.n_entries} entries · {h.restatements} restatements · ≈{h.est_tokens} tokens"
+    f"**{md_escape(span_id)}** · status `{h.status}` · outcome **{h.outcome}** · {h.steps} · "
+    f"form {md_code(h.form or '—')} · route `{h.route or '—'}` · {h.n_entries} entries · "
+    f"{h.restatements} restatements · ≈{h.est_tokens} tokens"
     + (f" · reason: {md_escape(h.reason)}" if h.reason else "")
 )
 lc1, lc2, _ = st.columns([1, 1, 3])
@@ -161,35 +187,51 @@ if sv.citations or current_cite:
         if kind == "S":
             set_sel(step=n)
             txt = cached(common.step_text, h.episode_id, n)
-            if txt is None:
-                st.warning(f"Step {n} not found.")
-            else:
-                with st.container(border=True, key="sp_cited_step"):
+            with st.container(border=True, key="sp_cited_step"):
+                if txt is None:
+                    st.warning(f"Step {n} not found.")
+                else:
                     show_step(txt, max_chars=6000)
-                link("timeline", f"Open S{n} in the timeline", episode=h.episode_id, step=n)
+            link("timeline", f"Open S{n} in the timeline", episode=h.episode_id, step=n)
         else:
             src = next((s for s in sv.prior if s.pos == n), None)
-            with st.container(border=True, key="sp_cited_source"):
+            with st.container(border=True, key="sp_cited_step"):
                 if src is None:
                     st.warning(f"Prior source P{n} not found.")
                 else:
                     st.markdown(f"**[P{n}]** {md_escape(src.role)} · message {src.message_index}")
                     show_text(src.text)
+        # Bring the cited evidence into view once per citation picked (a click, a followed link).
+        scroll_to(".st-key-sp_cited_step", f"{span_id}|{cite}|{nav_seq()}", key="sp_scroll")
 
 # ---- Judge transcript and history -----------------------------------------------------------
 st.subheader("Judgment history")
 if not len(sv.judgments):
     st.info("Never judged.")
 else:
-    st.dataframe(sv.judgments, hide_index=True, key="sp_history")
+    st.dataframe(
+        sv.judgments,
+        hide_index=True,
+        key="sp_history",
+        column_config={
+            "current": st.column_config.CheckboxColumn("current", help="The judgment behind the verdict."),
+            "cost_usd": st.column_config.NumberColumn("cost $", format="%.4f"),
+        },
+    )
     kinds = dict(zip(sv.judgments["judgment_id"], zip(sv.judgments["judge"], sv.judgments["status"])))
+    ids = list(kinds)
+    if st.session_state.get("_sp_judgment_next") in ids:
+        st.session_state["sp_judgment"] = st.session_state.pop("_sp_judgment_next")
+    if st.session_state.get("sp_judgment") not in ids:
+        st.session_state["sp_judgment"] = sv.current_judgment if sv.current_judgment in ids else ids[0]
+    current = sv.current_judgment
     jid = st.selectbox(
         "Judgment",
-        list(kinds),
+        ids,
         key="sp_judgment",
-        format_func=lambda j: f"{j} ({kinds[j][0]}, {kinds[j][1]})",
+        format_func=lambda j: f"{j} ({kinds[j][0]}, {kinds[j][1]})" + (" · current" if j == current else ""),
     )
-    det = cached(judgment_view.detail, jid)
+    det = cached(judgment_view.detail, jid) if jid else None
     if det is not None:
         st.markdown(
             f"**Validation attempts**: {len(det.attempts)} · follow-ups {det.followups} · "
@@ -212,35 +254,32 @@ else:
 
 # ---- Re-judge (settings live in the sidebar, app.py) ----------------------------------------
 st.subheader("Re-judge this span")
-kind = st.session_state["judge_kind"]
+judge: JudgeKind = "llm" if st.session_state.get("judge_kind") == "llm" else "rules"
 if not h.judgeable:
     st.caption(f"Only eligible spans are judged (this one is {h.status}).")
-elif st.button(f"Re-judge with the {kind} judge", key="sp_rejudge", type="primary"):
-    bar = st.progress(0.0, text="Judging…")
-    try:
-        with st.spinner("Judging…"):
-            rejudged = judgment_view.rejudge(
-                db_path(),
-                span_id,
-                kind,
-                model=st.session_state.get("judge_model"),
-                base_url=st.session_state.get("judge_base_url"),
-            )
-        bar.progress(1.0, text="Done.")
-        st.session_state["sp_rejudged"] = rejudged
-    except Exception as e:  # the judge reports user-facing problems as exceptions
-        bar.empty()
-        st.error(f"Re-judge failed: {e}")
-done = st.session_state.get("sp_rejudged")
-if isinstance(done, judgment_view.Rejudged) and done.span_id == span_id:
-    st.success(
-        f"New judgment {done.judgment_id}: {done.status}" + (f" ({done.reason})" if done.reason else "")
+elif st.button(f"Re-judge with the {judge} judge", key="sp_rejudge", type="primary"):
+    st.session_state.pop("sp_rejudged", None)
+    st.session_state["sp_rejudge_req"] = judgment_view.RejudgeRequest(
+        span_id=span_id,
+        judge=judge,
+        model=st.session_state.get("judge_model") or None,
+        base_url=st.session_state.get("judge_base_url") or None,
     )
-    before, after = st.columns(2)
-    before.markdown("**Before**")
-    before.dataframe(done.before, hide_index=True, key="sp_old")
-    after.markdown("**After**")
-    after.dataframe(done.after, hide_index=True, key="sp_new")
+req = st.session_state.get("sp_rejudge_req")
+if isinstance(req, judgment_view.RejudgeRequest) and req.span_id == span_id:
+    rejudge_when_free(req)
+done = st.session_state.get("sp_rejudged")
+if isinstance(done, judgment_view.RejudgeOutcome) and done.request.span_id == span_id:
+    if done.ok and done.result is not None:
+        st.success(f"New judgment {done.result.judgment_id} accepted; it is now the current judgment.")
+    else:
+        st.error(done.error)
+    if done.result is not None:
+        before, after = st.columns(2)
+        before.markdown("**Before**")
+        before.dataframe(done.result.before, hide_index=True, key="sp_old")
+        after.markdown("**After**" + ("" if done.ok else " (not accepted: the verdict is unchanged)"))
+        after.dataframe(done.result.after, hide_index=True, key="sp_new")
 
 with st.expander("Annotate this span"):
     annotation_form("span", span_id, h.episode_id, key="sp")

@@ -132,7 +132,7 @@ def _busy_banner(reason: str, as_of: float) -> None:
     st.session_state["_busy_banner_shown"] = True
     when = time.strftime("%H:%M:%S", time.localtime(as_of))
     st.warning(
-        f"The database is busy: {textsafe.one_line(reason)}. Showing what it held at {when}; "
+        f"The database is busy: {md_escape(textsafe.one_line(reason))}. Showing what it held at {when}; "
         "annotations and re-judges you start are queued and saved when it is free."
     )
 
@@ -156,14 +156,14 @@ def cached(fn: Callable[Concatenate[Connection, P], R], *args: P.args, **kwargs:
             last = _LAST_GOOD.get(stale_key)
         if last is None:
             st.warning(
-                f"The database is busy: {textsafe.one_line(e)}. This page will work again when that "
+                f"The database is busy: {md_escape(textsafe.one_line(e))}. This page will work again when that "
                 "process finishes."
             )
             st.stop()
         _busy_banner(str(e), last[0])
         data = last[1]
     except StoreError as e:
-        st.error(textsafe.one_line(e))
+        st.error(md_escape(textsafe.one_line(e)))
         st.stop()
     else:
         with _LAST_GOOD_LOCK:
@@ -181,8 +181,8 @@ def submit(w: writes.Write) -> bool:
     res = writes.save(db_path(), w, WRITE_TIMEOUT)
     if any(p.write_id == w.write_id for p in res.pending):
         st.warning(
-            f"Pending: {textsafe.one_line(w.label)} is queued because the database is busy "
-            f"({textsafe.one_line(res.busy)}). It will be saved as soon as the database is free; "
+            f"Pending: {md_escape(textsafe.one_line(w.label))} is queued because the database is busy "
+            f"({md_escape(textsafe.one_line(res.busy))}). It will be saved as soon as the database is free; "
             "your input stays in the form."
         )
         return False
@@ -207,8 +207,8 @@ def pending_check() -> None:
             st.rerun(scope="app")
         st.warning(
             f"{len(res.pending)} change{'s' if len(res.pending) != 1 else ''} pending — the database is "
-            f"busy ({textsafe.one_line(res.busy or '')}). Saved automatically when it is free:\n"
-            + "\n".join(f"- {textsafe.markdown_literal(p.label)}" for p in res.pending)
+            f"busy ({md_escape(textsafe.one_line(res.busy or ''))}). Saved automatically when it is free:\n"
+            + "\n".join(f"- {md_escape(textsafe.one_line(p.label))}" for p in res.pending)
         )
 
     retry()
@@ -331,20 +331,23 @@ def from_url(
     options: Sequence[Any] | None = None,
     multi: bool = False,
     cast: Callable[[str], Any] | None = None,
+    marker: str | None = None,
 ) -> None:
     """Before creating the widget `key`: put the URL's value of `param` into its state when the
     URL holds a value this session has not applied or written yet (a pasted or followed link).
 
     `options` keeps only known choices (a stale link cannot break a widget); `multi` reads a
-    repeated parameter into a list; `cast` converts each value (e.g. int)."""
+    repeated parameter into a list; `cast` converts each value (e.g. int). `marker` names what
+    remembers the applied value when several uses read one parameter (`<page>:<param>`)."""
     seen = st.session_state.setdefault("_qp_seen", {})
     raw: Any = st.query_params.get_all(param) if multi else st.query_params.get(param)
     if not raw:
         return
-    marker = _url_marker(raw)
-    if seen.get(param) == marker:
+    name = marker or param
+    value_marker = _url_marker(raw)
+    if seen.get(name) == value_marker:
         return
-    seen[param] = marker
+    seen[name] = value_marker
     values = [raw] if not multi else list(raw)
     try:
         parsed = [cast(v) if cast else v for v in values]
@@ -379,8 +382,9 @@ def navigate(target: links.AppLink) -> None:
     settings and every other state kept). The target page applies the parameters as if the
     link had been pasted: their markers are cleared and the shared selections set."""
     seen = st.session_state.setdefault("_qp_seen", {})
-    for k in target.params:
-        seen.pop(k, None)
+    for name in list(seen):
+        if name.rpartition(":")[2] in target.params:
+            seen.pop(name, None)
     for k in SHARED:
         v = target.first(k)
         if v is not None:

@@ -55,6 +55,17 @@ class SpanHeader(ViewModel):
         """Only eligible spans are judged (A.1.6)."""
         return self.status == "eligible"
 
+    @property
+    def steps(self) -> str:
+        """The consuming steps for a header: "steps 3–5", "step 3", or that none is recorded (a
+        delivery no recorded step consumed, e.g. a Letta memory block outside any step)."""
+        first, last = self.first_step, self.last_step
+        if first is None and last is None:
+            return "no consuming step recorded"
+        if first is None or last is None or first == last:
+            return f"step {first if first is not None else last}"
+        return f"steps {first}–{last}"
+
 
 class SharedLine(ViewModel):
     """One line of delivered text."""
@@ -163,7 +174,14 @@ class SpanView(ViewModel):
     citations: list[str]
     """Every step and source the current judgment cites (S7, P3, ...), in order of appearance."""
     judgments: pd.DataFrame
-    """Every judgment of the span, newest first."""
+    """Every judgment of the span, newest first: current (the judgment behind the verdict),
+    judgment_id, judge, model (empty for the rules judge), status, reason, calls, follow-ups,
+    tokens, cost and times."""
+
+    @property
+    def current_judgment(self) -> str | None:
+        """The judgment behind the span's verdict (None: no verdict)."""
+        return self.header.verdict_judgment
 
 
 def segments(text: str | None) -> list[Segment]:
@@ -182,6 +200,16 @@ def segments(text: str | None) -> list[Segment]:
 
 def _steps(v: Any) -> list[str]:
     return [f"S{int(x)}" for x in (v if v is not None else [])]
+
+
+def _history(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Judgment history for display: `current` first, no model for the rules judge (it calls
+    none; the settings may still name a default model)."""
+    if not len(judgments):
+        return judgments
+    out = judgments.copy()
+    out["model"] = out["model"].where(out["judge"] != "rules", None)
+    return out[["current", *[c for c in out.columns if c != "current"]]]
 
 
 def span(con: Connection, span_id: str) -> SpanView | None:
@@ -206,7 +234,7 @@ def span(con: Connection, span_id: str) -> SpanView | None:
         if header.verdict_judgment
         else pd.DataFrame()
     )
-    judgments = store_spans.span_judgments(con, span_id)
+    judgments = _history(store_spans.span_judgments(con, span_id))
     summary: list[Segment] = []
     rationales: list[Rationale] = []
     citations: list[str] = []
