@@ -28,7 +28,9 @@ _C0_PICTURES = {i: chr(0x2400 + i) for i in range(0x20)}
 _C0_PICTURES[0x7F] = "\u2421"  # DEL
 _SEPARATORS = {"\u2028": "\n", "\u2029": "\n", "\x85": "\n"}
 
-_UNSAFE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + "".join(sorted(BIDI_CONTROLS)) + "]")
+UNSAFE_PATTERN = "\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + "".join(sorted(BIDI_CONTROLS)) + "]"
+"""What `neutralise` replaces, as a regular expression (for vectorised checks of table columns)."""
+_UNSAFE = re.compile(UNSAFE_PATTERN)
 _NEWLINES = re.compile(r"[\n\t]")
 
 
@@ -124,6 +126,7 @@ def plot_text(value: Any) -> str:
 
 __all__ = [
     "BIDI_CONTROLS",
+    "UNSAFE_PATTERN",
     "code_literal",
     "html_text",
     "markdown_literal",

@@ -5,12 +5,18 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import episodes as ep_view
-from pages._shared import cached, go, scope, url, write_url
+from memuse_core.views.common import display_name
+from pages._shared import cached, from_url, go, scope, url, write_url
 
 st.title("Episodes")
 runs = scope()
-if "ep_search" not in st.session_state and st.query_params.get("q"):
-    st.session_state["ep_search"] = st.query_params.get("q")
+repo_choices = cached(ep_view.repositories, runs)
+# Every filter is in the URL: a pasted or followed link restores the same table.
+from_url("q", "ep_search")
+from_url("outcome", "ep_outcome", options=ep_view.OUTCOME_CHOICES, multi=True)
+from_url("has", "ep_flags", options=ep_view.SPAN_CLASS_CHOICES, multi=True)
+from_url("repo", "ep_repo", options=repo_choices, multi=True)
+from_url("task", "ep_task")
 search = st.text_input(
     "Search task and trajectory text",
     key="ep_search",
@@ -24,13 +30,13 @@ classes = c2.multiselect(
     key="ep_flags",
     help="Episodes with at least one span of each chosen outcome class.",
 )
-repos = c3.multiselect("Repository", cached(ep_view.repositories, runs), key="ep_repo")
+repos = c3.multiselect("Repository", repo_choices, key="ep_repo", format_func=display_name)
 task = c4.text_input("Task id contains", key="ep_task")
 filters = ep_view.EpisodeFilters(
     search=search, outcomes=outcomes, span_classes=classes, repos=repos, task=task
 )
 episodes = cached(ep_view.episode_list, runs, filters)
-write_url(q=search or None)
+write_url(q=search or None, outcome=outcomes, has=classes, repo=repos, task=task or None)
 
 st.caption(
     f"{len(episodes.rows):,} episodes"

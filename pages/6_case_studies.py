@@ -8,7 +8,19 @@ import streamlit as st
 
 from memuse_core.views import case_studies as cs_view
 from memuse_core.views import writes
-from pages._shared import PAGES, annotation_form, cached, md_code, md_escape, note_md, sel, submit
+from memuse_core.views.common import display_name, formatted
+from pages._shared import (
+    PAGES,
+    annotation_form,
+    cached,
+    from_url,
+    md_code,
+    md_escape,
+    note_md,
+    sel,
+    submit,
+    write_url,
+)
 
 st.title("Case studies")
 
@@ -53,7 +65,11 @@ if not anns.annotations:
     )
 else:
     ev = st.dataframe(
-        anns.table, hide_index=True, key="cs_anns", on_select="rerun", selection_mode="multi-row"
+        formatted(anns.table, {}),
+        hide_index=True,
+        key="cs_anns",
+        on_select="rerun",
+        selection_mode="multi-row",
     )
     chosen = [anns.annotations[i].annotation_id for i in (ev.selection.rows if ev is not None else [])]
     if chosen and cases:
@@ -76,17 +92,17 @@ st.subheader("Case study")
 if not cases:
     st.caption("Create a case study to collect annotations.")
 else:
-    qcase = st.query_params.get("case")
-    if qcase in names and st.session_state.get("_cs_case_seen") != qcase:
-        st.session_state["_cs_case_seen"] = qcase
-        st.session_state["_cs_pick_next"] = qcase
+    from_url("case", "cs_pick", options=list(names))
     if st.session_state.get("_cs_pick_next") in names:
         st.session_state["cs_pick"] = st.session_state.pop("_cs_pick_next")
     if st.session_state.get("cs_pick") not in names:
         st.session_state["cs_pick"] = cases[0].case_study_id
-    pick = str(st.selectbox("Case study", list(names), format_func=lambda c: names.get(c, c), key="cs_pick"))
-    st.query_params["case"] = pick
-    st.session_state["_cs_case_seen"] = pick
+    pick = str(
+        st.selectbox(
+            "Case study", list(names), format_func=lambda c: display_name(names.get(c, c)), key="cs_pick"
+        )
+    )
+    write_url(case=pick)
     view = cached(cs_view.case_study, pick)
     if view is not None:
         st.markdown(f"**{md_escape(view.case.name)}** · {len(view.members)} annotations")
@@ -98,7 +114,7 @@ else:
                 tags = " · tags: " + ", ".join(md_escape(t) for t in a.tags) if a.tags else ""
                 st.markdown(f"**{md_escape(a.target_kind)}** {md_code(a.target_id)}{tags}")
                 if a.labels:
-                    st.caption(" · ".join(f"{k}: {v}" for k, v in a.labels.items()))
+                    st.caption(" · ".join(f"{k}: {md_escape(v)}" for k, v in a.labels.items()))
                 if a.note:
                     st.markdown(note_md(a.note))
                 if m.link is not None:

@@ -16,7 +16,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -433,6 +433,12 @@ def md_escape(text: Any) -> str:
     """Recorded text made inert for st.markdown: shown character for character (no emphasis,
     links, images, HTML, formulas, icons, emoji or colours; control and bidi characters visible)."""
     return textsafe.markdown_literal(text)
+
+
+def text_columns(columns: Iterable[str]) -> dict[str, Any]:
+    """Column configs for numbers formatted as text by `views.common.formatted`: right-aligned
+    like numbers."""
+    return {str(c): st.column_config.TextColumn(alignment="right") for c in columns}
 
 
 def show_text(text: Any, *, max_chars: int = 20000, language: str | None = None) -> None:

@@ -9,9 +9,9 @@ test or a script opens with `memuse_core.store.connect(path, read_only=True)`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
@@ -35,6 +35,76 @@ def display_name(value: Any) -> str:
     """A recorded id or name for a widget option or label: one line, control and bidi
     characters made visible (`textsafe.one_line`)."""
     return textsafe.one_line(value)
+
+
+NumberFormat = Literal["count", "percent", "pp", "decimal", "usd", "tokens", "share"]
+"""How a number column is shown: count 1,234; percent 25.0%; pp +1.5 pp; decimal 1.23;
+usd $0.0012; tokens 164,393; share (of 100%, 3 significant digits) 0.0123%."""
+
+MISSING = "—"
+"""What a missing value shows as (never "None" or "nan")."""
+
+_FORMATS: dict[str, Callable[[float], str]] = {
+    "count": lambda v: f"{v:,.0f}",
+    "percent": lambda v: f"{v:.1%}",
+    "pp": lambda v: f"{v:+.1f} pp",
+    "decimal": lambda v: f"{v:,.2f}",
+    "usd": lambda v: f"${v:,.4f}",
+    "tokens": lambda v: f"{v:,.0f}",
+    "share": lambda v: f"{100 * v:.3g}%",
+}
+
+
+def _is_missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and v != v) or v is pd.NA or v is pd.NaT
+
+
+def format_number(v: Any, fmt: NumberFormat, *, signed: bool = False) -> str:
+    """One number as text in a format ("—" when missing); `signed` adds "+" to a positive
+    difference."""
+    if _is_missing(v):
+        return MISSING
+    text = _FORMATS[fmt](float(v))
+    return f"+{text}" if signed and float(v) > 0 and not text.startswith("+") else text
+
+
+def formatted(df: pd.DataFrame, formats: Mapping[str, NumberFormat]) -> pd.DataFrame:
+    """A small summary table for display: the listed number columns as text in their format,
+    every missing value as "—", recorded text neutralised. Row order and columns unchanged.
+
+    For tables of a few dozen rows (the Overview's, Compare's, Judge runs'); a big table keeps its
+    numbers and uses column formats instead (its sorting stays numeric)."""
+    out = display_table(df).copy()
+    for c in out.columns:
+        fmt = formats.get(str(c))
+        col = out[c]
+        if fmt is not None:
+            out[c] = [MISSING if _is_missing(v) else _FORMATS[fmt](float(v)) for v in col]
+        elif col.isna().any():
+            out[c] = [MISSING if _is_missing(v) else v for v in col.astype(object)]
+    return out
+
+
+def display_table(df: pd.DataFrame) -> pd.DataFrame:
+    """A table for display with recorded text neutralised in every text cell (control, escape and
+    bidi characters made visible); row positions and other cells unchanged. Returns `df` itself
+    when no cell needs it, so only hostile tables pay for a copy."""
+    out: pd.DataFrame | None = None
+    for c in df.columns:
+        col = df[c]
+        if col.dtype != object and pd.api.types.is_string_dtype(col):
+            hit = col.str.contains(textsafe.UNSAFE_PATTERN, regex=True, na=False)
+        elif col.dtype == object and any(isinstance(v, str) for v in col.dropna().head(100)):
+            text = col.map(lambda v: v if isinstance(v, str) else "")
+            hit = text.str.contains(textsafe.UNSAFE_PATTERN, regex=True, na=False)
+        else:
+            continue
+        if not hit.any():
+            continue
+        if out is None:
+            out = df.copy()
+        out[c] = [textsafe.neutralise(v) if h else v for v, h in zip(col, hit)]
+    return df if out is None else out
 
 
 def open_read(db: str | os.PathLike[str], timeout: float) -> Connection:
