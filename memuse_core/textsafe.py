@@ -124,10 +124,24 @@ def plot_text(value: Any) -> str:
     return neutralise(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+_HREF = re.compile("(h)(ref)", re.I)
+
+
+def graph_text(value: Any) -> str:
+    """Recorded text for a vis-network graph label or tooltip (pyvis), escaped exactly once.
+
+    vis-network draws labels on a canvas and shows a string tooltip as text, so HTML escaping
+    would be shown (`&lt;`); the JSON that carries the text into the page escapes `<` itself. pyvis
+    switches every tooltip to an innerHTML popup when any title contains "href", so that word is
+    split with a word joiner (U+2060, invisible) and the text path is the only one."""
+    return _HREF.sub("\\1\u2060\\2", neutralise(value))
+
+
 __all__ = [
     "BIDI_CONTROLS",
     "UNSAFE_PATTERN",
     "code_literal",
+    "graph_text",
     "html_text",
     "markdown_literal",
     "neutralise",

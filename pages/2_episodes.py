@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import episodes as ep_view
-from memuse_core.views.common import display_name
+from memuse_core.views.common import display_name, display_table
 from pages._shared import cached, from_url, go, scope, url, write_url
 
 st.title("Episodes")
@@ -46,7 +46,7 @@ st.caption(
 view = episodes.rows.copy()
 view.insert(0, "timeline", [url("timeline", episode=e) for e in view["episode_id"]])
 event = st.dataframe(
-    view,
+    display_table(view),
     hide_index=True,
     key="ep_table",
     on_select="rerun",

@@ -8,7 +8,7 @@ import streamlit as st
 from memuse_core.views import common
 from memuse_core.views import judgment as judgment_view
 from memuse_core.views import span as span_view
-from memuse_core.views.common import StoreLocked, item_key
+from memuse_core.views.common import StoreLocked, formatted, item_key
 from memuse_core.vocab import JudgeKind
 from pages._nav import scroll_to
 from pages._shared import (
@@ -26,6 +26,7 @@ from pages._shared import (
     sel,
     set_sel,
     show_text,
+    text_columns,
     url,
     write_url,
 )
@@ -151,13 +152,13 @@ if sv.judged:
         url("lineage", item=item_key(ns, iid)) for ns, iid in zip(entries["namespace"], entries["item_id"])
     ]
     st.dataframe(
-        entries,
+        formatted(entries, {}),
         hide_index=True,
         key="sp_entries",
         column_config={"lineage": st.column_config.LinkColumn("item history", display_text="lineage")},
     )
 else:
-    st.dataframe(entries, hide_index=True, key="sp_entries")
+    st.dataframe(formatted(entries, {}), hide_index=True, key="sp_entries")
     st.info("No accepted judgment for this span yet — run `memuse judge` or use Re-judge below.")
 with st.expander("Exposed text of each entry"):
     for e in sv.entry_texts:
@@ -210,13 +211,13 @@ if not len(sv.judgments):
     st.info("Never judged.")
 else:
     st.dataframe(
-        sv.judgments,
+        formatted(sv.judgments, span_view.HISTORY_FORMATS),
         hide_index=True,
         key="sp_history",
         column_config={
             "current": st.column_config.CheckboxColumn("current", help="The judgment behind the verdict."),
-            "cost_usd": st.column_config.NumberColumn("cost $", format="%.4f"),
-        },
+        }
+        | text_columns(span_view.HISTORY_FORMATS),
     )
     kinds = dict(zip(sv.judgments["judgment_id"], zip(sv.judgments["judge"], sv.judgments["status"])))
     ids = list(kinds)
@@ -277,9 +278,9 @@ if isinstance(done, judgment_view.RejudgeOutcome) and done.request.span_id == sp
     if done.result is not None:
         before, after = st.columns(2)
         before.markdown("**Before**")
-        before.dataframe(done.result.before, hide_index=True, key="sp_old")
+        before.dataframe(formatted(done.result.before, {}), hide_index=True, key="sp_old")
         after.markdown("**After**" + ("" if done.ok else " (not accepted: the verdict is unchanged)"))
-        after.dataframe(done.result.after, hide_index=True, key="sp_new")
+        after.dataframe(formatted(done.result.after, {}), hide_index=True, key="sp_new")
 
 with st.expander("Annotate this span"):
     annotation_form("span", span_id, h.episode_id, key="sp")

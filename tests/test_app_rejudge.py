@@ -81,7 +81,7 @@ def test_rules_rejudge_refreshes_the_history_and_marks_the_new_judgment_current(
     at = _page(db, monkeypatch, sid)
     before = _history(at)
     assert list(before["current"]).count(True) == 1 and before.columns[0] == "current"
-    assert before["model"].isna().all()  # the rules judge calls no model
+    assert (before["model"] == "—").all()  # the rules judge calls no model
     at.button(key="sp_rejudge").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]

@@ -76,3 +76,10 @@ def test_html_and_plot_text_escape_once() -> None:
     assert html_text("<b>&amp;\x1b") == "&lt;b&gt;&amp;amp;␛"
     assert plot_text("<a href='x'>&") == "&lt;a href='x'&gt;&amp;"
     assert textsafe.terminal("\x1b]0;title\x07") == "␛]0;title␇"
+
+
+def test_graph_text_is_plain_text_escaped_once() -> None:
+    out = textsafe.graph_text("<b>card</b> see href=x\x1b[1m\nline 2")
+    assert "<b>card</b>" in out and "&lt;" not in out  # vis-network shows it as text
+    assert "href" not in out.lower() and "h\u2060ref" in out  # pyvis keeps its text tooltips
+    assert "\x1b" not in out and "\nline 2" in out

@@ -291,6 +291,12 @@ class EpisodeHeader(ViewModel):
     reference: str | None = None
     """Reference solution text, when recorded."""
 
+    @property
+    def repository(self) -> str:
+        """The repository for a header: its name, or "unknown repository" when none was recorded
+        (real runs often carry no repository)."""
+        return f"repo {self.repo}" if self.repo else "unknown repository"
+
 
 def episode_header(con: Connection, episode_id: str) -> EpisodeHeader | None:
     """An episode's header (None when the episode is not in the store)."""

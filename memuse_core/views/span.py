@@ -14,10 +14,21 @@ from .. import charts as figures
 from ..store.app import episodes as store_episodes
 from ..store.app import spans as store_spans
 from ..vocab import OutcomeClass
-from .common import Connection, ViewModel, records
+from .common import Connection, NumberFormat, ViewModel, records
 
 CITATION = re.compile(r"\[([SP])(\d+)\]")
 """A citation in a rationale: [S<step>] cites a step, [P<pos>] a prior-context source."""
+
+
+HISTORY_FORMATS: dict[str, NumberFormat] = {
+    "calls": "count",
+    "followups": "count",
+    "input_tokens": "tokens",
+    "output_tokens": "tokens",
+    "cost_usd": "usd",
+    "confidence": "decimal",
+}
+"""How the judgment history's numbers are shown."""
 
 
 class SpanHeader(ViewModel):
