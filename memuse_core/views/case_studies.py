@@ -181,6 +181,18 @@ class Export(ViewModel):
     """File name without extension."""
 
 
+TITLE_CHARS = 70
+"""A figure title in an export at most (the annotation's heading above it carries the full id)."""
+
+
+def _title(text: str) -> str:
+    """A long id shortened in the middle, so an exported chart's title fits its width."""
+    if len(text) <= TITLE_CHARS:
+        return text
+    half = (TITLE_CHARS - 1) // 2
+    return f"{text[:half]}…{text[-half:]}"
+
+
 def _excerpt(con: Connection, a: Annotation) -> tuple[str | None, go.Figure | None]:
     """Recorded text and a timeline figure to show with an annotation."""
     tid = a.target_id
@@ -189,7 +201,7 @@ def _excerpt(con: Connection, a: Annotation) -> tuple[str | None, go.Figure | No
         txt = step_text(con, ep, int(step)) if step.isdigit() else None
         if txt is None:
             return None, None
-        fig = timeline(con, ep, int(step), title=f"{ep} · S{step}").figure
+        fig = timeline(con, ep, int(step), title=_title(f"{ep} · S{step}")).figure
         return txt.as_text()[:EXCERPT_CHARS], fig
     if a.target_kind == "span":
         sid = tid.split("#", 1)[0]
@@ -199,7 +211,9 @@ def _excerpt(con: Connection, a: Annotation) -> tuple[str | None, go.Figure | No
         body = "\n\n".join(
             f"#{e.pos} {e.item_id} ({e.exposure}): {e.exposed_text or ''}" for e in sv.entry_texts
         )
-        return body[:EXCERPT_CHARS], timeline(con, sv.header.episode_id, span_id=sid, title=sid).figure
+        return body[:EXCERPT_CHARS], timeline(
+            con, sv.header.episode_id, span_id=sid, title=_title(sid)
+        ).figure
     if a.target_kind == "item":
         value = latest_value(con, *split_item(tid))
         return (value[:EXCERPT_CHARS] if value else None), None
