@@ -79,6 +79,7 @@ from pages._nav import link_catcher  # noqa: E402
 from pages._shared import (  # noqa: E402
     begin_run,
     cached,
+    end_run,
     from_url,
     kept,
     navigate,
@@ -136,4 +137,7 @@ with st.sidebar:
         )
     st.caption(f"Database: `{st.session_state['db_path']}`")
 pending_check()
-page.run()
+try:
+    page.run()
+finally:
+    end_run()

@@ -19,10 +19,12 @@ from pages._shared import (
     note_md,
     sel,
     submit,
+    write_notice,
     write_url,
 )
 
 st.title("Case studies")
+write_notice()
 
 # ---- Create a case study and annotate anything -----------------------------------------------
 cases = cached(cs_view.case_studies)

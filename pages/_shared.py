@@ -121,9 +121,30 @@ def busy() -> str | None:
 
 
 def begin_run() -> None:
-    """Called by app.py at the start of every run: forget the previous run's busy state."""
+    """Called by app.py at the start of every run, above the page: forget the previous run's busy
+    state, take over the notice of a write queued by the previous run, and place the one notices
+    container (see `notices`)."""
     st.session_state["_busy_reason"] = None
     st.session_state["_busy_banner_shown"] = False
+    st.session_state["_write_notice_now"] = st.session_state.pop("_write_notice", None)
+    st.session_state["_notices"] = st.container()
+
+
+def end_run() -> None:
+    """Called by app.py after the page ran (also when it stopped or reran): the notices
+    container belongs to that run only."""
+    st.session_state["_notices"] = None
+
+
+def notices() -> Any:
+    """The container above the page for run-dependent notices (busy database, pending writes).
+
+    It is always there, so a notice appearing or going never moves the page's elements: the
+    browser matches elements by position, and a moved expander would be drawn anew, collapsed,
+    hiding a kept draft. Outside app.py's full run (a fragment's rerun; AppTest's page-only
+    reruns) it is gone (`end_run`) and notices go inline."""
+    slot = st.session_state.get("_notices")
+    return slot if slot is not None else st
 
 
 def _busy_banner(reason: str, as_of: float) -> None:
@@ -131,10 +152,11 @@ def _busy_banner(reason: str, as_of: float) -> None:
         return
     st.session_state["_busy_banner_shown"] = True
     when = time.strftime("%H:%M:%S", time.localtime(as_of))
-    st.warning(
+    msg = (
         f"The database is busy: {md_escape(textsafe.one_line(reason))}. Showing what it held at {when}; "
         "annotations and re-judges you start are queued and saved when it is free."
     )
+    notices().warning(msg)
 
 
 def cached(fn: Callable[Concatenate[Connection, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -176,22 +198,39 @@ def cached(fn: Callable[Concatenate[Connection, P], R], *args: P.args, **kwargs:
 
 
 def submit(w: writes.Write) -> bool:
-    """Save one write now, or queue it while another process holds the database (it is saved
-    by the pending-writes check as soon as the database is free). True when saved now."""
+    """Save one write now (True), or queue it while another process holds the database.
+
+    A queued write reruns the app: the pending check above the page then lists it and retries
+    every 2 s until it is saved, and `write_notice()` says where the user wrote it that it is
+    pending (form widgets keep their values, so the draft stays)."""
     res = writes.save(db_path(), w, WRITE_TIMEOUT)
     if any(p.write_id == w.write_id for p in res.pending):
-        st.warning(
+        st.session_state["_write_notice"] = (
             f"Pending: {md_escape(textsafe.one_line(w.label))} is queued because the database is busy "
             f"({md_escape(textsafe.one_line(res.busy))}). It will be saved as soon as the database is free; "
             "your input stays in the form."
         )
-        return False
+        st.rerun()
     return True
+
+
+def write_notice() -> None:
+    """Where the user writes: a slot that says (in the run after it, once) that a write was
+    queued. The slot is always drawn, so the elements after it keep their place."""
+    slot = st.empty()
+    msg = st.session_state.pop("_write_notice_now", None) or st.session_state.pop("_write_notice", None)
+    if msg:
+        slot.warning(msg)
 
 
 def pending_check() -> None:
     """Above the page: writes waiting for a busy database, retried every 2 s until saved, and
     then how many were saved (app.py)."""
+    with notices():
+        _pending_check()
+
+
+def _pending_check() -> None:
     waiting = writes.pending(db_path())
     saved = st.session_state.pop("_pending_saved", None)
     if saved:
@@ -206,7 +245,7 @@ def pending_check() -> None:
             st.session_state["_pending_saved"] = res.saved
             st.rerun(scope="app")
         st.warning(
-            f"{len(res.pending)} change{'s' if len(res.pending) != 1 else ''} pending — the database is "
+            f"Pending: {len(res.pending)} change{'s' if len(res.pending) != 1 else ''} waiting — the database is "
             f"busy ({md_escape(textsafe.one_line(res.busy or ''))}). Saved automatically when it is free:\n"
             + "\n".join(f"- {md_escape(textsafe.one_line(p.label))}" for p in res.pending)
         )
@@ -458,6 +497,7 @@ def annotation_form(
     target_kind: cs_view.TargetKind, target_id: str, episode_id: str | None, *, key: str
 ) -> None:
     """A compact form to annotate a step, span (entry) or item: note, tags, five human labels."""
+    write_notice()
     with st.form(f"ann_form_{key}", clear_on_submit=False):
         st.markdown(f"**Annotate {target_kind}** {md_code(target_id)}")
         note = st.text_area("Note (markdown)", key=f"ann_note_{key}")

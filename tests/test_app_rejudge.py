@@ -14,9 +14,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from lock_holder import held
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import episode_id, make_db
-from test_app_writes import held
 
 from memuse_core.store import connect
 from memuse_core.store.app import spans as store_spans
