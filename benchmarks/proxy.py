@@ -1,4 +1,4 @@
-"""Recording-proxy overhead per request, excluding upstream time (issue 8 "Performance").
+"""Recording-proxy overhead per request, excluding upstream time.
 
 A scripted chat-completions upstream (its own process) answers at once; each round sends the same
 ~200 KB agent request (a growing history, as a harness resends it) once straight to the upstream
@@ -7,7 +7,7 @@ connections. The overhead of a round is (time through the proxy) - (time direct)
 forwarding, parsing, proof/diff work and the event write. Also reported: the recorder's own time
 per call (begin_call + end_call) measured in process without HTTP.
 
-Then the load runs (issue 18): `--load` small chat requests (default 1,400), each on a fresh
+Then the load runs: `--load` small chat requests (default 1,400), each on a fresh
 connection, from `--concurrency` client threads (default 20 and 50), first straight to the upstream
 and then through the proxy. Printed per run: requests, answered 200, connection resets, other
 errors, p50/p99 latency, the p50/p99 overhead (proxy minus direct) and the calls the proxy

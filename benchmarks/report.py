@@ -1,4 +1,4 @@
-"""Scale benchmark of the aggregates (issue 5 "Performance").
+"""Scale benchmark of the aggregates.
 
 Builds (or reuses) a store of N demo episodes judged by the offline rules judge, then measures:
 

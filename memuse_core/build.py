@@ -13,9 +13,11 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from .crash import die_with_parent, point
 from .rules.context import build_episode_context
 from .rules.models import EpisodeContext
 from .store import Connection, connect, db_path, load_episodes
+from .store.build_state import mark_build_finished, mark_build_started
 from .store.context import clear_context, episodes_to_build, write_contexts
 
 Progress = Callable[[int, int], None]
@@ -40,15 +42,22 @@ def build_store(
     the file read-only while the parent writes between rounds (DuckDB allows one writer per
     file); the caller's main module must be importable (a script or the CLI, not stdin).
     `progress(done, total)` is called per batch. Returns counts (episodes, spans, errors).
+
+    Resumable: every batch is its own transaction and the build marker
+    (`store.build_state`) stays set from before the first batch until after the last, so a build
+    that is killed is finished by the next `build_store`, which builds exactly the episodes the
+    killed one did not reach (the context of an episode depends only on the stored events).
     """
     path = str(db_path(db))
     con = connect(path)
     try:
+        mark_build_started(con, rebuild=rebuild)
         if rebuild and episode_ids is None:
             clear_context(con)
         todo = episodes_to_build(con, list(episode_ids) if episode_ids is not None else None, rebuild=rebuild)
     finally:
         con.close()
+    point("build.start")
     total = len(todo)
     if workers is None or workers < 0:
         workers = 1
@@ -64,15 +73,17 @@ def build_store(
             for ids in batches:
                 recs = load_episodes(con, ids)
                 _write(con, [build_episode_context(recs[e]) for e in ids if e in recs], stats)
+                point("build.batch")
                 if progress:
                     progress(stats["episodes"], total)
+            mark_build_finished(con)
         finally:
             con.close()
         return stats
     mp = multiprocessing.get_context("spawn")
     # ProcessPoolExecutor, not multiprocessing.Pool: a worker that dies (OOM killer, kill -9)
     # breaks the pool with an error instead of leaving the build waiting forever.
-    with ProcessPoolExecutor(workers, mp_context=mp) as pool:
+    with ProcessPoolExecutor(workers, mp_context=mp, initializer=die_with_parent) as pool:
         step = workers * 2
         for k in range(0, len(batches), step):
             try:
@@ -86,10 +97,16 @@ def build_store(
             try:
                 for ctxs in results:
                     _write(con, ctxs, stats)
+                    point("build.batch")
             finally:
                 con.close()
             if progress:
                 progress(stats["episodes"], total)
+    con = connect(path)
+    try:
+        mark_build_finished(con)
+    finally:
+        con.close()
     return stats
 
 

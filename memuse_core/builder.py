@@ -146,8 +146,8 @@ class EpisodeBuilder:
             MemorySearch(
                 episode_id=self.episode_id,
                 search_id=sid,
-                route=route,
-                query=query,  # type: ignore[arg-type]
+                route=route,  # type: ignore[arg-type]
+                query=query,
                 run_id=self.run_id,
                 results=[SearchResult(namespace=namespace, item_id=i, value=v) for i, v in results],
             )
@@ -286,8 +286,8 @@ class EpisodeBuilder:
                 call_id=call_id,
                 request=req,
                 response=response,
-                status=status,
-                usage=usage,  # type: ignore[arg-type]
+                status=status,  # type: ignore[arg-type]
+                usage=usage,
                 cost_usd=cost_usd,
                 model=self.model,
             )
@@ -344,10 +344,10 @@ class EpisodeBuilder:
             MemoryDelivery(
                 episode_id=self.episode_id,
                 delivery_id=f"{self.episode_id}-d{self._n_deliveries}",
-                route=route,
+                route=route,  # type: ignore[arg-type]
                 form=form,
                 consuming_call_id=call_id,
-                search_id=search_id,  # type: ignore[arg-type]
+                search_id=search_id,
                 entries=[e.model_copy() for e in entries],
                 placements=[
                     Placement(

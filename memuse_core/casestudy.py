@@ -114,10 +114,10 @@ def new_annotation(
             raise ValueError(f"label `{k}`: {v!r} is not one of {', '.join(SIGNAL_VALUES.get(k, ()))}")
         clean[k] = str(v)
     return Annotation(
-        target_kind=target_kind,
+        target_kind=target_kind,  # type: ignore[arg-type]
         target_id=target_id,
         episode_id=episode_id,
-        note=note,  # type: ignore[arg-type]
+        note=note,
         tags=[t.strip() for t in tags if t and t.strip()],
         labels=clean,
         author=author,

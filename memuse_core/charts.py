@@ -216,24 +216,30 @@ def form_share_chart(rows: Iterable[Mapping[str, Any]], *, min_token_share: floa
 
 
 def resolve_rate_chart(rows: Iterable[Mapping[str, Any]]) -> go.Figure:
-    """Resolve rate per group with an interval: dicts with group, rate, low, high (fractions)."""
+    """Resolve rate per group with an interval: dicts with group, rate, low, high (fractions). A
+    group whose rate is undefined (no episode has an outcome) gets no bar but the label "no outcome",
+    never a 0% bar: unknown is not unresolved."""
     rows = list(rows)
-    rate = [float(r.get("rate") or 0.0) for r in rows]
+    rate = [float(r["rate"]) if r.get("rate") is not None else None for r in rows]
     high = [float(r["high"]) if r.get("high") is not None else v for r, v in zip(rows, rate)]
     low = [float(r["low"]) if r.get("low") is not None else v for r, v in zip(rows, rate)]
+    groups = [escape_hover(str(r["group"])) for r in rows]
     fig = go.Figure(
         go.Bar(
-            x=[escape_hover(str(r["group"])) for r in rows],
-            y=[100 * v for v in rate],
+            x=groups,
+            y=[None if v is None else 100 * v for v in rate],
             error_y={
                 "type": "data",
                 "symmetric": False,
-                "array": [100 * (h - v) for h, v in zip(high, rate)],
-                "arrayminus": [100 * (v - lo) for lo, v in zip(low, rate)],
+                "array": [0 if v is None or h is None else 100 * (h - v) for h, v in zip(high, rate)],
+                "arrayminus": [0 if v is None or lo is None else 100 * (v - lo) for lo, v in zip(low, rate)],
             },
             marker_color="#4c78a8",
         )
     )
+    for g, v in zip(groups, rate):
+        if v is None:
+            fig.add_annotation(x=g, y=0, text="no outcome", showarrow=False, yshift=12)
     fig.update_layout(
         yaxis={"title": "resolved (%)", "range": [0, 100]},
         height=300,

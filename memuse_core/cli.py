@@ -1,79 +1,93 @@
-"""The `memuse` command. Each area adds its subcommands in `memuse_core/commands/<area>.py`.
+"""The `memuse` command: every subcommand registered explicitly, in workflow order.
 
-Errors a user can cause end in one clear line on stderr and a non-zero exit, never a traceback.
+The command functions live in `memuse_core/commands/<area>.py` as plain functions; `COMMANDS`
+below is the one place that names them, and its order is the order of `memuse --help`, grouped by
+stage: get runs in (record, demo, ingest, outcomes, schema, info) -> evaluation context (build,
+spans) -> judge -> results (report, lineage, export) -> MemTrim (trim, trim-eval).
+
+`app` is the registered Typer application (tests invoke it with `typer.testing.CliRunner`);
+`build_app()` makes a fresh one; `main()` is the console entry point.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import NoReturn, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
-app = typer.Typer(
-    name="memuse",
-    help="MemUse Studio: evaluate agent memory at its point of use, from recorded trajectories.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+from .commands import context, core, demo, judge, realruns, record, report, trim
+from .commands.common import DbOption, fail, say, user_errors
+
+HELP = "MemUse Studio: evaluate agent memory at its point of use, from recorded trajectories."
+
+# Help panels (stages of the workflow).
+GET_RUNS_IN = "1. Get runs in"
+CONTEXT = "2. Evaluation context"
+JUDGE = "3. Judge"
+RESULTS = "4. Results"
+MEMTRIM = "5. MemTrim"
+
+
+def _record_group() -> typer.Typer:
+    group = typer.Typer(help=record.GROUP_HELP, no_args_is_help=True)
+    group.command("proxy")(record.proxy)
+    return group
+
+
+# (name, help panel, command function or command group), in workflow order.
+COMMANDS: tuple[tuple[str, str, Callable[..., object] | typer.Typer], ...] = (
+    ("record", GET_RUNS_IN, _record_group()),
+    ("demo", GET_RUNS_IN, demo.demo),
+    ("ingest", GET_RUNS_IN, core.ingest),
+    ("outcomes", GET_RUNS_IN, realruns.outcomes),
+    ("schema", GET_RUNS_IN, core.schema),
+    ("info", GET_RUNS_IN, core.info),
+    ("build", CONTEXT, context.build),
+    ("spans", CONTEXT, context.spans),
+    ("judge", JUDGE, judge.judge),
+    ("report", RESULTS, report.report),
+    ("lineage", RESULTS, report.lineage),
+    ("export", RESULTS, realruns.export),
+    ("trim", MEMTRIM, trim.trim_cmd),
+    ("trim-eval", MEMTRIM, trim.trim_eval_cmd),
 )
-
-F = TypeVar("F", bound=Callable[..., object])
-
-DbOption = typer.Option(None, "--db", help="DuckDB file (default: $MEMUSE_DB or data/memuse.duckdb).")
+WORKFLOW_ORDER: tuple[str, ...] = tuple(name for name, _, _ in COMMANDS)
 
 
-def say(text: str, *, err: bool = False, nl: bool = True) -> None:
-    """Print a line that may hold recorded text (ids, names, messages quoting them): control
-    characters and escape sequences are made visible and inert first (`textsafe.terminal`)."""
-    from .textsafe import terminal
+class _WorkflowGroup(TyperGroup):
+    """Lists subcommands in `WORKFLOW_ORDER` (Typer would put command groups after commands)."""
 
-    typer.echo(terminal(text), err=err, nl=nl)
-
-
-def fail(message: str, code: int = 1) -> NoReturn:
-    """Print one error line and exit non-zero."""
-    say(f"error: {message}", err=True)
-    raise typer.Exit(code)
+    def list_commands(self, ctx: object) -> list[str]:
+        rank = {name: i for i, name in enumerate(WORKFLOW_ORDER)}
+        return sorted(self.commands, key=lambda n: rank.get(n, len(rank)))
 
 
-def user_errors(fn: F) -> F:
-    """Turn the errors a user can cause into one line and exit code 1."""
-    import functools
-
-    from .ingest.base import IngestError
-    from .store.connection import StoreError
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
-        try:
-            return fn(*args, **kwargs)
-        except (IngestError, StoreError) as e:
-            fail(str(e))
-        except KeyboardInterrupt:
-            say("interrupted", err=True)
-            raise typer.Exit(130) from None
-        except FileNotFoundError as e:
-            fail(f"{e.filename}: file not found")
-
-    return wrapper  # type: ignore[return-value]
+def build_app() -> typer.Typer:
+    """A `memuse` application with every subcommand of `COMMANDS` registered."""
+    cli = typer.Typer(
+        name="memuse",
+        help=HELP,
+        cls=_WorkflowGroup,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    for name, panel, target in COMMANDS:
+        if isinstance(target, typer.Typer):
+            cli.add_typer(target, name=name, rich_help_panel=panel)
+        else:
+            cli.command(name, rich_help_panel=panel)(target)
+    return cli
 
 
-def _load_commands() -> None:
-    from . import commands
-
-    for mod in sorted(m.name for m in pkgutil.iter_modules(commands.__path__)):
-        importlib.import_module(f"{commands.__name__}.{mod}")
+app = build_app()
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    _load_commands()
     app(args=argv if argv is not None else sys.argv[1:], prog_name="memuse")
 
 
-__all__ = ["app", "main", "fail", "say", "user_errors", "DbOption", "Path"]
+__all__ = ["COMMANDS", "WORKFLOW_ORDER", "app", "build_app", "main", "fail", "say", "user_errors", "DbOption"]

@@ -83,6 +83,29 @@ RECURRING_EPISODE_SHARE = 0.1
 DELAYED_USE_STEPS = 5
 """Use counted as delayed by "at least five steps" after the first consuming step (A.6.3)."""
 
+# ---- Task outcomes from the benchmark harness (A.5.4) ---------------------------------------------
+HarnessStatus = Literal["resolved", "unresolved", "empty_patch", "error"]
+HARNESS_STATUSES: tuple[HarnessStatus, ...] = get_args(HarnessStatus)
+"""How a SWE-bench harness report classifies a task: `resolved`; `unresolved` (the tests ran and
+fail); `empty_patch` (nothing was submitted); `error` (the evaluation failed, e.g. the patch did
+not apply). Only `resolved` resolves the task; the other three are "not resolved", as the
+harness's own resolve rate counts them. A task the report does not list has no outcome (unknown,
+never counted as unresolved)."""
+HARNESS_RESOLVED: dict[str, bool] = {
+    "resolved": True,
+    "unresolved": False,
+    "empty_patch": False,
+    "error": False,
+}
+"""The episode outcome (`episodes.resolved`) each harness status sets."""
+
+# ---- Memory of one episode, as the Episodes and Timeline pages tell it ----------------------------
+MemoryState = Literal["none_delivered", "not_built", "built"]
+MEMORY_STATES: tuple[MemoryState, ...] = get_args(MemoryState)
+"""`none_delivered`: the episode's recording holds no memory delivery (nothing to build; its spans
+are empty because no memory reached the agent); `not_built`: deliveries were recorded but the
+evaluation context was not built yet (`memuse build`); `built`: the context is built."""
+
 # ---- Delivered tokens (A.4.4: "floor(chars/4)") ---------------------------------------------------
 CHARS_PER_TOKEN = 4
 """Characters per estimated token: delivered-token estimates are floor(chars / 4) (A.4.4)."""
@@ -96,4 +119,39 @@ def estimate_tokens(chars: int) -> int:
 # ---- Episode outcomes (A.5.4) ---------------------------------------------------------------------
 EpisodeOutcome = Literal["resolved", "failed", "no_result"]
 EPISODE_OUTCOMES: tuple[EpisodeOutcome, ...] = get_args(EpisodeOutcome)
-"""An episode's harness result; `no_result` counts as unresolved in resolve rates (A.5.4)."""
+"""An episode's harness result; `no_result` is unknown (no harness result): left out of resolve
+rates, never counted as unresolved (A.5.4)."""
+
+
+# ---- MemTrim (memtrim paper 3.3, Eq. 1) ------------------------------------------------------------
+TrimOutcome = Literal["kept", "relabelled", "suppressed", "none"]
+TRIM_OUTCOMES: tuple[TrimOutcome, ...] = get_args(TrimOutcome)
+"""What MemTrim did with a retrieved memory's stored answer (Eq. 1; `none`: it had none)."""
+TrimClass = Literal["redundant", "partial", "novel", "empty"]
+TRIM_CLASSES: tuple[TrimClass, ...] = get_args(TrimClass)
+"""A delivered entry's evidence against the prior context: every unit shared, some shared or
+conflicting, none, or no units at all (the MemTrim counterpart of the judge's novelty label)."""
+
+
+# ---- Input limits (what the recorder writes and ingest reads back) ---------------------------------
+MAX_BODY_BYTES = 128 << 20
+"""Largest request body the recorder's proxy accepts (the whole body is held to be recorded)."""
+MAX_BODY_DEPTH = 100
+"""Deepest model-call request body (levels of nested arrays/objects) the recorder records as
+structure; deeper bodies are recorded unparsed, with the reason."""
+EVENT_ENVELOPE_DEPTH = 3
+"""Levels an event line adds around a recorded body (event object, `request`, one container)."""
+MAX_EVENT_DEPTH = MAX_BODY_DEPTH + EVENT_ENVELOPE_DEPTH
+"""Deepest JSON ingest accepts (an event line, a trajectory document): every line the recorder
+writes stays within it, and nothing deeper reaches a recursive parser or serialiser."""
+MAX_LINE_BYTES = 2 * MAX_BODY_BYTES
+"""Longest event line ingest reads (room for the largest body the recorder accepts, re-encoded)."""
+MAX_DOCUMENT_BYTES = 1 << 30
+"""Largest trajectory document (one JSON value, after decompression) ingest parses whole."""
+MAX_CALLS_PER_EPISODE = 100_000
+"""Most model calls one trajectory may claim (e.g. mini-swe-agent `api_calls`); a count above it
+is refused rather than materialised as that many calls."""
+INT32_MAX = 2**31 - 1
+"""Largest value of a 32-bit column (positions, steps, offsets, exit codes)."""
+INT64_MAX = 2**63 - 1
+"""Largest value of a 64-bit column (token counts, sizes)."""

@@ -1,143 +1,147 @@
 """MemTrim what-if: for any recorded delivery, the evidence units MemTrim would keep or remove
-(shared with the prior context, conflicting, memory-only), its outcome decision and the trimmed
-text; across the corpus, tokens saved and agreement with the judge's redundant novelty labels
-(MemTrim 3.3, A.1 applied to MemUse deliveries)."""
+(shared with the prior context, conflicting, memory-only), its decision on any stored answer and
+why, and the trimmed text; across the corpus, tokens saved and agreement with the judge's novelty
+labels (MemTrim 3.3, A.1 applied to MemUse deliveries). Widgets -> one view call -> one figure."""
 
 from __future__ import annotations
 
-import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from pages._shared import md_code, md_escape, q, q_or_empty, scope, seed, sel, set_sel, show_text, write_url
+from memuse_core.views.memtrim import MemTrimView, memtrim_view
+from pages._shared import LOCK_TIMEOUT, db_key, md_code, md_escape, scope, sel, set_sel, show_text, write_url
 
-CLASS_COLOUR = {"shared": "orange", "conflicting": "red", "memory_only": "green"}
+COLOURS = {
+    "shared": "orange",
+    "conflicting": "red",
+    "memory_only": "green",
+    "answer_units": "violet",
+    "withheld": "gray",
+}
 
-st.title("MemTrim")
-tab_one, tab_corpus = st.tabs(["One delivery", "Corpus"])
 
-with tab_one:
-    ids = list(q("episode_ids", scope(), True))
-    cur = sel("episode")
-    if cur and cur not in ids:
-        ids.insert(0, cur)
-    if not ids:
-        st.info("No episodes in this scope.")
-    else:
-        if cur is None:
-            set_sel(episode=ids[0])
-        seed("mt_episode", "episode")
-        if st.session_state.get("mt_episode") not in ids:
-            st.session_state["mt_episode"] = ids[0]
-        episode_id = st.selectbox("Episode", ids, key="mt_episode")
-        set_sel(episode=episode_id)
-        dels = q("episode_deliveries", episode_id)
-        if not len(dels):
-            st.info("This episode has no deliveries.")
-        else:
-            labels = {
-                r[
-                    "delivery_id"
-                ]: f"{r['delivery_id']} · S{r['step'] if r['step'] == r['step'] else '?'} · {r['form']} · "
-                f"{r['n_entries']} entries"
-                for _, r in dels.iterrows()
-            }
-            qd = st.query_params.get("delivery")
-            if qd in labels and st.session_state.get("_mt_seen") != qd:
-                st.session_state["mt_delivery"] = qd
-                st.session_state["_mt_seen"] = qd
-            if st.session_state.get("mt_delivery") not in labels:
-                st.session_state["mt_delivery"] = next(iter(labels))
-            did = st.selectbox("Delivery", list(labels), key="mt_delivery", format_func=lambda d: labels[d])
-            try:
-                w = q("whatif.delivery", did)
-            except KeyError as e:
-                st.warning(str(e))
-                w = None
-            if w is not None:
-                before = sum(e["chars_before"] for e in w["entries"])
-                after = sum(e["chars_after"] for e in w["entries"])
-                m1, m2, m3 = st.columns(3)
-                m1.metric("Characters delivered", f"{before:,}")
-                m2.metric("After MemTrim", f"{after:,}")
-                m3.metric("Tokens saved (est.)", f"{max(0, before - after) // 4:,}")
-                st.caption(
-                    f"Prior context from: {w['prior_from']}. Legend: :orange-background[shared with the prior "
-                    "context] :red-background[conflicting (the query wins)] :green-background[memory-only (kept)]"
-                )
-                left, right = st.columns(2)
-                with left:
-                    st.markdown("**Delivered entries, units by class**")
-                    for e in w["entries"]:
-                        with st.container(border=True):
-                            st.markdown(
-                                f"**#{e['pos']}** {md_code(e['item_id'])} · class **{e['class']}** · "
-                                f"outcome **{md_escape(e['outcome'])}** · Jaccard {e['jaccard']:.2f}"
-                            )
-                            if e.get("reason"):
-                                st.caption(md_escape(e["reason"]))
-                            for cls, colour in CLASS_COLOUR.items():
-                                for u in e.get(cls, []):
-                                    st.markdown(
-                                        f":{colour}-background[{md_escape(u.get('source') or u.get('text'))}] "
-                                        f"· {md_code(u.get('key'))}"
-                                    )
-                            for u in e.get("withheld", []):
-                                st.markdown(
-                                    f"~~{md_escape(u.get('source') or u.get('text'))}~~ · withheld (retrieved memories disagree)"
-                                )
-                with right:
-                    st.markdown("**Prior context (the query)**")
-                    with st.container(height=380):
-                        st.caption(f"{len(w['query_units'])} evidence units parsed from the prior context")
-                        for u in w["query_units"][:200]:
-                            st.markdown(
-                                f"{md_code(u.get('key'))} = {md_escape(u.get('text') or u.get('value'))}"
-                            )
-                    st.markdown("**Trimmed memory context**")
-                    show_text(w["context"] or "(nothing left)")
-    write_url(
-        episode=sel("episode"), delivery=st.session_state.get("mt_delivery"), span=None, step=None, item=None
+@st.cache_data(ttl=600, max_entries=64, show_spinner=False)
+def _view(
+    key: tuple[str, float, float], runs: tuple[str, ...] | None, episode: str | None, delivery: str | None
+) -> MemTrimView:
+    return memtrim_view(
+        key[0],
+        runs=list(runs) if runs is not None else None,
+        episode=episode,
+        delivery=delivery,
+        timeout=LOCK_TIMEOUT,
     )
 
+
+st.title("MemTrim")
+
+# -- widgets' requested state (a deep link ?delivery=… is taken once) --------------------------------
+qd = st.query_params.get("delivery")
+if qd and st.session_state.get("_mt_seen") != qd:
+    st.session_state["mt_delivery"] = qd
+    st.session_state["_mt_seen"] = qd
+shared_episode = sel("episode")  # changed elsewhere (another page, a deep link): take it
+if shared_episode and shared_episode != st.session_state.get("_mt_written"):
+    st.session_state["mt_episode"] = shared_episode
+runs = scope()
+view = _view(
+    db_key(),
+    tuple(runs) if runs is not None else None,
+    st.session_state.get("mt_episode"),
+    st.session_state.get("mt_delivery"),
+)
+if view.problem:
+    st.warning(view.problem)
+    st.stop()
+
+tab_one, tab_corpus = st.tabs(["One delivery", "Corpus"])
+with tab_one:
+    if not view.episodes:
+        st.info("No episode with memory deliveries in this scope.")
+    else:
+        st.session_state["mt_episode"] = view.episode
+        st.selectbox("Episode", view.episodes, key="mt_episode")
+        set_sel(episode=view.episode)
+        st.session_state["_mt_written"] = view.episode
+        labels = {d.delivery_id: d.label for d in view.deliveries}
+        if view.delivery is not None:
+            st.session_state["mt_delivery"] = view.delivery
+            st.selectbox("Delivery", list(labels), key="mt_delivery", format_func=lambda d: labels.get(d, d))
+        w = view.whatif
+        if view.whatif_problem:
+            st.warning(view.whatif_problem)
+        if w is not None:
+            m1, m2, m3 = st.columns(3)
+            m1.metric("Characters delivered", f"{w.chars_before:,}")
+            m2.metric("After MemTrim", f"{w.chars_after:,}")
+            m3.metric("Tokens saved (est.)", f"{w.tokens_saved:,}")
+            st.caption(f"Prior context ({md_escape(w.prior_from)}): {md_escape(w.prior_help)}.")
+            st.caption(
+                " · ".join(
+                    f":{COLOURS[k]}-background[{md_escape(k)}] {md_escape(v)}"
+                    for k, v in view.unit_help.items()
+                )
+            )
+            if view.figure:
+                fig = px.bar(
+                    view.figure,
+                    x="units",
+                    y="entry",
+                    color="class",
+                    orientation="h",
+                    color_discrete_map=COLOURS,
+                )
+                st.plotly_chart(fig, key="mt_units")
+            left, right = st.columns(2)
+            with left:
+                st.markdown("**Delivered entries and MemTrim's decisions**")
+                for e in w.entries:
+                    with st.container(border=True):
+                        st.markdown(
+                            f"**#{e.pos}** {md_code(e.item_id)} · class **{md_escape(e.trim_class)}** "
+                            f"({md_escape(view.class_help.get(e.trim_class, ''))}) · stored answer "
+                            f"**{md_escape(e.outcome)}** · overlap (Jaccard) {e.jaccard:.2f}"
+                        )
+                        for line in e.explanation:
+                            st.caption(md_escape(line))
+                        for u in e.units:
+                            st.markdown(
+                                f":{COLOURS[u.klass]}-background[{md_escape(u.text)}] · {md_code(u.key)}"
+                            )
+                        st.markdown("Passed on:" if e.kept_lines else "Passed on: nothing")
+                        if e.kept_lines:
+                            show_text("\n".join(e.kept_lines))
+            with right:
+                st.markdown("**Prior context (the query)**")
+                with st.container(height=380):
+                    st.caption(f"{w.n_query_units:,} evidence units parsed from the prior context")
+                    for key, text in w.query_units:
+                        st.markdown(f"{md_code(key)} = {md_escape(text)}")
+                st.markdown("**Trimmed memory context**")
+                show_text(w.context or "(nothing left)")
+    write_url(episode=view.episode, delivery=view.delivery, span=None, step=None, item=None)
+
 with tab_corpus:
-    summ = q_or_empty("trim.trim_summary")
-    if summ is None or not len(summ):
+    c = view.corpus
+    if not c.computed:
         st.info(
             "Corpus view: not computed yet — run `memuse trim` to store MemTrim results for every delivery."
         )
     else:
         st.subheader("Tokens saved per configuration")
-        st.dataframe(
-            summ,
-            hide_index=True,
-            key="mt_summary",
-            column_config={"saved_share": st.column_config.NumberColumn(format="percent")},
-        )
-        st.plotly_chart(px.bar(summ, x="config", y="tokens_saved", title=None), key="mt_saved")
-        agr = q("trim.novelty_agreement")
-        st.subheader("MemTrim shared vs the judge's redundant novelty")
-        if agr["n"]:
+        st.dataframe(c.summary, hide_index=True, key="mt_summary")
+        st.subheader("MemTrim classes vs the judge's novelty labels")
+        if c.judged_entries:
             c1, c2, c3 = st.columns(3)
-            c1.metric("Judged entries", agr["n"])
-            c2.metric("Agreement on redundant", f"{100 * agr['agreement']:.1f}%")
-            c3.metric(
-                "Precision / recall",
-                f"{agr['precision'] if agr['precision'] is None else round(agr['precision'], 2)} / "
-                f"{agr['recall'] if agr['recall'] is None else round(agr['recall'], 2)}",
-            )
-            st.dataframe(
-                agr["table"].pivot_table(index="memtrim_class", columns="novelty", values="n", fill_value=0),
-                key="mt_agreement",
-            )
+            c1.metric("Judged entries", c.judged_entries)
+            c2.metric("Agreement on redundant", "—" if c.agreement is None else f"{100 * c.agreement:.1f}%")
+            pr = ["—" if v is None else f"{v:.2f}" for v in (c.precision, c.recall)]
+            c3.metric("Precision / recall", f"{pr[0]} / {pr[1]}")
+            st.dataframe(c.agreement_table, hide_index=True, key="mt_agreement")
         else:
             st.caption("No judged entries with MemTrim results yet.")
-        ov = q("trim.overlap_by_usage")
         st.subheader("Prior-context overlap (Jaccard) by use")
-        if len(ov):
-            st.plotly_chart(
-                px.box(pd.DataFrame(ov), x="group", y="jaccard", color="config", points="outliers"),
-                key="mt_overlap",
-            )
+        if c.overlap:
+            st.dataframe(c.overlap, hide_index=True, key="mt_overlap")
         else:
             st.caption("No judged entries with MemTrim results yet.")

@@ -253,47 +253,6 @@ def _pending_check() -> None:
     retry()
 
 
-# ---- Legacy string-named queries: only pages/9_memtrim.py still uses them --------------------
-
-
-def _legacy(fn: str) -> Callable[..., Any]:
-    """The function behind a legacy query name (kept until pages/9_memtrim.py calls views)."""
-    if fn == "episode_ids":
-        from memuse_core.store.app.episodes import episode_ids
-
-        return episode_ids
-    if fn == "episode_deliveries":
-        from memuse_core.store.app.episodes import episode_deliveries
-
-        return episode_deliveries
-    if fn == "whatif.delivery":
-        from memuse_core.trim.whatif import delivery_whatif
-
-        return lambda con, delivery_id: delivery_whatif(con, delivery_id).to_dict()
-    if fn.startswith("trim."):
-        from memuse_core.store import trim
-
-        return getattr(trim, fn.split(".", 1)[1])  # type: ignore[no-any-return]
-    raise ValueError(f"unknown legacy query {fn!r}")
-
-
-def q(fn: str, *args: Any) -> Any:
-    """Deprecated: `cached(view_fn, ...)` instead. Runs a legacy query by name, cached."""
-    try:
-        return pickle.loads(_cached_call(db_key(), f"legacy.{fn}", _legacy(fn), args, {}))
-    except StoreLocked as e:
-        st.warning(f"The database is busy: {e}. The page will work again when that process finishes.")
-        st.stop()
-    except StoreError as e:
-        st.error(str(e))
-        st.stop()
-
-
-def q_or_empty(fn: str, *args: Any) -> Any:
-    """Deprecated: like `q` (derived tables always exist in a store this version opened)."""
-    return q(fn, *args)
-
-
 def scope() -> list[str] | None:
     """Run ids picked in the sidebar (None: every run)."""
     return st.session_state.get("_scope_effective") or None

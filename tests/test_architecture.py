@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1] / "memuse_core"
 LAYERS: dict[str, int] = {
     "vocab": 1,
     "textsafe": 1,
+    "crash": 1,
     "events": 2,
     "episode": 2,
     "builder": 2,
@@ -50,13 +51,8 @@ LAYERS: dict[str, int] = {
 SAME_UNIT = {"commands": "cli", "__main__": "cli"}
 """The CLI is one unit: `cli` registers the commands and the commands hang off its `app`."""
 
-KNOWN_EXCEPTIONS: set[tuple[str, str]] = {
-    # store/trim.py still imports trim.whatif and trim/commands still hold SQL; the `memtrim` branch
-    # (issue 13, trim part) moves that SQL into store/trim.py. Delete these entries when it is merged.
-    ("store", "trim"),
-    ("sql", "memuse_core/trim/whatif.py"),
-    ("sql", "memuse_core/commands/trim.py"),
-}
+KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
+"""(src, dst) import edges or ("sql", path) files exempted from the rules; keep it empty."""
 
 RULES_FORBIDDEN = {
     "duckdb",

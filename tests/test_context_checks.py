@@ -230,3 +230,28 @@ def test_checks_placement_model_kept_verbatim() -> None:
     ctx = ctx_of(finish(episode()))
     s = ctx.spans[0]
     assert isinstance(s.placements[0], Placement) and s.placements[0].text == BLOCK
+
+
+def test_checks_proof_index_one_past_the_last_input_message() -> None:
+    """A.1.1: a proof must resolve to a message of the recorded input; an index equal to the
+    number of input messages names none (an invalid proof, not a crash)."""
+    ev = finish(episode())
+    d = first(ev)
+    call = next(e for e in ev if isinstance(e, ModelCall) and e.call_id == d.consuming_call_id)
+    assert call.request.base_call_id is None  # the first call carries its whole input
+    proof = d.placements[0].proof
+    assert proof is not None
+    proof.message_index = len(call.request.messages)
+    assert_error(ev, "proof_invalid")
+
+
+def test_checks_digest_only_proof_naming_one_message_resolves() -> None:
+    """A.1.1: a proof may identify its host message by digest alone; naming exactly one message
+    of the input, it resolves and the episode passes."""
+    ev = finish(episode())
+    proof = first(ev).placements[0].proof
+    assert proof is not None and proof.message_digest is not None
+    proof.message_index = None
+    proof.json_pointer = None
+    ctx = ctx_of(ev)
+    assert ctx.valid, [c for c in ctx.checks if not c.ok]

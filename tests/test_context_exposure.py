@@ -115,3 +115,14 @@ def test_exposure_in_a_built_episode_json_tool_output() -> None:
     d = ctx.deliveries[0]
     assert d.entries[0].exposure == "full" and d.entries[0].stage == "json"
     assert ctx.spans[0].entries[0].exposed_text == value
+
+
+def test_exposure_numbered_view_after_a_long_unnumbered_header() -> None:
+    """A.1.2: numbered lines in tool results are decoded wherever the run starts, also after an
+    unnumbered header longer than the first 64 characters the matcher glances at."""
+    value = "def reset_cache():\n    _CACHE.clear()"
+    header = "Showing the file as requested by the user, with line numbers added by the viewer tool:"
+    assert len(header) > 64 and not any(c.isdigit() for c in header)
+    view = header + "\n     7\tdef reset_cache():\n     8\t    _CACHE.clear()\n"
+    x = m(value, view, tool=True)
+    assert (x.exposure, x.stage) == ("full", "numbered")

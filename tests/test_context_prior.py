@@ -110,3 +110,71 @@ def test_display_key_listed_only_when_exposed_as_standalone_identifier() -> None
     b.step("look", "ls", "x")
     ctx = ctx_of(b)
     assert [s.entries[0].display_key for s in ctx.spans] == ["[mem0:1a2b3c4d]", None]
+
+
+def test_removed_steps_lists_only_the_retracted_step() -> None:
+    """A.1.3: B_S is the consuming input as it stands; a step whose messages were retracted is not
+    in it (it stays readable as evidence), while earlier steps still in the input are."""
+    b = EpisodeBuilder("p6")
+    b.step("try A", "python a.py", "ok")
+    b.step("try B", "python b.py", "error: boom")
+    b.retract([4, 5])  # step 2's response and tool result (system, task, step 1 stay)
+    b.host_block("recall", RECALL, [entry("r", "the settings module is tests.settings")])
+    b.step("next", "ls", "x")
+    ctx = ctx_of(b.finish(resolved=True))
+    (s,) = ctx.spans
+    assert s.first_step == 3 and s.removed_steps == [2]
+    text = "\n".join(p.text for p in s.prior_sources)
+    assert "python a.py" in text and "error: boom" not in text
+
+
+def test_earlier_copies_include_a_copy_recorded_later_in_the_same_input() -> None:
+    """A.2.1: "earlier copies are marked as still visible, no longer visible, or arriving in the
+    same input", and "same-input copies do not establish prior exposure": the copy in the same
+    input is listed as same_input whichever of the two was recorded first."""
+    b = EpisodeBuilder("p7")
+    b.host_block("one", "One:\n- keep the cache warm", [entry("m", "keep the cache warm", version="1")])
+    b.host_block(
+        "two",
+        "Two:\n- keep the cache warm and small",
+        [entry("m", "keep the cache warm and small", version="2")],
+    )
+    b.step("look", "ls", "x")
+    ctx = ctx_of(b)
+    s1 = span_of(ctx, "p7-d1")
+    assert [(c.delivery_id, c.visibility, c.contains_target) for c in s1.earlier_copies] == [
+        ("p7-d2", "same_input", True)
+    ]
+
+
+def test_earlier_copies_from_earlier_steps_visible_then_not_visible() -> None:
+    """A.2.1: for each target item, earlier copies are marked "still visible" or "no longer
+    visible" in the target's consuming input, with whether their text contains the target's."""
+    value = "keep the cache warm"
+    b = EpisodeBuilder("p8")
+    b.step(
+        "search", "memory search cache", f"[m] {value}", tool_memory=([entry("m", value)], "search_result")
+    )
+    b.step("look", "ls", "x")
+    b.host_block(
+        "recall", "Memories:\n- " + value + " and small", [entry("m", value + " and small", version="2")]
+    )
+    b.step("go", "make", "ok")
+    ctx = ctx_of(b.finish(resolved=True))
+    later = span_of(ctx, "p8-d2")
+    assert [(c.delivery_id, c.visibility, c.contains_target) for c in later.earlier_copies] == [
+        ("p8-d1", "visible", False)
+    ]
+    b = EpisodeBuilder("p9")
+    b.step(
+        "search", "memory search cache", f"[m] {value}", tool_memory=([entry("m", value)], "search_result")
+    )
+    b.step("look", "ls", "x")
+    b.retract([3])  # the search result leaves the input
+    b.host_block("recall", "Memories:\n- " + value, [entry("m", value, version="2")])
+    b.step("go", "make", "ok")
+    ctx = ctx_of(b.finish(resolved=True))
+    later = span_of(ctx, "p9-d2")
+    assert [(c.delivery_id, c.visibility, c.contains_target) for c in later.earlier_copies] == [
+        ("p9-d1", "not_visible", True)
+    ]

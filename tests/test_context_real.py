@@ -1,53 +1,24 @@
-"""Every real trajectory the importers can ingest, and the demo corpus, build without exceptions
-(the files stay in ../shared/data/real; the test skips when they are absent)."""
+"""Every real trajectory, and the demo corpus, imports and builds without exceptions (the files stay
+in ../shared/data/real; the real-data test skips only when that folder is absent)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from memuse_core.build import build_store
+from memuse_core.demo import DemoPlan, build_demo
 from memuse_core.rules.context import build_episode_context
 from memuse_core.store import connect, load_episodes
 
-REAL = (Path(__file__).parents[1] / ".." / "shared" / "data" / "real").resolve()
 
-
-def _ingest_all(db: Path) -> tuple[list[str], list[str]]:
-    try:
-        from memuse_core.ingest import IngestError, detect, expand_paths, ingest_path
-    except ImportError as e:  # importers are being written by another area
-        pytest.skip(f"importers not importable: {e}")
-    imported, skipped = [], []
+def test_real_trajectories_build_without_exceptions(tmp_path: Path, import_real) -> None:
+    db = tmp_path / "real.duckdb"
     con = connect(db)
     try:
-        for f in expand_paths([REAL]):
-            if f.suffix.lower() in (".md", ".txt"):
-                continue
-            try:
-                detect(f)
-                res = ingest_path(con, f)
-            except IngestError as e:  # format not (yet) supported, or rejected by its importer
-                skipped.append(f"{f.name}: {e}")
-                continue
-            except Exception as e:  # noqa: BLE001 - an importer bug is not this area's failure
-                skipped.append(f"{f.name}: importer raised {type(e).__name__}")
-                continue
-            if res.status == "imported":
-                imported.append(f.name)
+        imported = import_real(con)  # an importer crash fails here; only absent data skips
     finally:
         con.close()
-    return imported, skipped
-
-
-def test_real_trajectories_build_without_exceptions(tmp_path: Path) -> None:
-    if not REAL.is_dir():
-        pytest.skip("../shared/data/real is not available")
-    db = tmp_path / "real.duckdb"
-    imported, _skipped = _ingest_all(db)
-    if not imported:
-        pytest.skip("no real file could be imported yet")
+    assert len(imported) >= 100
     stats = build_store(db)
     con = connect(db, read_only=True)
     try:
@@ -69,10 +40,6 @@ def test_real_trajectories_build_without_exceptions(tmp_path: Path) -> None:
 
 
 def test_demo_corpus_builds_without_exceptions(tmp_path: Path) -> None:
-    try:
-        from memuse_core.demo import DemoPlan, build_demo
-    except ImportError as e:
-        pytest.skip(f"demo generator not importable yet: {e}")
     db = tmp_path / "demo.duckdb"
     res = build_demo(db, DemoPlan(episodes=16, seed=3, mean_steps=20))
     stats = build_store(db)

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from memuse_core.build import build_store
 from memuse_core.builder import EpisodeBuilder, entry
-from memuse_core.cli import _load_commands, app
-from memuse_core.events import dump_event
+from memuse_core.cli import app
+from memuse_core.events import EpisodeStart, RunEvent, dump_event
 from memuse_core.ingest import ingest_path
 from memuse_core.rules.context import build_episode_context
 from memuse_core.store import connect, load_episode
@@ -32,6 +32,9 @@ def episode(eid: str, n: int = 3) -> list:
 
 
 def write(path: Path, events) -> Path:
+    # each episode's run gets its `run` event (ingest refuses an episode of an unknown run)
+    runs = dict.fromkeys(e.run_id for e in events if isinstance(e, EpisodeStart))
+    events = [*(RunEvent(run_id=r) for r in runs), *events]
     path.write_text("".join(dump_event(e) + "\n" for e in events))
     return path
 
@@ -138,7 +141,6 @@ def test_store_recreates_context_tables_with_old_columns(tmp_path: Path) -> None
 
 
 def test_cli_build_and_spans_json(tmp_path: Path) -> None:
-    _load_commands()
     db = store(tmp_path, "e1")
     runner = CliRunner()
     r = runner.invoke(app, ["build", "--db", str(db)])
@@ -179,7 +181,6 @@ def test_cli_build_and_spans_json(tmp_path: Path) -> None:
 
 
 def test_cli_ingest_builds_automatically(tmp_path: Path) -> None:
-    _load_commands()
     db = tmp_path / "auto.duckdb"
     f = write(tmp_path / "e9.jsonl", episode("e9"))
     r = CliRunner().invoke(app, ["ingest", str(f), "--db", str(db)])

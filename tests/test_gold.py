@@ -93,7 +93,7 @@ def llm_judged(built: Path) -> tuple[dict, dict]:
 
 
 def test_the_gold_set_has_the_cases_the_paper_asks_for() -> None:
-    """Issue 14 item 8: Figure 2, Table 4 with its three prior records, each A.2.2 allocation
+    """The cases the paper's rules need: Figure 2, Table 4 with its three prior records, each A.2.2 allocation
     rule, redundant / confirming / novel, a generic test pass, a revert for an unrelated cause,
     preview then full read, delayed use, harmful then repaired, and the misleading cues."""
     required = {

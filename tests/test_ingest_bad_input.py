@@ -1,4 +1,4 @@
-"""Bad input through the real CLI (`memuse ingest`) against a temp DuckDB file (issue 2 "Bad input").
+"""Bad input through the real CLI (`memuse ingest`) against a temp DuckDB file (DESIGN.md "Bad input").
 
 Invariants: every bad file gives exactly one error line naming the file (and the line and/or
 field when there is one) with the reason, the exit code is non-zero, and the store is unchanged;
@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.store import connect, store_info
 
-_load_commands()
 RUNNER = CliRunner()
 
 

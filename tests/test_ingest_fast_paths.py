@@ -1,4 +1,4 @@
-"""The ingest fast paths store exactly what the generic paths would (issue 2 "Performance")."""
+"""The ingest fast paths store exactly what the generic paths would."""
 
 from __future__ import annotations
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from memuse_core.episode import episodes_from_events
 from memuse_core.events import MemoryChange, text_digest
 from memuse_core.ingest.base import detect, ingest_path
+from memuse_core.rules.context import build_episode_context
 from memuse_core.store import connect
 from memuse_core.store.reader import load_episodes
 
@@ -373,9 +372,8 @@ def test_openhands_knowledge_recall_mid_run(tmp_path: Path) -> None:
 
 
 def _checks_valid(recs: dict) -> None:
-    build = pytest.importorskip("memuse_core.rules.context")
     for rec in recs.values():
-        ctx = build.build_episode_context(rec)
+        ctx = build_episode_context(rec)
         assert ctx.valid, [c for c in ctx.checks if not c.ok][:3]
 
 

@@ -1,4 +1,4 @@
-"""Wrong types anywhere in a trajectory never crash an importer (issue 2 "Bad input").
+"""Wrong types anywhere in a trajectory never crash an importer (DESIGN.md "Bad input").
 
 Invariant: replacing any single value of a small valid file of each format with a value of
 another JSON type either still imports, or fails with one IngestError line naming the file;

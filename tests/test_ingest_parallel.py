@@ -1,6 +1,6 @@
 """Parallel ingest (worker processes parse, this process writes) leaves the store exactly as the
-sequential `ingest_path` loop does, with the same per-file results and errors (issue 2
-"Performance", DESIGN.md "Bad input")."""
+sequential `ingest_path` loop does, with the same per-file results and errors
+(DESIGN.md "Bad input")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rules batch over worker processes (issue 4 performance): every eligible span is judged
+"""The rules batch over worker processes: every eligible span is judged
 exactly once, with the same verdicts as a single-process batch, and progress reaches the parent."""
 
 from __future__ import annotations

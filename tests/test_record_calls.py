@@ -1,7 +1,7 @@
 """What a forwarded body becomes in the log (record/calls.py): the depth limit's boundary.
 
 A body nested up to MAX_BODY_DEPTH levels is recorded as structure; one level more, or a body too
-deep for the JSON parser itself, is recorded unparsed with the reason (issue 18), never dropped.
+deep for the JSON parser itself, is recorded unparsed with the reason, never dropped.
 """
 
 from __future__ import annotations

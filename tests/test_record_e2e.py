@@ -260,9 +260,8 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
     # memuse ingest (which builds), judge with the rules judge, info: the commands a user runs.
     from typer.testing import CliRunner
 
-    from memuse_core.cli import _load_commands, app
+    from memuse_core.cli import app
 
-    _load_commands()
     db = work / "memuse.duckdb"
     for args in (["ingest", str(work / "run.jsonl")], ["judge", "--judge", "rules"], ["info", "--json"]):
         r = CliRunner().invoke(app, [*args, "--db", str(db)])

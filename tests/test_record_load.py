@@ -1,4 +1,4 @@
-"""The recording proxy under concurrent load (issue 18 item 4), over loopback against the scripted
+"""The recording proxy under concurrent load, over loopback against the scripted
 upstream: at concurrency 50, every request on a fresh connection (the hardest case for the listen
 queue: socketserver's default backlog of 5 reset 27 of 400 here) and then on kept-alive
 connections, every request is answered 200, none is reset, and every call is recorded exactly once

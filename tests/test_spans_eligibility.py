@@ -75,3 +75,35 @@ def test_volume_redacted_placement_uses_recorded_size_or_zero() -> None:
     ]
     ctx = ctx_of(events)
     assert {d.delivery_id: d.chars for d in ctx.deliveries} == {"r1": 120, "r2": 0}
+
+
+def test_one_nonempty_window_makes_the_span_eligible() -> None:
+    """3.3: the judge receives a span when "at least one of its entries has a nonempty credit
+    window"; only a span whose entries *all* have empty windows is automatic neutral (A.4.1).
+    A search returns two entries: a copy of the recall still visible in the system message
+    (resident: empty window, A.1.5) and a new one (window to the episode end)."""
+    w = "Run the tests with TZ=UTC; the CI machine uses UTC."
+    b = EpisodeBuilder("mix")
+    b.host_block("recall", "Memories:\n- " + V, [entry("v", V)])
+    b.step("look", "ls", "src")
+    b.step(
+        "search",
+        "memory search tz",
+        V + "\n" + w,
+        tool_memory=([entry("v", V), entry("w", w)], "search_result"),
+    )
+    b.step("go", "TZ=UTC make test", "ok")
+    ctx = ctx_of(b.finish(resolved=True))
+    (mixed,) = [s for s in ctx.spans if s.form == "search_result"]
+    windows = {e.item_id: e.window for e in mixed.entries}
+    assert windows["v"] is None and windows["w"] is not None  # one empty, one open window
+    assert mixed.status == "eligible"
+    # the same search with only the resident copy: every window empty -> automatic neutral
+    b = EpisodeBuilder("res")
+    b.host_block("recall", "Memories:\n- " + V, [entry("v", V)])
+    b.step("look", "ls", "src")
+    b.step("search", "memory search tz", V, tool_memory=([entry("v", V)], "search_result"))
+    b.step("go", "make test", "ok")
+    ctx = ctx_of(b.finish(resolved=True))
+    (alone,) = [s for s in ctx.spans if s.form == "search_result"]
+    assert [e.window for e in alone.entries] == [None] and alone.status == "auto_neutral"

@@ -252,3 +252,26 @@ def test_spans_restricted_rule_requires_same_attribution_status() -> None:
     ctx = ctx_of(events)
     assert groups(ctx) == [["g16-e0"], ["g16-e1"]]
     assert [s.status for s in ctx.spans] == ["empty", "empty"]
+
+
+def test_spans_return_after_another_items_span_changed_starts_new_even_while_visible() -> None:
+    """A.1.4: "A change in an entry version, membership, order, placement, or exposure ends the
+    current span of every item in the new delivery. Returning to the earlier content starts a new
+    span". Search results stay visible in the history, so visibility alone would let the third
+    delivery join the first span; the delivery of Y alone in between ended Y's part of it."""
+    out = f"[x] {X}\n[y] {Y}"
+    b = EpisodeBuilder("g20")
+    b.step("search", "memory search ordering", out, tool_memory=(ents(("x", X), ("y", Y)), "search_result"))
+    b.step(
+        "again", "memory search ordering again", out, tool_memory=(ents(("x", X), ("y", Y)), "search_result")
+    )
+    b.final()
+    assert groups(ctx_of(b)) == [["g20-d1", "g20-d2"]]  # an identical visible repeat restates
+    b = EpisodeBuilder("g21")
+    b.step("search", "memory search ordering", out, tool_memory=(ents(("x", X), ("y", Y)), "search_result"))
+    b.step("narrow", "memory search subquery", f"[y] {Y}", tool_memory=(ents(("y", Y)), "search_result"))
+    b.step(
+        "again", "memory search ordering again", out, tool_memory=(ents(("x", X), ("y", Y)), "search_result")
+    )
+    b.final()
+    assert groups(ctx_of(b)) == [["g21-d1"], ["g21-d2"], ["g21-d3"]]

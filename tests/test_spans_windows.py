@@ -280,3 +280,45 @@ def test_windows_reset_at_episode_boundaries() -> None:
     assert windows(c1) == {"w14a-d1": [(1, 3)]}
     # the same item's still-"visible" copy in another episode makes nothing resident here
     assert windows(c2) == {"w14b-d1": [(2, 3)]}
+
+
+def test_windows_selection_by_displayed_key_right_after_the_first_step() -> None:
+    """A.1.5: the resident rule "does not apply to a separately recorded delivery that a proven
+    selection retrieved". The agent's first action names the card by the key the recall shows
+    (not by its item id), among other host text that does not show it; the read it gets back is
+    a selection, not a resident copy, so it owns the credit from its consuming step (S2) on."""
+    card = "[tz-note] " + SHORT
+    b = EpisodeBuilder("w20")
+    b.host_block(
+        "profile", "Profile:\n- prefers small diffs", [entry("p", "prefers small diffs")], form="persona"
+    )
+    b.host_block("recall", "Memories:\n- " + card, [entry("m-17", SHORT, display_key="tz-note")])
+    b.step(
+        "open the note",
+        "memory get tz-note",
+        card,
+        tool_memory=([entry("m-17", SHORT, display_key="tz-note")], "full_card"),
+    )
+    steps(b, 2)
+    ctx = ctx_of(b)
+    (read,) = [s for s in ctx.spans if s.form == "full_card"]
+    assert read.first_step == 2
+    assert [e.window for e in read.entries] == [(2, 3)] and read.status == "eligible"
+
+
+def test_windows_host_copy_stays_resident_even_when_the_agent_names_it() -> None:
+    """A.1.5: a host-scheduled copy that adds nothing to a visible copy is resident (empty window,
+    the earlier owner keeps the credit), whatever the previous action mentioned: only an
+    agent-directed read reached through a selection is exempt."""
+    card = "[tz-note] " + SHORT
+    b = EpisodeBuilder("w21")
+    b.host_block("recall", "Memories:\n- " + card, [entry("m-17", SHORT, display_key="tz-note")])
+    b.step("look for it", "grep -rn tz-note notes/", "nothing")
+    b.host_block("notes", "Notes:\n- " + card, [entry("m-17", SHORT, display_key="tz-note")])
+    steps(b, 2)
+    ctx = ctx_of(b)
+    notes = [s for s in ctx.spans if s.first_step == 2]
+    assert notes and all(e.window is None for s in notes for e in s.entries)
+    assert {s.status for s in notes} == {"auto_neutral"}
+    (recall,) = [s for s in ctx.spans if s.first_step == 1]
+    assert [e.window for e in recall.entries] == [(1, 3)]

@@ -250,16 +250,20 @@ def test_connect_waits_for_the_other_mode_in_this_process(db_file):
     """An app session writing while another session's read-only query is open: DuckDB refuses
     the second mode in one process, so `connect` waits for the first to close (or says so)."""
     import threading
-    import time
 
     from memuse_core.store.connection import StoreLocked
 
     connect(db_file).close()
     ro = connect(db_file, read_only=True)
-    threading.Timer(0.3, ro.close).start()
-    t0 = time.monotonic()
-    con = connect(db_file, timeout=5)
-    assert time.monotonic() - t0 >= 0.25
+    closing = threading.Event()
+
+    def close_reader() -> None:
+        closing.set()  # set before the close: a writer that got in early would find it unset
+        ro.close()
+
+    threading.Timer(0.3, close_reader).start()
+    con = connect(db_file, timeout=30)
+    assert closing.is_set()  # the writer connected only once the reader was closing
     con.close()
     ro = connect(db_file, read_only=True)
     try:

@@ -10,7 +10,7 @@ import pytest
 from hostile_app_corpus import EPISODE, RLO, make_hostile_db
 from typer.testing import CliRunner
 
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,6 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ids=["info", "report", "spans"],
 )
 def test_printers_show_no_raw_escape_or_bidi_control(db: Path, args: list[str]) -> None:
-    _load_commands()
     res = CliRunner().invoke(app, [*args, "--db", str(db)])
     assert res.exit_code == 0, res.output
     out = res.output

@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from memuse_core.trim import MemTrim, ParsedInteraction, trim_search_results
+from memuse_core.trim import MemoryFilter, MemTrim, ParsedInteraction
+from memuse_core.trim.decide import QueryEvidence
 from memuse_core.trim.units import EvidenceUnit, Key, ground, normalize_value
 
 
@@ -165,23 +166,21 @@ class FailingParser:
 
 
 def test_parser_failure_fallback() -> None:
-    """A.1: the memory stays available, its stored outcome is never reused."""
+    """A.1: the memory stays in the base store; nothing of it is passed through MemTrim and its
+    stored outcome is never reused."""
     t = MemTrim(parser=FailingParser())
     t.write("toll", "The bridge toll is 5 dollars. Question: Which route is cheapest?", answer="The bridge")
     t.write("ok", "Highway 9 is open. Question: Which route is cheapest?", answer="Highway 9")
     res = t.read("Which route is cheapest?", ["toll", "ok"])
-    assert res.decisions["toll"].outcome == "suppressed" and not res.decisions["toll"].parsed_ok
+    d = res.decisions["toll"]
+    assert d.outcome == "suppressed" and not d.parsed_ok and d.lines == []
+    assert "never reused" in d.reason
     assert res.decisions["ok"].outcome == "kept"
-    assert "The bridge toll is 5 dollars." in res.context
-    assert "Previous answer to this same question: The bridge" not in res.context
-    assert "Previous answer to this same question: Highway 9" in res.context
-    strict = MemTrim(parser=FailingParser(), include_unparsed=False)
-    strict.write("toll", "The bridge toll is 5 dollars.", answer="The bridge")
-    assert strict.read("Which route?", ["toll"]).context == ""
+    assert res.lines == ["Highway 9 is open.", "Answer given earlier to this same question: Highway 9"]
 
 
 def test_trie_lookup_and_memory_side_lookup_agree() -> None:
-    """The two lookup directions of `_classify` give the same split (random key-value memories)."""
+    """The two lookup directions of `split` give the same split (random key-value memories)."""
     rng = random.Random(3)
     t = MemTrim()
     for i in range(40):
@@ -192,14 +191,12 @@ def test_trie_lookup_and_memory_side_lookup_agree() -> None:
             "\n".join(f"k{rng.randrange(12)}: v{rng.randrange(3)}" for _ in range(rng.randrange(1, 10)))
         )
         ids = rng.sample(range(40), 5)
-        qmap: dict = {}
-        for u in q.units:
-            qmap.setdefault(u.key, set()).add(u.value)
-        assert t._classify(qmap, ids) == t._classify(qmap, ids, from_memories=True)
+        qe = QueryEvidence.of(q.units)
+        assert t.split(qe, ids) == t.split_from_memories(qe, ids)
 
 
-def test_adapter_wraps_mem0_style_results() -> None:
-    t = MemTrim()
+def test_filter_reads_mem0_results_with_answers_and_timestamps() -> None:
+    flt = MemoryFilter()
     results = {
         "results": [
             {
@@ -218,37 +215,36 @@ def test_adapter_wraps_mem0_style_results() -> None:
             },
         ]
     }
-    res = trim_search_results(t, "Highway 5 is closed. Which route should I take?", results)
-    assert list(res.decisions) == ["a1", "b2"]
-    assert res.decisions["a1"].outcome == "suppressed"
+    out = flt("Highway 5 is closed. Which route should I take?", results)
+    t = flt.index.trimmer()
+    assert [d["id"] for d in out["memtrim"]["decisions"]] == ["a1", "b2"]
+    assert out["memtrim"]["decisions"][0]["outcome"] == "suppressed"
     assert t.memories["a1"].timestamp is not None and t.memories["a1"].answer == "Take Highway 5"
-    assert "The visitor center is open." in res.context and "Highway 5 is open" not in res.context
+    assert [r["memory"] for r in out["results"]] == ["The visitor center is open."]
     # parsed once: a second call with the same results does not write again
     before = t.memories["a1"]
-    trim_search_results(t, "Which route?", results)
+    flt("Which route?", results)
     assert t.memories["a1"] is before
     with pytest.raises(ValueError, match="no text field"):
-        trim_search_results(t, "q", [{"id": "x"}])
+        flt("q", [{"id": "x"}])
 
 
-def test_trimmed_text_keeps_unparsed_text_and_code_layout() -> None:
-    """Removal cuts only the spans of removed units: text no unit covers stays (MemTrim cannot know
-    it is redundant), code keeps its indentation, directive lines are never passed on."""
+def test_context_holds_only_emitted_units() -> None:
+    """MemTrim 3.3: text no unit covers (headings, leftovers of a partly removed sentence)
+    never reaches the context; directive lines neither; a fully kept sentence stays verbatim."""
     t = MemTrim()
     t.write(
         "m",
-        "Notes:\n    def main():\n        run()\n- Highway 5 is open. The visitor center is open.\n"
-        "Question: Which route?",
+        "Notes:\n- Highway 5 is open. The visitor center is open.\nQuestion: Which route?",
         answer="Highway 9",
     )
     res = t.read("Highway 5 is closed. Which road is fastest?", ["m"])
-    assert res.decisions["m"].lines == [
-        "Notes:",
-        "    def main():",
-        "        run()",
-        "- The visitor center is open.",
-    ]
+    assert res.decisions["m"].lines == ["The visitor center is open."]
     assert res.decisions["m"].outcome == "suppressed"  # Highway 5's status supported the answer
+    assert res.context == (
+        "From earlier interactions (facts the current request states were left out):\n"
+        "- The visitor center is open."
+    )
 
 
 def test_unexpressible_answer_is_omitted_under_a_task_change() -> None:

@@ -81,6 +81,19 @@ REPLIES: dict[str, list[str]] = {
             True,
         ),
     ],
+    # a supporting fact whose quote never matches: dropped after the retry, so the answer is unchecked
+    "The tram runs every": [
+        dump_reply(
+            [
+                unit(
+                    "tram", "frequency", "categorical", "10 minutes", "The tram runs every 10 minutes", "no"
+                ),
+                unit("tram", "line", "categorical", "4", "Tram line 4 stops here", "yes"),
+            ],
+            "tram_frequency",
+            True,
+        ),
+    ],
     # a quote that never matches: dropped after the retry, the rest is kept
     "The ferry runs hourly": [
         dump_reply(
@@ -151,7 +164,7 @@ def test_unparsable_memory_stays_but_its_answer_is_never_reused(server: Scripted
     d = res.decisions["toll"]
     assert d.outcome == "suppressed" and not d.parsed_ok and "never reused" in d.reason
     assert "Take the bridge" not in res.context
-    assert "The bridge toll is cheap" in res.context  # raw memory still available, unverified
+    assert res.context == "" and d.lines == []  # it stays in the base store; nothing passes MemTrim
 
 
 def test_key_equivalence_merges_keys_and_query_conflict_suppresses(server: ScriptedServer) -> None:
@@ -194,3 +207,17 @@ def test_free_text_value_equivalence(server: ScriptedServer) -> None:
     assert len(value_calls) == 1 and "1. 'closed'" in value_calls[0]["messages"][-1]["content"]
     res = trimmer.read(QUERY, ["a", "c"])  # "open" is checked too, judged different: a conflict
     assert [x.value for x in res.decisions["c"].conflicting] == ["closed"]
+
+
+def test_dropped_supporting_unit_means_no_stored_answer(server: ScriptedServer) -> None:
+    """A.1 + fail closed: the unit marked as support could not be grounded even after the retry;
+    the same question later gets no stored answer, and the reason says why."""
+    trimmer = MemTrim(parser=LLMParser("scripted", base_url=server.base_url, api_key="unused"))
+    mem = trimmer.write(
+        "t", "The tram runs every 10 minutes. How often does the tram run?", answer="10 minutes"
+    )
+    assert mem.parsed.ok and mem.parsed.dropped == 1 and mem.parsed.support_dropped == 1
+    res = trimmer.read("How often does the tram run?", ["t"])
+    d = res.decisions["t"]
+    assert d.outcome == "suppressed" and "could not be traced to the memory text" in d.reason
+    assert "10 minutes" not in res.context

@@ -51,13 +51,17 @@ def test_founding_year_trie_branches_and_relabelling() -> None:
     d = res.decisions["m2016"]
     assert d.outcome == "relabelled"
     assert d.outcome_unit is not None and d.outcome_unit.value == "2016"
-    assert (
-        'Earlier answer to a different question ("When was Northstar Robotics founded?"): 2016' in res.context
-    )
+    # Type(o_m): filed as the fact it states, (founded_in, 2016), not as an answer (3.3)
+    assert d.outcome_unit.key.label() == "northstar robotics.founded_in"
+    assert res.lines == [
+        "northstar robotics founder: Maya Lee",
+        "northstar robotics founder: Daniel Ortiz",
+        "northstar robotics founded in: 2016",
+    ]
 
     same = t.read("When was Northstar Robotics founded?", ["m2016"])
     assert same.decisions["m2016"].outcome == "kept"
-    assert "Previous answer to this same question: 2016" in same.context
+    assert "Answer given earlier to this same question: 2016" in same.lines
 
 
 def test_highway_closed_shut_not_open_share_a_node_visitor_centre_does_not() -> None:
@@ -113,7 +117,8 @@ def test_route_planning_support_set() -> None:
     assert "Take Highway 5" not in closed.context
     travel = t.read("How long will the trip to City B take?", ["r"])
     assert travel.decisions["r"].outcome == "relabelled"
-    assert "Take Highway 5" in travel.context and "Earlier answer to a different question" in travel.context
+    # A.1: "Take Highway 5" becomes (recommended_route, Highway 5) under a travel-time question
+    assert travel.lines[-1] == "recommended route: Take Highway 5"
 
 
 def test_case_1_outdated_club() -> None:
@@ -148,7 +153,7 @@ def test_case_2_validity_vs_real_world_truth() -> None:
     d = res.decisions["m"]
     assert d.conflicting == [] and d.memory_only == [] and len(d.shared) >= 3
     assert d.outcome == "relabelled"
-    assert res.lines == ['Earlier answer to a different question ("Is the argument logically valid?"): Yes']
+    assert res.lines == ["argument logically valid: Yes"]  # B.4: "(validity, yes)", a labelled fact
 
 
 def test_case_3_changed_interventional_probabilities() -> None:

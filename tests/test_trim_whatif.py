@@ -10,12 +10,12 @@ from typer.testing import CliRunner
 
 from memuse_core.build import build_store
 from memuse_core.builder import EpisodeBuilder, entry
-from memuse_core.cli import _load_commands, app
+from memuse_core.cli import app
 from memuse_core.episode import EpisodeRecord
 from memuse_core.events import RunEvent, dump_event
 from memuse_core.ingest import ingest_path
 from memuse_core.store import connect
-from memuse_core.store.trim import novelty_agreement, overlap_by_usage, trim_entries, trim_summary
+from memuse_core.store.trim_views import novelty_agreement, overlap_by_usage, trim_entries, trim_summary
 from memuse_core.trim.whatif import cut_placements, delivery_whatif, inputs_from_record, record_whatif
 
 TASK = "The date parser is broken. parse_date raises ValueError on ISO week dates. Fix it in src/dates.py."
@@ -74,7 +74,6 @@ def test_memuse_trim_cli_and_summaries(tmp_path: Path) -> None:
     finally:
         con.close()
     build_store(db)
-    _load_commands()
     runner = CliRunner()
     res = runner.invoke(app, ["trim", "--db", str(db), "--json"])
     assert res.exit_code == 0, res.output
@@ -129,7 +128,6 @@ def test_memuse_trim_cli_and_summaries(tmp_path: Path) -> None:
 
 
 def test_memuse_trim_on_an_empty_or_missing_store_fails_cleanly(tmp_path: Path) -> None:
-    _load_commands()
     missing = tmp_path / "missing.duckdb"
     res = CliRunner().invoke(app, ["trim", "--db", str(missing)])
     assert res.exit_code == 1 and "does not exist" in res.output and not missing.exists()
@@ -141,10 +139,12 @@ def test_memuse_trim_on_an_empty_or_missing_store_fails_cleanly(tmp_path: Path) 
 
 def test_worker_processes_give_the_same_rows(tmp_path: Path) -> None:
     """`run_store` with worker processes stores exactly what the single-process run stores."""
-    from memuse_core.trim.whatif import run_store
+    from memuse_core.trim.whatif_batch import run_store
 
     log = tmp_path / "two.jsonl"
-    log.write_text("".join(dump_event(e) + "\n" for e in [*episode("e1"), *episode("e2")]))
+    log.write_text(
+        "".join(dump_event(e) + "\n" for e in [RunEvent(run_id="r1"), *episode("e1"), *episode("e2")])
+    )
     db = tmp_path / "w.duckdb"
     con = connect(db)
     try:

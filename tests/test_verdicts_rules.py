@@ -123,3 +123,27 @@ def test_confidence_clipped():
     assert (
         clip_confidence(1.7) == 1.0 and clip_confidence(-2) == 0.0 and clip_confidence(float("nan")) is None
     )
+
+
+def test_effect_resets_count_only_non_null_effects_of_entries_not_acted_on():
+    """A.3.1: "Verdict assembly resets a non-null effect to null when influence is not acted on
+    and reports this correction as a compliance statistic": entries whose effect is already null
+    are not corrections, and an acted-on entry keeps its effect."""
+    entries = [
+        _e(relevance=True, influence="referenced", effect="harmed", window_read=True),  # reset
+        _e(relevance=False, influence="none", effect=None, window_read=True),
+        _e(relevance=False, influence=None, effect=None),
+        _e(relevance=True, influence="acted_on", effect="improved", window_read=True),
+    ]
+    v = span_verdict("s", entries, "j1")
+    assert v.effect_resets == 1
+    assert v.usage_labels == ["noted", "ignored", "unclear", "used"] and v.triage == "positive"
+    assert span_verdict("s", entries[1:], "j2").effect_resets == 0
+
+
+def test_a_single_entry_span_is_profiled():
+    """A.4.2: "A profile requires a nonempty span and an accepted assessment of every entry": one
+    entry is enough, and its shares are 0 or 1."""
+    v = span_verdict("s", [_e(relevance=True, influence="none", window_read=True)], "j1")
+    assert v.profiled and v.n_entries == 1
+    assert v.profile is not None and v.profile["relevance"] == 1.0 and v.profile["acted_on"] == 0.0

@@ -1,1 +1,2 @@
-"""Subcommands of `memuse`, one module per area (imported by `memuse_core.cli.main`)."""
+"""Subcommands of `memuse`, one module per area. Modules define plain functions; `memuse_core.cli`
+registers them explicitly, in workflow order."""

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, say, user_errors
+from .common import DbOption, fail, say, user_errors
 
 
-@app.command()
 @user_errors
 def build(
     db: Path | None = DbOption,
@@ -24,7 +23,16 @@ def build(
     Judgments, annotations and verdicts are never touched."""
     from ..build import build_store
     from ..progress import progress_bar
+    from ..store import connect
+    from ..store.build_state import build_state, describe
 
+    con = connect(db)
+    try:
+        marker = build_state(con).interrupted
+    finally:
+        con.close()
+    if marker is not None:  # the build below finishes it: it builds what the other did not reach
+        typer.echo(f"an earlier build of this store ({describe(marker)}) did not finish: finishing it")
     with progress_bar(total=None, desc="build", unit="episode") as bar:
 
         def progress(done: int, total: int) -> None:
@@ -43,7 +51,6 @@ def _window(w: tuple[int, int] | None) -> str:
     return "-" if w is None else f"{w[0]}-{w[1]}"
 
 
-@app.command()
 @user_errors
 def spans(
     episode: str = typer.Option(..., "--episode", help="Episode id."),

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from ..cli import DbOption, app, say, user_errors
+from .common import DbOption, NewDbOption, fail, say, user_errors
+
+if TYPE_CHECKING:
+    from ..store.build_state import BuildState
 
 
-@app.command()
 def schema() -> None:
     """Print the JSON Schema of one event-log line."""
     from ..events import event_json_schema
@@ -18,11 +21,10 @@ def schema() -> None:
     typer.echo(json.dumps(event_json_schema(), indent=2))
 
 
-@app.command()
 @user_errors
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Files or folders (formats are detected)."),
-    db: Path | None = DbOption,
+    db: Path | None = NewDbOption,
     build: bool = typer.Option(True, "--build/--no-build", help="Build the evaluation context afterwards."),
     observers: list[Path] = typer.Option(
         [], "--observers", help="TOML/JSON file of extra observers (memory wrappers to find in prompts)."
@@ -31,7 +33,13 @@ def ingest(
         True, "--observe/--no-observe", help="Run the built-in observers on trajectories."
     ),
     config: str | None = typer.Option(
-        None, "--config", help="Memory-system/configuration name for imported trajectories' runs."
+        None,
+        "--config",
+        help="Memory-system/configuration name for imported trajectories' runs (a batch folder: "
+        "default the folder name).",
+    ),
+    run: str | None = typer.Option(
+        None, "--run", help="Run id of the batch folder being imported (default: the folder name)."
     ),
     workers: int | None = typer.Option(
         None,
@@ -40,55 +48,113 @@ def ingest(
         "0 parses in this process).",
     ),
 ) -> None:
-    """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped."""
-    from ..ingest import IngestError, expand_paths
+    """Import recorded runs; each file is all-or-nothing, bad files are reported and skipped.
+
+    A batch folder (mini-swe-agent, SWE-agent or OpenHands output) is one run; the SWE-bench
+    harness report found beside its trajectories sets the episodes' outcomes."""
+    from ..ingest import IngestError, IngestResult
+    from ..ingest.batch import batch_lines, ingest_batch
     from ..ingest.common import using_run_config
+    from ..ingest.layouts import find_inputs, plan_folder
     from ..ingest.observers import load_observers, using_observers
     from ..ingest.parallel import ingest_files
     from ..progress import progress_bar
     from ..store import connect
+    from ..store.build_state import build_state
+    from ..store.parquet import import_parquet
 
     extra = [o for f in observers for o in load_observers(f)]
-    files = expand_paths(paths)
-    if not files:
+    found = find_inputs(list(paths))
+    files = found.files
+    if not files and not found.batches and not found.exports:
         raise typer.BadParameter("no files found")
+    if run is not None and len(found.batches) != 1:
+        fail(f"--run names the run of one batch folder; {len(found.batches)} batch folders were given")
+    batches = [plan_folder(r) for r in found.batches]
     failed = 0
     imported_eps = 0
+    n_files = len(files) + sum(len(b.members) for b in batches)
+
+    def one(f: Path, res: IngestResult | IngestError, *, batch: bool = False) -> None:
+        nonlocal failed, imported_eps
+        if isinstance(res, IngestError):
+            failed += 1
+            say(f"error: {res}", err=True)
+        else:
+            imported_eps += res.episodes
+            if res.status == "skipped" and not batch:
+                say(f"skipped {f}: {res.error}", err=True)
+        bar.update(1)
+
     con = connect(db)
     try:
         with (
             using_observers(extra, enabled=observe),
             using_run_config(config),
-            progress_bar(total=len(files), desc="ingest", unit="file") as bar,
+            progress_bar(total=n_files, desc="ingest", unit="file") as bar,
         ):
+            for e in found.exports:
+                got = import_parquet(con, e)
+                imported_eps += got["episodes"]
+                typer.echo(
+                    f"export {e}: {got['files']} files imported ({got['episodes']} episodes, {got['runs']} runs), "
+                    f"{got['skipped']} already in the store"
+                )
+            for b in batches:
+                try:
+                    out = ingest_batch(
+                        con,
+                        b,
+                        run=run,
+                        config=config,
+                        workers=workers,
+                        on_file=lambda f, r: one(f, r, batch=True),
+                    )
+                except IngestError as e:
+                    failed += len(b.members)
+                    say(f"error: {e}", err=True)
+                    continue
+                for line in batch_lines(out):
+                    say(line)
             # large inputs are parsed in worker processes (--workers); each file is still its
             # own transaction, committed in the order given
             for f, res in ingest_files(con, files, workers=workers):
-                if isinstance(res, IngestError):
-                    failed += 1
-                    say(f"error: {res}", err=True)
-                else:
-                    imported_eps += res.episodes
-                    if res.status == "skipped":
-                        say(f"skipped {f}: {res.error}", err=True)
-                bar.update(1)
+                one(f, res)
+        state = build_state(con)
     finally:
         con.close()
-    typer.echo(f"imported {imported_eps} episodes from {len(files) - failed} of {len(files)} files")
-    if build and imported_eps:
-        _maybe_build(db)
+    typer.echo(
+        f"imported {imported_eps} episodes"
+        + (f" from {n_files - failed} of {n_files} files" if n_files else "")
+    )
+    _finish_build(db, build, state)
     if failed:
         raise typer.Exit(1)
 
 
-def _maybe_build(db: Path | None) -> None:
-    """Run the evaluation-context build."""
+def _finish_build(db: Path | None, build: bool, state: BuildState) -> None:
+    """Build every episode not built yet, including those an interrupted build left (a rerun never
+    reports success over a half-built store); with --no-build, say so."""
     from ..build import build_store
+    from ..store.build_state import describe
 
-    build_store(db)
+    if state.complete:
+        return
+    if not build:
+        if state.interrupted is not None:
+            typer.echo(
+                f"note: the last build of this store ({describe(state.interrupted)}) did not finish; "
+                f"{state.unbuilt} episodes are not built: run `memuse build`",
+                err=True,
+            )
+        return
+    stats = build_store(db)
+    if state.interrupted is not None:
+        typer.echo(
+            f"finished an interrupted build ({describe(state.interrupted)}): {stats['episodes']} episodes built"
+        )
 
 
-@app.command()
 @user_errors
 def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json")) -> None:
     """Summarise what the store holds: runs, episodes, steps, deliveries, items, sizes."""
@@ -112,6 +178,7 @@ def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json
             say(f"  {k:<18} {v:,}" if isinstance(v, int) else f"  {k:<18} {v}")
     if runs:
         say("  runs:")
-        for config, run_id, n, rate in runs:
-            rr = "-" if rate is None else f"{rate:.1%}"
-            say(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}")
+        for config, run_id, n, rate, unknown in runs:
+            rr = "—" if rate is None else f"{rate:.1%}"
+            note = f" ({unknown} without outcome)" if unknown else ""
+            say(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}{note}")

@@ -6,17 +6,16 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, user_errors
+from .common import NewDbOption, fail, user_errors
 
 
-@app.command()
 @user_errors
 def demo(
     episodes: int = typer.Option(
         120, "--episodes", "-n", help="Total episodes over all runs and configurations."
     ),
     seed: int = typer.Option(7, "--seed", help="Seed; the same seed gives byte-identical files."),
-    db: Path | None = DbOption,
+    db: Path | None = NewDbOption,
     out: Path | None = typer.Option(
         None, "--out", help="Keep the event logs and planted truth in this folder."
     ),

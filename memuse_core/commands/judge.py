@@ -7,10 +7,9 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, user_errors
+from .common import DbOption, fail, user_errors
 
 
-@app.command()
 @user_errors
 def judge(
     db: Path | None = DbOption,
@@ -66,7 +65,7 @@ def judge(
             judge=judge,
             model=model,
             base_url=base_url,
-            api_key_env=api_key_env,  # type: ignore[arg-type]
+            api_key_env=api_key_env,
             reference=reference,
             max_calls=max_calls,
             price_input=price_input,

@@ -8,15 +8,11 @@ from pathlib import Path
 
 import typer
 
-from ..cli import app, fail
+from .common import fail
 
-record_app = typer.Typer(
-    help="Record real agent runs (pass-through proxy, memory bridge).", no_args_is_help=True
-)
-app.add_typer(record_app, name="record")
+GROUP_HELP = "Record real agent runs (pass-through proxy, memory bridge)."
 
 
-@record_app.command("proxy")
 def proxy(
     upstream: str = typer.Option(
         ..., "--upstream", help="OpenAI-compatible base URL, e.g. https://api.openai.com/v1"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, say, user_errors
+from .common import DbOption, fail, say, user_errors
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -17,7 +17,6 @@ def _split(values: list[str] | None) -> list[str] | None:
     return out or None
 
 
-@app.command()
 @user_errors
 def report(
     db: Path | None = DbOption,
@@ -76,7 +75,6 @@ def report(
             typer.echo(f"wrote {p}")
 
 
-@app.command()
 @user_errors
 def lineage(
     db: Path | None = DbOption,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..cli import DbOption, app, fail, user_errors
+from .common import DbOption, fail, user_errors
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,6 @@ def default_cladder_dir() -> Path:
     return (PROJECT_ROOT / ".." / "shared" / "data" / "real" / "cladder").resolve()
 
 
-@app.command("trim")
 @user_errors
 def trim_cmd(
     db: Path | None = DbOption,
@@ -35,13 +34,14 @@ def trim_cmd(
     """What MemTrim would remove from every recorded delivery, given the agent's prior context."""
     from ..progress import progress_bar
     from ..store import connect, db_path
-    from ..trim.whatif import run_store
+    from ..store.trim import episode_ids
+    from ..trim.whatif_batch import run_store
 
     if not db_path(db).exists():
         fail(f"database {db_path(db)} does not exist (build it with `memuse demo` or `memuse ingest`)")
     con = connect(db)
     try:
-        n_eps = con.execute("SELECT count(*) FROM episodes").fetchone()[0]  # type: ignore[index]
+        n_eps = len(episode_ids(con))
         if n_eps == 0:
             fail("the store has no episodes (import runs with `memuse ingest` or build the demo)")
         total = min(n_eps, limit) if limit else n_eps
@@ -68,50 +68,63 @@ def trim_cmd(
     typer.echo(f"outcomes: {summary['outcomes']}")
 
 
-@app.command("trim-eval")
 @user_errors
 def trim_eval_cmd(
     data: Path | None = typer.Option(
         None, "--data", help="CLADDER folder (default ../shared/data/real/cladder)."
     ),
+    sets: str | None = typer.Option(
+        None, "--sets", help="Comma-separated sets (default: easy,hard,anti,det, those present)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
     model: str | None = typer.Option(None, "--model", help="Also ask this model (OpenAI-compatible)."),
-    base_url: str | None = typer.Option(None, "--base-url", help="Endpoint of the model."),
-    limit: int = typer.Option(500, help="At most N pairs per condition (C.3)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Endpoint of the model (and the parser)."),
+    limit: int = typer.Option(500, help="At most N pairs per set and condition (C.3)."),
     seed: int = typer.Option(42, help="Sampling seed (C.3)."),
     llm_parser: bool = typer.Option(
         False,
         "--llm-parser",
-        help="Parse memories and queries with the model (A.1) instead of the deterministic parser.",
+        help="Parse memories and queries with an LLM (A.1) instead of the deterministic parser.",
+    ),
+    parser_model: str | None = typer.Option(
+        None, "--parser-model", help="Model of the LLM parser (default: --model)."
     ),
 ) -> None:
-    """Raw memory vs MemTrim on CLADDER premise-change pairs (TA and TD-Dup, Appendix C.3)."""
+    """No memory vs raw memory vs MemTrim on CLADDER premise-change pairs (TA and TD-Dup, C.3)."""
     from ..progress import progress_bar
-    from ..trim.cladder import CladderError, build_pairs, load_questions
-    from ..trim.evaluate import CONDITIONS, ask_model, measure, summarize
+    from ..trim.cladder import CladderError, build_pairs, candidate_pairs, load_questions
+    from ..trim.evaluate import measure, summarize, table
 
     folder = (data or default_cladder_dir()).resolve()
-    if (model is None) != (base_url is None) and model is None:
-        fail("--base-url needs --model")
+    if base_url is not None and model is None and parser_model is None:
+        fail("--base-url needs --model or --parser-model")
+    wanted = tuple(s.strip() for s in sets.split(",") if s.strip()) if sets else None
     try:
-        questions = load_questions(folder)
+        questions = load_questions(folder, wanted)
     except CladderError as e:
         fail(str(e))
+    available: dict[tuple[str, str], int] = {}
+    for p in candidate_pairs(questions):
+        k = (p.memory.dataset, p.condition)
+        available[k] = available.get(k, 0) + 1
     pairs = build_pairs(questions, limit=limit, seed=seed)
     if not pairs:
         fail(f"{folder}: no TA or TD-Dup pair passes the construction checks")
     trimmer = None
     if llm_parser:
-        if model is None:
-            fail("--llm-parser needs --model (and usually --base-url)")
+        pm = parser_model or model
+        if pm is None:
+            fail("--llm-parser needs --parser-model or --model (and usually --base-url)")
         from ..trim import MemTrim
         from ..trim.parse_llm import LLMParser
 
-        trimmer = MemTrim(parser=LLMParser(model, base_url=base_url))
-    outcomes = measure(pairs, trimmer)
-    result = summarize(outcomes)
+        trimmer = MemTrim(parser=LLMParser(pm, base_url=base_url))
+    with progress_bar(total=len(pairs), desc="trim", unit="pair") as bar:
+        outcomes = measure(pairs, trimmer, progress=lambda n: bar.update(n))
+    result = summarize(outcomes, available)
     result["settings"] = {
         "data": str(folder),
+        "sets": list(result["sets"]),
         "questions": len(questions),
         "limit": limit,
         "seed": seed,
@@ -119,43 +132,41 @@ def trim_eval_cmd(
     }
     if trimmer is not None:
         lp = trimmer.parser
+        result["settings"]["parser_model"] = parser_model or model
         result["settings"]["parser_calls"] = getattr(lp, "calls", None)
         result["settings"]["parser_failures"] = len(getattr(lp, "failures", []))
     if model:
+        from ..trim.eval_model import ask_model
+
         try:
             with progress_bar(total=len(outcomes), desc="ask", unit="pair") as bar:
-                asked = ask_model(outcomes, model, base_url, progress=lambda i: bar.update(1))
+                result["model"] = ask_model(outcomes, model, base_url, progress=lambda i: bar.update(1))
         except Exception as e:  # the endpoint is the user's: report it in one line
             fail(f"model {model} at {base_url}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-        for cond in CONDITIONS:
-            result[cond]["model"] = asked[cond]
         result["settings"]["model"] = model
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
-    typer.echo(f"CLADDER pairs from {folder}: TA {result['TA']['pairs']}, TD-Dup {result['TD-Dup']['pairs']}")
-    head = f"{'condition':<8} {'method':<8} {'stale_exp':>9} {'ans_kept':>8} {'mem_only':>8} {'conflicts':>9} {'chars':>8}"
-    typer.echo(head)
-
-    def f(x: float | None, pct: bool = False) -> str:
-        if x is None:
-            return "-"
-        return f"{x:.0%}" if pct else f"{x:.1f}"
-
-    for cond in CONDITIONS:
-        for m in ("raw", "memtrim"):
-            r = result[cond][m]
-            typer.echo(
-                f"{cond:<8} {m:<8} {f(r['stale_answer_exposure'], True):>9} {f(r['answer_retained'], True):>8} "
-                f"{f(r['memory_only_units']):>8} {f(r['conflicts_removed']):>9} {f(r['chars']):>8}"
-            )
+    counts = ", ".join(
+        f"{s} TA {b['TA']['pairs']}/{b['TA']['candidates']} TD-Dup {b['TD-Dup']['pairs']}/{b['TD-Dup']['candidates']}"
+        for s, b in result["sets"].items()
+    )
+    typer.echo(f"CLADDER pairs from {folder} (used/available): {counts}")
+    for line in table(result):
+        typer.echo(line)
+    typer.echo("\nFixed by construction:")
+    for line in result["fixed_by_construction"]:
+        typer.echo(f"- {line}")
     if model:
         typer.echo(f"\nmodel {model}: accuracy (TD-Dup: correct->wrong / wrong->correct vs no memory)")
-        for cond in CONDITIONS:
-            for m, r in result[cond]["model"].items():
+        blocks = [(s, c, b) for s, per in result["model"]["sets"].items() for c, b in per.items()]
+        blocks += [("all", c, b) for c, b in result["model"]["all"].items()]
+        for s, c, b in blocks:
+            for m, r in b.items():
+                acc = "-" if r["accuracy"] is None else f"{r['accuracy']:.0%}"
                 extra = (
                     f"  ✓→✗ {r['correct_to_wrong']}  ✗→✓ {r['wrong_to_correct']}"
                     if "correct_to_wrong" in r
                     else ""
                 )
-                typer.echo(f"{cond:<8} {m:<10} {f(r['accuracy'], True):>6}{extra}")
+                typer.echo(f"{s:<6} {c:<7} {m:<10} {acc:>6}{extra}")

@@ -49,7 +49,9 @@ from .values import (
     SearchResult,
     ToolCall,
     Usage,
+    digest_matches,
     message_text,
+    normalize_digest,
     text_digest,
 )
 
@@ -81,10 +83,12 @@ __all__ = [
     "ToolCall",
     "ToolResultEvent",
     "Usage",
+    "digest_matches",
     "dump_event",
     "event_json_schema",
     "message_text",
     "migrate_event",
+    "normalize_digest",
     "parse_event",
     "text_digest",
 ]

@@ -12,8 +12,12 @@ from .values import (
     CallRole,
     CallStatus,
     ChangeOp,
+    Cost,
     Entry,
+    Index,
+    Int32,
     Message,
+    Number,
     Placement,
     Request,
     Response,
@@ -60,7 +64,7 @@ class EpisodeStart(_Model):
     """The run it belongs to."""
     task_id: str
     """Task identifier (same across runs for paired comparisons)."""
-    position: int = 0
+    position: Index = 0
     """Order of the episode in the run's task sequence."""
     repo: str | None = None
     """Repository or environment the task is in."""
@@ -88,13 +92,13 @@ class ModelCall(_Model):
     """Response; None for failed or incomplete calls."""
     usage: Usage | None = None
     """Reported token usage."""
-    cost_usd: float | None = None
-    """Reported or computed cost in USD."""
+    cost_usd: Cost | None = None
+    """Reported or computed cost in USD (finite, not negative)."""
     status: CallStatus = "ok"
     """`ok` completed, `error` failed, `incomplete` cut off (no attributed step)."""
-    started_at: float | None = None
+    started_at: Number | None = None
     """Unix time when the request was sent."""
-    ended_at: float | None = None
+    ended_at: Number | None = None
     """Unix time when the response completed."""
     op_ref: str | None = None
     """Memory operation this call served (search/generation id) for memory-system calls."""
@@ -120,7 +124,7 @@ class ToolResultEvent(_Model):
     """The command or arguments executed."""
     output: str = ""
     """What the tool returned to the agent."""
-    exit_code: int | None = None
+    exit_code: Int32 | None = None
     """Exit status, when known."""
 
 
@@ -134,7 +138,7 @@ class Retraction(_Model):
     """Episode."""
     before_call_id: str
     """The first call whose input no longer has these messages."""
-    removed: list[int]
+    removed: list[Index]
     """Positions (in the previous call's messages) that were removed."""
 
 
@@ -148,7 +152,7 @@ class HistoryRewrite(_Model):
     """Episode."""
     before_call_id: str
     """The first call whose input shows the rewritten history."""
-    kept_prefix: int = Field(ge=0)
+    kept_prefix: Index
     """How many leading messages of the previous input were kept."""
     replacement: list[Message] = Field(default_factory=list)
     """Messages that replaced the rest."""
@@ -176,7 +180,7 @@ class MemoryChange(_Model):
     """Run whose store changed; None for a corpus shared by every run."""
     op_ref: str | None = None
     """Memory operation (generation) id, linking memory-system model calls."""
-    at: float | None = None
+    at: Number | None = None
     """Unix time of the change."""
 
 
@@ -224,7 +228,7 @@ class MemoryDelivery(_Model):
     """Ordered entries; empty for a search that returned nothing."""
     placements: list[Placement] = Field(default_factory=list)
     """Where the text was placed, with proofs."""
-    provisional_step: int | None = None
+    provisional_step: Int32 | None = None
     """Audit-only step guess for unbound deliveries (never used for judging)."""
 
 

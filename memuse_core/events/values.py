@@ -6,9 +6,11 @@ the digest that proofs and entry equality use. The event records themselves are 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..vocab import INT32_MAX, INT64_MAX
 
 EVENT_SCHEMA_VERSION = 1
 """Version of the event-log format; bump it and add a step to `migrate_event` on any change."""
@@ -19,13 +21,50 @@ Route = Literal["host", "agent"]
 ChangeOp = Literal["create", "update", "delete"]
 
 
+# Numbers are strict: `true` or "12" is not a token count, a cost or a time (lax parsing turned
+# `"input_tokens": true` into 1 token); an integer is still accepted where a float is expected.
+Count = Annotated[int, Field(ge=0, le=INT64_MAX, strict=True)]
+"""A non-negative count stored in a 64-bit column (tokens, characters)."""
+Index = Annotated[int, Field(ge=0, le=INT32_MAX, strict=True)]
+"""A non-negative position or offset stored in a 32-bit column."""
+Int32 = Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX, strict=True)]
+"""A signed value stored in a 32-bit column (exit codes, step guesses)."""
+Number = Annotated[float, Field(strict=True)]
+"""A finite number (times, scores); finiteness comes from the models' `allow_inf_nan=False`."""
+Cost = Annotated[float, Field(ge=0, strict=True)]
+"""A cost in USD: finite and not negative."""
+
+
 def text_digest(text: str) -> str:
     """Digest used by placement proofs and entry equality: sha256 of the UTF-8 text, 16 hex chars."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
+def normalize_digest(digest: str) -> str:
+    """The canonical form of a digest (`text_digest`: the first 16 lowercase hex characters of the
+    sha256) for the three ways producers write one: `sha256:<64 hex>`, the 64 hex alone, or the
+    16-hex prefix (any case). Any other string comes back unchanged, so it matches no text."""
+    if len(digest) == 16 and _HEX.issuperset(digest):
+        return digest
+    d = digest.strip().lower()
+    if d.startswith("sha256:"):
+        d = d[7:]
+    if len(d) in (16, 64) and _HEX.issuperset(d):
+        return d[:16]
+    return digest
+
+
+def digest_matches(digest: object, text: str) -> bool:
+    """True when `digest` (any accepted form, see `normalize_digest`) is the digest of `text`."""
+    return isinstance(digest, str) and normalize_digest(digest) == text_digest(text)
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    # every float of the contract is finite: NaN and Infinity are refused where they are read
+    model_config = ConfigDict(extra="forbid", frozen=False, allow_inf_nan=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,7 +130,7 @@ class Request(_Model):
     """Tool schemas offered to the model, as sent."""
     base_call_id: str | None = None
     """Delta encoding: the earlier call (same episode) whose request prefix this one repeats."""
-    base_len: int | None = Field(default=None, ge=0)
+    base_len: Index | None = None
     """Delta encoding: how many leading messages of `base_call_id`'s request are repeated."""
 
 
@@ -111,13 +150,13 @@ class Response(_Model):
 class Usage(_Model):
     """Token counts reported by the provider. Cached and reasoning are subsets (A.4.4)."""
 
-    input_tokens: int | None = None
+    input_tokens: Count | None = None
     """Prompt tokens, including cached ones."""
-    output_tokens: int | None = None
+    output_tokens: Count | None = None
     """Completion tokens, including reasoning ones."""
-    cached_tokens: int | None = None
+    cached_tokens: Count | None = None
     """Prompt tokens served from the provider's cache."""
-    reasoning_tokens: int | None = None
+    reasoning_tokens: Count | None = None
     """Completion tokens spent on reasoning."""
 
 
@@ -150,26 +189,35 @@ class Entry(_Model):
 
     @model_validator(mode="after")
     def _fill_digest(self) -> Entry:
-        if self.digest is None and self.value is not None:
-            self.digest = text_digest(self.value)
+        if self.digest is None:
+            if self.value is not None:
+                self.digest = text_digest(self.value)
+        else:
+            self.digest = normalize_digest(self.digest)
         return self
 
 
 class Proof(_Model):
     """Where a placement sits in the consuming request (MemUse A.1.1 "Placements and proofs")."""
 
-    message_index: int | None = None
+    message_index: Index | None = None
     """Index of the host message in the consuming request's messages."""
     json_pointer: str | None = None
     """RFC 6901 pointer into the request body (e.g. `/messages/0/content`)."""
     message_digest: str | None = None
     """`text_digest` of the host message's text, when the proof pins it."""
-    start: int | None = Field(default=None, ge=0)
+    start: Index | None = None
     """Character offset of the placement inside the host message text, if the adapter knows it."""
     verified: bool | None = None
     """The recorder's check of this proof against the request it forwarded (None: not checked)."""
     problem: str | None = None
     """Why the recorder could not verify the proof (e.g. text not found, text occurs twice)."""
+
+    @model_validator(mode="after")
+    def _canonical_digest(self) -> Proof:
+        if self.message_digest is not None:
+            self.message_digest = normalize_digest(self.message_digest)
+        return self
 
 
 class Placement(_Model):
@@ -183,15 +231,18 @@ class Placement(_Model):
     """The placement text exactly as sent; None when redacted (then `digest`/`size` stand in)."""
     digest: str | None = None
     """`text_digest` of `text`; computed when omitted."""
-    size: int | None = None
+    size: Count | None = None
     """Character count when `text` is redacted."""
     proof: Proof | None = None
     """Proof of location; None when absent (the placement then cannot be verified)."""
 
     @model_validator(mode="after")
     def _fill_digest(self) -> Placement:
-        if self.digest is None and self.text is not None:
-            self.digest = text_digest(self.text)
+        if self.digest is None:
+            if self.text is not None:
+                self.digest = text_digest(self.text)
+        else:
+            self.digest = normalize_digest(self.digest)
         return self
 
 
@@ -206,5 +257,5 @@ class SearchResult(_Model):
     """Version of the item returned."""
     value: str | None = None
     """Returned text."""
-    score: float | None = None
+    score: Number | None = None
     """Retriever score (annotation only)."""

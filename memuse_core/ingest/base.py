@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import io
 import os
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,20 +19,14 @@ from typing import Protocol, cast
 
 from pydantic import ValidationError
 
+from ..crash import point
 from ..events import EVENT_TYPES, Event
 from ..store import Connection, DatabaseError
 from ..store.files import begin_file, commit_file, imported_from, rollback
 from ..store.writer import DuplicateError, EventWriter
-
-
-class IngestError(ValueError):
-    """A user-facing import error: one sentence naming file, line and field."""
-
-    def __init__(self, path: str | os.PathLike[str], line: int | None, field: str | None, reason: str):
-        self.path, self.line, self.field, self.reason = str(path), line, field, reason
-        where = self.path + (f":{line}" if line is not None else "")
-        what = f" field `{field}`:" if field else ""
-        super().__init__(f"{where}:{what} {reason}")
+from .checks import FileChecks, Pending, resolve
+from .errors import IngestError
+from .limits import check_regular
 
 
 def validation_reason(err: ValidationError) -> tuple[str | None, str]:
@@ -107,10 +102,11 @@ def read_head(path: Path, n: int = 65536) -> bytes:
 
 def detect(path: Path) -> Importer:
     """The importer for a file, or IngestError naming the file."""
+    check_regular(path)
     try:
         head = read_head(path)
-    except (OSError, EOFError) as e:
-        raise IngestError(path, None, None, f"cannot read file ({e})") from e
+    except (OSError, EOFError, zlib.error) as e:
+        raise unreadable(path, None, e) from e
     if not head.strip():
         raise IngestError(path, None, None, "file is empty")
     if b"\x00" in head[:4096]:
@@ -149,11 +145,13 @@ class IngestResult:
 
 
 def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Files to import: files as given, folders walked recursively in sorted order."""
+    """Files to import: files as given, folders walked recursively in sorted order. Entries of a
+    folder that are not directories are all listed, so a FIFO or socket there is reported (and
+    refused) rather than silently left out."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*") if q.is_file() and not q.name.startswith(".")))
+            out.extend(sorted(q for q in p.rglob("*") if not q.is_dir() and not q.name.startswith(".")))
         else:
             out.append(p)
     return out
@@ -161,28 +159,50 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 def write_events(
     w: EventWriter, imp: Importer, p: Path, on_event: Callable[[int], None] | None = None
-) -> int:
-    """Feed every event of a file to a writer and finish it; returns the number of events.
+) -> tuple[int, Pending]:
+    """Feed every event of a file to a writer (after the file's referential checks) and finish it;
+    returns the number of events and the references only the store can check (`checks.resolve`).
     Raises IngestError naming the line for bad input (the caller rolls back)."""
+    from .members import prepared_events
+
     n = 0
     line: int | None = None
-    for line, ev in imp.events(p):
-        try:
-            w.add(ev, line if line is not None else n + 1)
-        except DuplicateError as e:
-            raise IngestError(p, line, None, f"{e} (import each recording once)") from e
-        except ValueError as e:
-            raise IngestError(p, line, None, str(e)) from e
-        n += 1
-        if on_event is not None and n % 1000 == 0:
-            on_event(1000)
+    checks = FileChecks(p, format=imp.name)
+    see = checks.see
+    try:
+        for line, ev in prepared_events(imp, p, w):
+            see(ev, line)
+            try:
+                w.add(ev, line if line is not None else n + 1)
+            except DuplicateError as e:
+                raise IngestError(p, e.line or line, e.field, f"{e} (import each recording once)") from e
+            except ValueError as e:
+                raise IngestError(p, line, None, str(e)) from e
+            n += 1
+            if n == 1:
+                point("ingest.parse")
+            if on_event is not None and n % 1000 == 0:
+                on_event(1000)
+    except (OSError, EOFError, zlib.error) as e:
+        raise unreadable(p, line, e) from None
     if n == 0:
         raise IngestError(p, None, None, "no events in file")
+    pending = checks.finish()
     try:
         w.finish()
     except DuplicateError as e:
-        raise IngestError(p, line, None, f"{e} (import each recording once)") from e
-    return n
+        raise IngestError(p, e.line or line, e.field, f"{e} (import each recording once)") from e
+    return n, pending
+
+
+def unreadable(p: Path, line: int | None, e: BaseException) -> IngestError:
+    """The error for a file that stops reading part way (a corrupt or truncated `.gz`, an I/O
+    error); `line` is the last line read whole."""
+    after = line + 1 if line is not None else None
+    what = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if p.suffix == ".gz":
+        return IngestError(p, after, None, f"corrupt or truncated gzip data ({what})")
+    return IngestError(p, after, None, f"cannot read file ({what})")
 
 
 def ingest_path(
@@ -195,19 +215,25 @@ def ingest_path(
 ) -> IngestResult:
     """Import one file in one transaction; raises IngestError (store unchanged) on bad input."""
     p = Path(path)
-    if not p.exists():
-        raise IngestError(p, None, None, "file does not exist")
+    check_regular(p)
     imp = importer or detect(p)
     sha = file_sha256(p)
     earlier = imported_from(con, sha)
     if earlier is not None:
         return IngestResult(str(p), imp.name, "skipped", error=f"already imported from {earlier}")
+    from .grown import continuing, grown_prefix
+
+    grown = None if getattr(imp, "derived_ids", False) else grown_prefix(con, p)
     file_id = begin_file(con)
     line: int | None = None
     try:
         w = EventWriter(con, file_id, known_blobs=set(known_blobs) if known_blobs is not None else None)
-        n = write_events(w, imp, p, on_event)
+        with continuing(p, grown):  # a recording that grew since its import: only its new lines
+            n, pending = write_events(w, imp, p, on_event)
+        resolve(con, p, pending, file_id)
+        point("ingest.write")
         commit_file(con, file_id, str(p), sha, p.stat().st_size, imp.name, n)
+        point("ingest.commit")
         if known_blobs is not None:
             known_blobs |= w.known
         if on_event is not None:

@@ -1,6 +1,6 @@
 """Shared pieces of the trajectory importers: reading JSON with clear errors, typed field access
 that names the offending field, and a call chain that delta-encodes each request against the
-previous call of its episode (docs/decisions.md "Delta-encoded requests")."""
+previous call of its episode (docs/decisions.md#delta-encoded-requests)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from ..events import Event, HistoryRewrite, Message, ModelCall, Request, Response, ToolCall, Usage
 from .base import IngestError, open_text
+from .limits import parse_document, read_document
 
 _TYPE_NAMES = {
     dict: "an object",
@@ -49,7 +50,7 @@ def load_json(path: Path) -> Any:
     """
     try:
         with open_text(path) as f:
-            text = f.read()
+            text = read_document(path, f)
     except UnicodeDecodeError as e:
         raise IngestError(path, None, None, f"not UTF-8 text ({e.reason})") from None
     _DOC_TEXT.clear()
@@ -102,7 +103,7 @@ def line_of_field(text: str, field: str) -> int | None:
 def parse_json(path: Path, text: str, line: int | None) -> Any:
     """Parse one JSON text; `line` is the file line the text starts on (JSON Lines), else None."""
     try:
-        return json.loads(text)
+        return parse_document(path, text, line)
     except json.JSONDecodeError as e:
         where = line if line is not None else e.lineno
         if not text.strip():
@@ -115,8 +116,6 @@ def parse_json(path: Path, text: str, line: int | None) -> Any:
                 "invalid JSON (the text ends before the JSON value is complete: truncated?)",
             ) from None
         raise IngestError(path, where, None, f"invalid JSON ({e.msg} at column {e.colno})") from None
-    except RecursionError:
-        raise IngestError(path, line, None, "invalid JSON (nested too deeply)") from None
 
 
 class Fields:
@@ -357,7 +356,7 @@ def looks_native(head: bytes) -> bool:
         return False
     try:
         obj = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(obj, dict) and isinstance(obj.get("type"), str)
 

@@ -69,6 +69,8 @@ class LettaImporter:
     """Letta / MemGPT agent files."""
 
     name = "letta-agent-file"
+    derived_ids = True
+    """Run and episode ids come from the file name and content (`ingest.ids`)."""
 
     def sniff(self, path: Path, head: bytes) -> bool:
         if looks_native(head):

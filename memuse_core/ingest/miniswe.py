@@ -12,8 +12,9 @@ its response the assistant message.
   is recorded, so `info.model_stats.instance_cost` is split over the calls in proportion to their
   recorded token counts (equal shares when none); the sum equals the recorded total.
 * `mini-swe-agent-1.1` (mini 2.x): tool calling; every `tool` message becomes a `tool_result` of
-  the call that issued it; assistant `extra.cost` is the per-call cost; `reasoning_content` becomes
-  the response's reasoning; the final `exit` message carries exit status and submission. When
+  the call that issued it; assistant `extra.cost` is the per-call cost; reasoning text
+  (`reasoning_content`, thinking blocks, Responses-API reasoning summaries in `extra.response`;
+  `ingest.reasoning`) becomes the response's reasoning, in both formats; the final `exit` message carries exit status and submission. When
   `info.model_stats.api_calls` exceeds the assistant turns and the run ended in an exception (a
   timeout, a server error), the failed calls are recorded as `status="error"` calls with the input
   they were sent and no response, so `api_calls` matches the number of recorded calls.
@@ -23,6 +24,7 @@ The file is one JSON document and is parsed whole (trajectory files are small: o
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +39,7 @@ from ..events import (
     RunEvent,
     ToolResultEvent,
 )
+from ..vocab import MAX_CALLS_PER_EPISODE
 from .base import register
 from .common import (
     CallChain,
@@ -52,6 +55,7 @@ from .common import (
     stem,
 )
 from .observers import active_observers, observe_lines
+from .reasoning import joined, message_reasoning, response_reasoning
 
 _BASH_BLOCK = re.compile(r"```(?:bash|sh)?\s*\n(.*?)\n```", re.S)
 _RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
@@ -61,6 +65,8 @@ class MiniSweAgentImporter:
     """mini-swe-agent `.traj.json` files (both trajectory formats)."""
 
     name = "mini-swe-agent"
+    derived_ids = True
+    """Run and episode ids come from the file name and content (`ingest.ids`)."""
 
     def sniff(self, path: Path, head: bytes) -> bool:
         if looks_native(head):
@@ -120,6 +126,13 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
     stats = f.get(info, "model_stats", dict, "info", default={})
     total_cost = f.get(stats, "instance_cost", (int, float), "info.model_stats")
     api_calls = f.get(stats, "api_calls", int, "info.model_stats")
+    if api_calls is not None and not 0 <= api_calls <= MAX_CALLS_PER_EPISODE:
+        # failed calls are materialised one by one below: refuse a count no run can reach
+        raise f.fail(
+            "info.model_stats.api_calls", f"{api_calls:,} is not 0 to {MAX_CALLS_PER_EPISODE:,} calls"
+        )
+    if total_cost is not None and not 0 <= total_cost < math.inf:
+        raise f.fail("info.model_stats.instance_cost", f"{total_cost} is not a finite, non-negative cost")
     config = f.get(info, "config", dict, "info", default={})
     model_cfg = f.get(config, "model", dict, "info.config", default={})
     model = f.get(model_cfg, "model_name", str, "info.config.model")
@@ -194,9 +207,7 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         if m.role == "assistant":
             extra = as_dict(raw.get("extra"))
             resp_raw = as_dict(extra.get("response"))
-            reasoning = (
-                raw.get("reasoning_content") if isinstance(raw.get("reasoning_content"), str) else None
-            )
+            reasoning = joined(message_reasoning(raw), response_reasoning(resp_raw))
             ts = raw.get("timestamp", extra.get("timestamp"))
             evs, call = chain.emit(
                 history,

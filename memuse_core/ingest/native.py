@@ -11,7 +11,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..events import EVENT_ADAPTER, EVENT_SCHEMA_VERSION, Event, MemoryDelivery
+from ..vocab import MAX_EVENT_DEPTH, MAX_LINE_BYTES
 from .base import IngestError, open_binary, register, validation_reason
+from .limits import depth_reason, line_depth, nonfinite_line, nonfinite_reason, size_text
 
 
 class NativeImporter:
@@ -25,7 +27,7 @@ class NativeImporter:
             return False
         try:
             obj = json.loads(first)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             # A truncated first line of a .jsonl file is still our format (reported per line) when
             # it opens like an event; other JSON Lines formats (OpenHands outputs) do not.
             return (
@@ -46,11 +48,18 @@ class NativeImporter:
         restated = _RestatedDeliveries(validate)
         n = 0
         with open_binary(path) as f:
-            for chunk in f:
+            readline = f.readline
+            # at most MAX_LINE_BYTES per read: a file with no newline is never held whole
+            while chunk := readline(MAX_LINE_BYTES + 1):
+                if len(chunk) > MAX_LINE_BYTES:
+                    raise IngestError(path, n + 1, None, f"line longer than {size_text(MAX_LINE_BYTES)}")
                 for raw in chunk.splitlines(keepends=True) if b"\r" in chunk else (chunk,):
                     n += 1
                     if raw[:1] != b"{" and not raw.decode("utf-8", "replace").strip():
                         continue
+                    depth = line_depth(raw)
+                    if depth > MAX_EVENT_DEPTH:
+                        raise IngestError(path, n, None, depth_reason(depth))
                     try:
                         ev: Event | None = restated.get(raw) if raw.startswith(_DELIVERY_HEAD) else None
                         if ev is None:
@@ -65,6 +74,9 @@ class NativeImporter:
                             raise IngestError(path, n, None, f"not UTF-8 text ({u.reason})") from None
                         field, reason = validation_reason(e)
                         raise IngestError(path, n, field, reason) from None
+                    bad = nonfinite_line(raw)
+                    if bad is not None:  # in a free-form field (typed numbers refuse it above)
+                        raise IngestError(path, n, bad[0] or None, nonfinite_reason(bad[1]))
                     if ev.v > EVENT_SCHEMA_VERSION:
                         raise IngestError(
                             path,

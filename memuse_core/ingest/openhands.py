@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..events import (
     Event,
@@ -56,6 +57,8 @@ class OpenHandsImporter:
     """OpenHands `output.jsonl` instances and event-list trajectories."""
 
     name = "openhands"
+    derived_ids = True
+    """Run and episode ids come from the file name and content (`ingest.ids`)."""
 
     def sniff(self, path: Path, head: bytes) -> bool:
         if looks_native(head):
@@ -150,7 +153,7 @@ class OpenHandsImporter:
                 position=pos,
                 instance=f.get(doc, "instance", dict, "", default={}),
                 metrics=f.get(doc, "metrics", dict, "", default={}),
-                test_result=f.get(doc, "test_result", dict, "", default={}),
+                test_result=_with_report(f.get(doc, "test_result", dict, "", default={}), doc.get("report")),
                 error=doc.get("error"),
                 instruction=doc.get("instruction"),
             ):
@@ -158,6 +161,14 @@ class OpenHandsImporter:
             pos += 1
         if run_id is None:
             raise IngestError(path, None, None, "no instances in file")
+
+
+def _with_report(test_result: dict[str, Any], report: Any) -> dict[str, Any]:
+    """`test_result` with the per-task harness report that OpenHands' `update_output_with_eval.py`
+    adds to each line as `report` (`resolved`, `empty_generation`, ...), when the line has one."""
+    if isinstance(report, dict) and "report" not in test_result:
+        return {**test_result, "report": report}
+    return test_result
 
 
 OPENHANDS = register(OpenHandsImporter())

@@ -29,6 +29,7 @@ from .common import (
     openai_tool_calls,
     openai_usage,
 )
+from .reasoning import joined, message_reasoning
 
 EXTRA_INFO_HEAD = (
     'The following information has been included based on a keyword match for "{trigger}".\n'
@@ -302,7 +303,7 @@ def convert_history(
             tcs = openai_tool_calls(f, msg.get("tool_calls"), f"{mfield}.tool_calls")
             emitted, call = chain.emit(
                 hist,
-                Response(content=content, tool_calls=tcs),
+                Response(content=content, tool_calls=tcs, reasoning=joined(message_reasoning(msg))),
                 usage=openai_usage(mr.get("usage")),
                 cost_usd=costs[k],
                 model=mr.get("model") if isinstance(mr.get("model"), str) else None,

@@ -29,12 +29,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..crash import die_with_parent, point
 from ..store import Connection, DatabaseError
 from ..store.files import begin_file, commit_file, imported_from, known_files, rollback
-from ..store.tables import existing_ids, insert_arrow, rows_to_arrow
-from ..store.writer import EventWriter
-from .base import IngestError, IngestResult, detect, file_sha256, ingest_path, write_events
+from ..store.tables import DuplicateKey, existing_ids, insert_arrow, rows_to_arrow
+from ..store.writer import EventWriter, duplicate_error
+from .base import IngestError, IngestResult, detect, file_sha256, importers, ingest_path, write_events
+from .checks import resolve
 from .common import _CONFIG
+from .grown import grown_prefix
+from .members import member_state, set_member_state
 from .observers.builtin import _ENABLED, _EXTRA
 
 PARALLEL_MIN_BYTES = 32 << 20
@@ -56,11 +60,13 @@ def ingest_files(
 ) -> Iterator[tuple[Path, IngestResult | IngestError]]:
     """Import `paths` (each in its own transaction) and yield (path, result or error) in order.
 
-    Uses worker processes when the input is large enough (`min_bytes`) and `workers` is not 0;
-    otherwise the plain `ingest_path` loop. Bugs (not bad input) raise."""
-    total = sum(p.stat().st_size for p in paths if p.exists())
+    Uses worker processes when `workers` asks for them (> 0), or by default (None) when the input
+    is large enough (`min_bytes`); otherwise the plain `ingest_path` loop. Bugs (not bad input)
+    raise."""
+    total = sum(p.stat().st_size for p in paths if p.is_file())
     n = default_workers(len(paths)) if workers is None else workers
-    if n <= 0 or total < min_bytes or not paths or not _spawn_safe():
+    small = workers is None and total < min_bytes
+    if n <= 0 or small or not paths or not _spawn_safe():
         known = known_blobs if known_blobs is not None else set()
         for p in paths:
             try:
@@ -105,11 +111,12 @@ class _ShippingWriter(EventWriter):
 
 
 def _observer_state() -> tuple[Any, ...]:
-    return list(_EXTRA), _ENABLED[0], _CONFIG[0]
+    return list(_EXTRA), _ENABLED[0], _CONFIG[0], member_state()
 
 
 def _set_observer_state(state: tuple[Any, ...]) -> None:
-    _EXTRA[:], _ENABLED[0], _CONFIG[0] = state
+    _EXTRA[:], _ENABLED[0], _CONFIG[0], members = state
+    set_member_state(members)
 
 
 def _progress(out: Any, idx: int, k: int) -> None:
@@ -123,6 +130,7 @@ def _worker(
     known_files: dict[str, str],
     state: tuple[Any, ...],
 ) -> None:
+    die_with_parent()  # a killed parent leaves no worker waiting on the task queue
     _set_observer_state(state)
     while True:
         task = tasks.get()
@@ -140,9 +148,9 @@ def _worker(
                 continue
             out.put((idx, "start", (imp.name, sha, p.stat().st_size)))
             w = _ShippingWriter(idx, out, existing)
-            n = write_events(w, imp, p, functools.partial(_progress, out, idx))
+            n, pending = write_events(w, imp, p, functools.partial(_progress, out, idx))
             out.put((idx, "progress", n % 1000))
-            out.put((idx, "done", (n, len(w.episodes_written))))
+            out.put((idx, "done", (n, len(w.episodes_written), pending)))
         except IngestError as e:
             out.put((idx, "error", (e.path, e.line, e.field, e.reason)))
         except BaseException:
@@ -152,6 +160,10 @@ def _worker(
 # ---------------------------------------------------------------------------------------------
 # Parent side
 # ---------------------------------------------------------------------------------------------
+
+
+class _Renamed(IngestError):
+    """The file's ids collide with a file of this call; it is imported again (`_Parallel._again`)."""
 
 
 class _FileState:
@@ -245,6 +257,8 @@ class _Parallel:
                     return IngestResult(str(st.path), payload[0], "skipped", error=payload[1])
                 if kind == "error":
                     self._rollback()
+                    if isinstance(pending, _Renamed) or grown_prefix(self.con, st.path) is not None:
+                        return self._again(st)  # the worker could not know the earlier import
                     err = IngestError(*payload)
                     if isinstance(pending, IngestError) and (pending.line or 1 << 62) <= (
                         err.line or 1 << 62
@@ -262,6 +276,7 @@ class _Parallel:
                     else:
                         st.file_id = begin_file(self.con)
                         self.in_tx = True
+                        point("ingest.parse")
                 elif kind == "rows" and not st.dead:
                     bad = self._insert(st, payload)
                     if bad is not None:
@@ -269,12 +284,21 @@ class _Parallel:
                         st.dead = True
                         pending = bad
                 elif kind == "done":
+                    if isinstance(pending, _Renamed):
+                        return self._again(st)
                     if pending is not None:
                         return pending
-                    n, episodes = payload
+                    n, episodes, refs = payload
                     assert st.file_id is not None
+                    try:
+                        resolve(self.con, st.path, refs, st.file_id)
+                    except IngestError as e:
+                        self._rollback()
+                        return e
+                    point("ingest.write")
                     commit_file(self.con, st.file_id, str(st.path), st.sha, st.size, st.format, n)
                     self.in_tx = False
+                    point("ingest.commit")
                     self.eps.update(st.ids["episodes"])
                     self.runs.update(st.ids["runs"])
                     return IngestResult(str(st.path), st.format, "imported", episodes, n)
@@ -309,16 +333,37 @@ class _Parallel:
                     return err
             try:
                 insert_arrow(self.con, table, tbl, or_ignore=table == "blobs", file_id=st.file_id)
+            except DuplicateKey as e:
+                has = e.column in tbl.column_names and "seq" in tbl.column_names
+                keys = tbl.column(e.column).to_pylist() if has else []
+                d = duplicate_error(e, keys, tbl.column("seq").to_pylist() if has else [])
+                return IngestError(st.path, d.line, d.field, f"{d} (import each recording once)")
             except DatabaseError as e:
                 return IngestError(st.path, None, None, f"database error: {str(e).splitlines()[0]}")
         return None
 
+    def _again(self, st: _FileState) -> IngestResult | IngestError:
+        """Import a file here, in this process: its derived ids collided with a file of this call
+        that committed after the worker started, and the sequential path renames them
+        (`ingest.ids`), so the store ends up as the sequential loop leaves it."""
+        try:
+            res = ingest_path(self.con, st.path)
+        except IngestError as e:
+            return e
+        self.eps, self.runs = existing_ids(self.con)
+        return res
+
     def _duplicate(self, st: _FileState, table: str, tbl: Any) -> IngestError | None:
         """An id stored by an earlier file of this call (the worker knew only the ids stored
-        before the call began); same message as the sequential writer."""
+        before the call began); same message as the sequential writer. A trajectory format
+        (derived ids) or a recording that grew since its import (`ingest.grown`) is imported again
+        in this process instead (`_again`)."""
         key, seen = ("episode_id", self.eps) if table == "episodes" else ("run_id", self.runs)
         for value, seq in zip(tbl.column(key).to_pylist(), tbl.column("seq").to_pylist(), strict=True):
             if value in seen:
+                derived = any(i.name == st.format and getattr(i, "derived_ids", False) for i in importers())
+                if derived or grown_prefix(self.con, st.path) is not None:
+                    return _Renamed(st.path, seq, None, f"{key} {value!r} is taken: ids renamed")
                 return IngestError(
                     st.path, seq, None, f"{key} {value!r} is already stored (import each recording once)"
                 )

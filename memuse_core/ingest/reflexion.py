@@ -53,6 +53,8 @@ class ReflexionImporter:
     """Reflexion ALFWorld trial logs and programming-run JSON Lines."""
 
     name = "reflexion"
+    derived_ids = True
+    """Run and episode ids come from the file name and content (`ingest.ids`)."""
 
     def sniff(self, path: Path, head: bytes) -> bool:
         if looks_native(head):

@@ -42,12 +42,15 @@ from .common import (
 )
 from .miniswe import repo_of
 from .observers import active_observers, observe_lines
+from .reasoning import joined, message_reasoning
 
 
 class SweAgentImporter:
     """SWE-agent `.traj` files."""
 
     name = "swe-agent"
+    derived_ids = True
+    """Run and episode ids come from the file name and content (`ingest.ids`)."""
 
     def sniff(self, path: Path, head: bytes) -> bool:
         if looks_native(head):
@@ -152,11 +155,15 @@ def convert(path: Path, doc: Any) -> Iterator[Event]:
         else:
             request = [m for m, _ in primary[: assistants[k]]]
         amsg = primary[assistants[k]][0] if k < len(assistants) else None
+        araw = primary[assistants[k]][1] if k < len(assistants) else None
         text = f.get(s, "response", str, field)
         if text is None and amsg is not None:
             text = amsg.text()
         tcs = amsg.tool_calls if amsg is not None else None
-        evs, call = chain.emit(request, Response(content=text, tool_calls=tcs), cost_usd=costs[k])
+        reasoning = joined(message_reasoning(araw), message_reasoning(s))
+        evs, call = chain.emit(
+            request, Response(content=text, tool_calls=tcs, reasoning=reasoning), cost_usd=costs[k]
+        )
         yield from evs
         obs = f.get(s, "observation", str, field, default="")
         action = f.get(s, "action", str, field)

@@ -262,7 +262,7 @@ def choose_inline(pkg: EvidencePackage, extra_chars: int) -> list[str]:
     """Files shown in full in the first message: the mandatory evidence always, then, while
     `extra_chars` lasts, the reference, the prior sources, the credit-window steps, the steps to the
     episode end and the earlier steps. Inlined files count as read, so most spans need one call
-    (docs/decisions.md "Judge")."""
+    (docs/decisions.md#the-first-message-inlines-the-evidence)."""
     out = list(pkg.mandatory)
     budget = extra_chars
     ends = [e.window[1] for e in pkg.entries if e.window]

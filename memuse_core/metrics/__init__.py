@@ -16,9 +16,9 @@ Entry points (used by `memuse report` and by the app):
   `render_csv`, `write_report`.
 
 Decisions where the paper leaves room (all in one place here):
-- an episode without a harness result counts as unresolved in its run's resolve rate and is
-  reported as `no_result`; episode-outcome groups (Table 9) and source outcomes (Table 12) leave
-  it out, as the paper does;
+- an episode without a harness result has no outcome: resolve rates, the paired bootstrap,
+  gains and losses, episode-outcome groups (Table 9) and source outcomes (Table 12) leave it out
+  (a rate with no outcome at all is undefined, "—"), and it is reported as `no_result`;
 - gains and losses compare tasks that both runs attempted;
 - recurrence is decided within each run (E = selected episodes of that run), pooled afterwards;
 - a span's outcome class: span status first (error, empty, unassessable, auto-neutral), then the

@@ -274,9 +274,10 @@ class Outcome(BaseModel):
     episodes: int = 0
     resolved: int = 0
     no_result: int = 0
-    """Episodes without a harness result (counted as unresolved in the resolve rate)."""
+    """Episodes without a harness result (left out of the resolve rate: unknown, not unresolved)."""
     resolve_rate: float | None = None
-    """Resolved / episodes (per run); mean over runs for a configuration."""
+    """Resolved / episodes with an outcome (per run; None when none has one); mean over the runs
+    with outcomes for a configuration."""
     resolve_rate_sd: float | None = None
     """Sample standard deviation of the run resolve rates (undefined with one run)."""
     baseline: str | None = None

@@ -1,8 +1,10 @@
 """Task outcomes: resolve rates across runs, the paired bootstrap over tasks, and gains and losses
 against a baseline configuration (MemUse A.5.4).
 
-An episode without a harness result counts as unresolved in its run's resolve rate (the rate
-divides by every episode of the run) and is reported separately as `no_result`.
+An episode without a harness result has no outcome: it is left out of every resolve rate (the
+rate divides by the episodes with an outcome), of the paired bootstrap and of gains and losses,
+and is reported as `no_result` (unknown stays unknown: "—" when no episode has an outcome,
+never 0%).
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ BOOTSTRAP_REPLICATES = 5000
 DEFAULT_SEED = 0
 
 
+def resolve_rate(resolved: int, episodes: int, no_result: int) -> float | None:
+    """Resolved / episodes with an outcome; None when no episode has one."""
+    known = episodes - no_result
+    return resolved / known if known > 0 else None
+
+
 def run_outcome(episodes: int, resolved: int, no_result: int) -> Outcome:
     """Outcome of one run."""
     return Outcome(
@@ -27,14 +35,18 @@ def run_outcome(episodes: int, resolved: int, no_result: int) -> Outcome:
         episodes=episodes,
         resolved=resolved,
         no_result=no_result,
-        resolve_rate=resolved / episodes if episodes else None,
+        resolve_rate=resolve_rate(resolved, episodes, no_result),
     )
 
 
 def config_outcome(run_rows: pd.DataFrame) -> Outcome:
     """Outcome of a configuration from its per-run rows (`run_outcomes`): mean ± sample sd of the
-    run resolve rates."""
-    rates = [r.resolved / r.episodes for r in run_rows.itertuples() if r.episodes]
+    resolve rates of the runs that have outcomes."""
+    rates = [
+        x
+        for r in run_rows.itertuples()
+        if (x := resolve_rate(int(r.resolved), int(r.episodes), int(r.no_result))) is not None
+    ]
     return Outcome(
         runs=len(run_rows),
         episodes=int(run_rows.episodes.sum()),
@@ -46,10 +58,10 @@ def config_outcome(run_rows: pd.DataFrame) -> Outcome:
 
 
 def task_means(outcomes: pd.DataFrame, config: str) -> pd.Series:
-    """Per task of one configuration: mean outcome over its episodes (runs); no result counts as
-    unresolved."""
-    sub = outcomes[outcomes.config == config]
-    val = sub.resolved.astype("boolean").fillna(False).astype(float).to_numpy()
+    """Per task of one configuration: mean outcome over its episodes (runs) that have one; a task
+    without any outcome is left out."""
+    sub = outcomes[(outcomes.config == config) & outcomes.resolved.notna()]
+    val = sub.resolved.astype(bool).astype(float).to_numpy()
     return pd.Series(val, index=sub.task_id.astype(str).to_numpy()).groupby(level=0).mean()
 
 

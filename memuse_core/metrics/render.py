@@ -57,9 +57,24 @@ def render_markdown(rep: Report, by: By = "config") -> str:
     ]
     for name, (title, _) in TABLES.items():
         parts.append(f"## {title}\n\n{markdown_table(tables[name])}")
+        if name == "outcomes":
+            parts.append(no_outcome_note(rep))
         if name == "histories":
             parts.append("### Items with harmful entries\n\n" + markdown_table(tables["harmful_items"]))
     return "\n\n".join(parts) + "\n"
+
+
+def no_outcome_note(rep: Report) -> str:
+    """How many episodes in scope have no outcome, said in words under the outcome table."""
+    n = sum(c.outcome.no_result for c in rep.configs.values())
+    total = sum(c.outcome.episodes for c in rep.configs.values())
+    if n == 0:
+        return f"Every one of the {total} episodes has a harness outcome."
+    return (
+        f"{n} of {total} episodes have no outcome (no harness result): they are left out of the "
+        f"resolve rates and the comparison, never counted as unresolved; a rate with no outcome at "
+        f"all prints as {UNDEFINED}. Set outcomes with `memuse outcomes REPORT.json --run RUN`."
+    )
 
 
 def render_json(rep: Report) -> str:

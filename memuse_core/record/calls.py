@@ -9,7 +9,7 @@ is JSON nested deeper than `MAX_BODY_DEPTH`, becomes a call with no messages who
 the start of the raw body (`unparsed_body`) and the reason (`unparsed_reason`). The depth limit
 keeps every event line the recorder writes readable by a parser with a recursion limit (the
 event envelope adds at most 3 levels); a 100k-deep body would otherwise stop the recorder's own
-parser and the call would be forwarded but never logged (issue 18).
+parser and the call would be forwarded but never logged.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import EVENT_SCHEMA_VERSION
+from ..vocab import MAX_BODY_DEPTH
 from .deliveries import Delivery
 from .wire import MessageMap, ParsedResponse, normalise_request
 
-MAX_BODY_DEPTH = 100
-"""Deepest request body (levels of nested arrays/objects) recorded as structure."""
 UNPARSED_PREFIX = 4000
 """Characters of an unparsed body kept in the event."""
 

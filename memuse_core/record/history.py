@@ -10,7 +10,8 @@ with the previous agent request of its episode gives one of three answers:
 * anything else (a summary replacing the tail, an edited earlier message): a `history_rewrite`
   keeping the longest common prefix and replacing the rest.
 
-The same prefix test makes a delta-encoded request (`base_call_id` + `base_len`, docs/decisions.md).
+The same prefix test makes a delta-encoded request (`base_call_id` + `base_len`,
+docs/decisions.md#delta-encoded-requests).
 """
 
 from __future__ import annotations

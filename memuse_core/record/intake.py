@@ -1,7 +1,7 @@
 """Reading a request off the wire before it is forwarded: framing checks, limits and deadlines.
 
 The recording proxy answers for every request it accepts, so a request it cannot frame is refused
-at once with one clear sentence and a 4xx status, and the connection is closed (issue 18):
+at once with one clear sentence and a 4xx status, and the connection is closed:
 
 * `Content-Length` must be one plain decimal number of bytes (`-1`, `1e3`, `0x10`, `+5`, non-ASCII
   digits and two different values are refused with 400), at most `max_body` bytes (413);
@@ -28,8 +28,6 @@ import time
 from email.message import Message
 from io import BufferedIOBase
 
-MAX_BODY_BYTES = 128 * 1024 * 1024
-"""Largest request body the proxy accepts (the whole body is held in memory to be recorded)."""
 MAX_HEADER_BYTES = 64 * 1024
 """Largest total size of a request's header lines."""
 MIN_BODY_RATE = 64 * 1024

@@ -1,8 +1,8 @@
 """A small concurrent HTTP load driver for the recording proxy (tests and benchmarks/proxy.py).
 
 `hammer` sends a list of request bodies from `concurrency` threads, released together, each on a
-fresh TCP connection by default (the hardest case for a server's accept queue: issue 18 saw
-connection resets from a listen backlog of 5). Every outcome is classified: an HTTP status, a
+fresh TCP connection by default (the hardest case for a server's accept queue: a listen backlog of
+5 reset connections under load). Every outcome is classified: an HTTP status, a
 connection reset (or a peer that closed without answering), or another error. Standard library
 only, so the driver itself adds as little as possible to what it measures.
 """

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import message_text, text_digest
+from ..events import digest_matches, message_text, text_digest
 from .wire import MessageMap
 
 _MISSING = object()
@@ -111,7 +111,7 @@ def _check(pl: dict[str, Any], proof: dict[str, Any], body: Any, mm: MessageMap)
     text = pl.get("text")
     if not isinstance(text, str) or not text:
         return "placement text is redacted or empty, so its location cannot be checked"
-    if pl.get("digest") != text_digest(text):
+    if not digest_matches(pl.get("digest"), text):
         return "placement digest does not match its text"
     ptr = proof.get("json_pointer")
     if isinstance(ptr, str):
@@ -133,7 +133,7 @@ def _check(pl: dict[str, Any], proof: dict[str, Any], body: Any, mm: MessageMap)
         idx = mi
     htext = host_text(mm, idx)
     md = proof.get("message_digest")
-    if md and md != text_digest(htext):
+    if md and not digest_matches(md, htext):
         return f"host message digest does not match message {idx} of the forwarded request"
     n = count_occurrences(htext, text)
     if n == 0:

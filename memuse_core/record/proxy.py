@@ -20,7 +20,7 @@ upstream error status is relayed and recorded as `error` with its body, a client
 mid-stream leaves an `incomplete` call with what was received so far. A body the recorder cannot
 parse (not JSON, or nested too deep) is still forwarded and recorded, unparsed, with the reason.
 
-Hostile or broken clients (issue 18): a request that cannot be framed (bad `Content-Length`,
+Hostile or broken clients: a request that cannot be framed (bad `Content-Length`,
 oversized headers or body, a body that does not arrive within the read timeout) is refused at once
 with a 4xx answer and never recorded (`intake.py`). Connections are accepted from a listen queue of
 `request_queue_size` (socketserver's default of 5 reset connections under load), each served by its
@@ -40,8 +40,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..vocab import MAX_BODY_BYTES
 from .calls import load_body
-from .intake import MAX_BODY_BYTES, MAX_HEADER_BYTES, HeadReader, Refused, header_bytes, read_body
+from .intake import MAX_HEADER_BYTES, HeadReader, Refused, header_bytes, read_body
 from .recorder import ROLES, AnnotationError, Recorder
 from .upstream import HOP_BY_HOP, Upstream, forward_headers
 from .wire import StreamAssembler, api_kind, parse_json_response

@@ -8,9 +8,10 @@ endpoint). The recorder
   usage and cost, timing and status; the caller's role comes from the proxy path;
 * binds each delivery to the agent call that carried it and verifies its placement proofs against
   the request it actually forwarded (one-shot and standing deliveries: `deliveries.py`);
-* writes each request delta-encoded (`base_call_id` + `base_len`, docs/decisions.md) when the
-  previous written call of the same episode and role is a prefix of it, so a long episode's log
-  grows linearly, not quadratically (`delta=False` writes every request in full);
+* writes each request delta-encoded (`base_call_id` + `base_len`,
+  docs/decisions.md#delta-encoded-requests) when the previous written call of the same episode and
+  role is a prefix of it, so a long episode's log grows linearly, not quadratically (`delta=False`
+  writes every request in full);
 * derives `retraction` and `history_rewrite` events by comparing consecutive agent requests of an
   episode (A.1.3): messages dropped from an otherwise unchanged history are a retraction, any other
   change to already-sent messages is a rewrite that keeps the common prefix;

@@ -119,4 +119,26 @@ TRIM_DDL = [
         same_as VARCHAR)""",
 ]
 
-DDL = CONTEXT_DDL + JUDGE_DDL + OUTCOME_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL
+# ---- Task outcomes from harness reports (A.5.4) ------------------------------------------------
+# One row per episode whose outcome a SWE-bench harness report set (`store.outcomes_import`): the
+# harness status (`vocab.HarnessStatus`), the outcome it gives, the report file and its kind.
+HARNESS_DDL = [
+    """CREATE TABLE IF NOT EXISTS episode_outcomes (
+        episode_id VARCHAR PRIMARY KEY, run_id VARCHAR, task_id VARCHAR, status VARCHAR,
+        resolved BOOLEAN, source VARCHAR, source_kind VARCHAR, set_at TIMESTAMP)""",
+]
+
+DDL = CONTEXT_DDL + JUDGE_DDL + OUTCOME_DDL + ANNOTATION_DDL + DEMO_DDL + TRIM_DDL + HARNESS_DDL
+
+# ---- MemTrim index (memtrim paper 3.2, A.1), written by `memuse_core.trim.index` -----------------
+# One row per memory a MemTrim filter indexed, per scope (user / agent / run). Not derived from
+# events and never emptied by a rebuild (only CONTEXT_TABLES are): it mirrors the user's memory
+# store. `parsed` is the cached representation (units, task, support set, outcome) so a restart does
+# not parse again.
+TRIM_INDEX_DDL = [
+    """CREATE TABLE IF NOT EXISTS memtrim_memories (
+        scope VARCHAR, memory_id VARCHAR, text VARCHAR, answer VARCHAR, support JSON,
+        ts DOUBLE, parser VARCHAR, parsed JSON, written_at DOUBLE,
+        PRIMARY KEY (scope, memory_id))""",
+]
+DDL = DDL + TRIM_INDEX_DDL

@@ -46,13 +46,25 @@ def db_path(path: str | os.PathLike[str] | None = None) -> Path:
     return Path(env) if env else DEFAULT_DB
 
 
+def missing_store(path: str | os.PathLike[str] | None = None) -> str | None:
+    """Why the store at `path` cannot be opened without creating it (one sentence), or None when
+    the file exists. Only `memuse ingest` and `memuse demo` create a store; every other command
+    checks this first, so a mistyped `--db` never leaves an empty database and folders behind."""
+    p = db_path(path)
+    if p.is_file():
+        return None
+    if p.exists():
+        return f"database {p} is not a file"
+    return f"database {p} does not exist (create it with `memuse ingest` or `memuse demo`)"
+
+
 LOCK_TIMEOUT_ENV = "MEMUSE_LOCK_TIMEOUT"
 """Seconds to wait for another process's lock before giving up (default 30)."""
 
 # DuckDB: 'Could not set lock on file "<file>": Conflicting lock is held in <program> (PID <n>)
 # [by user <u>]. See also ...'. Paths may hold dots, spaces, quotes and any unicode, so the file is
 # everything up to the last '": Conflicting lock' and the program everything up to the last
-# ' (PID n)' (issue 18: a pattern that stopped at the first dot named only '/root/' as holder).
+# ' (PID n)' (a pattern that stopped at the first dot named only '/root/' as holder).
 _LOCK_RE = re.compile(r'lock on file "(.*)": Conflicting lock is held in (.*)', re.S)
 _HOLDER_RE = re.compile(r"Conflicting lock is held in (.*)", re.S)
 _PID_RE = re.compile(r"(.*) \(PID (\d+)\)", re.S)
@@ -107,14 +119,16 @@ def connect(
     """Open the store, retrying lock conflicts for up to `timeout` seconds with backoff
     (default: `$MEMUSE_LOCK_TIMEOUT`, else 30).
 
-    A new read-write store gets the full schema; an older one is migrated forward.
+    A new read-write store gets the full schema; an older one is migrated forward. With
+    `create=False` (and always when read-only) a missing file raises StoreError instead of being
+    created.
     """
     if timeout is None:
         timeout = _lock_timeout()
     p = db_path(path)
-    if read_only and not p.exists():
-        raise StoreError(f"database {p} does not exist (build it with `memuse demo` or `memuse ingest`)")
-    if not read_only and create:
+    if (read_only or not create) and (why := missing_store(p)) is not None:
+        raise StoreError(why)
+    if not read_only:
         p.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
     delay = 0.02
@@ -145,9 +159,35 @@ def connect(
             delay = min(delay * 2, 0.1)
         except duckdb.Error as e:
             raise StoreError(f"cannot open database {p}: {str(e).splitlines()[0]}") from e
+    if (why := foreign_store(con, p, read_only=read_only)) is not None:
+        con.close()
+        raise StoreError(why)
     if not read_only:
         ensure_schema(con)
     return con
+
+
+def foreign_store(con: duckdb.DuckDBPyConnection, p: Path, *, read_only: bool) -> str | None:
+    """Why the open DuckDB file at `p` is not a MemUse store (one sentence), or None when it is one
+    (or is an empty file a writer may turn into one). A store always has its `meta` schema version;
+    a file with other tables and none is someone else's database, never written into or read as
+    ours."""
+    if schema_version(con) is not None:
+        return None
+    tables = [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY 1"
+        ).fetchall()
+    ]
+    if "meta" in tables:  # ours, even if an interrupted first open left it without a version
+        return None
+    if not tables:
+        if read_only:
+            return f"database {p} is an empty DuckDB file, not a MemUse store (create one with `memuse ingest` or `memuse demo`)"
+        return None
+    shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+    return f"database {p} is a DuckDB database but not a MemUse store (tables {shown}; no MemUse schema): pass another --db"
 
 
 @contextmanager
@@ -168,8 +208,9 @@ def open_store(
 
 
 MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] = {
-    # 2: delivery entries stored once per distinct entry list (docs/decisions.md "Store"); the
-    # old table's rows move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
+    # 2: delivery entries stored once per distinct entry list
+    # (docs/decisions.md#delivery-entries-stored-once-per-distinct-list); the old table's rows
+    # move to `delivery_entry_rows` as they are (no sharing), a view replaces it.
     2: [
         "ALTER TABLE deliveries ADD COLUMN entries_of VARCHAR",
         """CREATE TABLE delivery_entry_rows AS SELECT delivery_id, pos, namespace, item_id, id_scheme,

@@ -1,4 +1,5 @@
-"""Delivery entries stored once per distinct entry list (schema 2, docs/decisions "Store").
+"""Delivery entries stored once per distinct entry list (schema 2,
+docs/decisions.md#delivery-entries-stored-once-per-distinct-list).
 
 Restated blocks repeat the same entry list on every call: the writer stores it once per file and
 points later copies at the first delivery that had it (`deliveries.entries_of`; the

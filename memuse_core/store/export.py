@@ -109,8 +109,10 @@ def store_info(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
 
 
 def run_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    """(config, run_id, episodes, resolve rate or None) per run, by configuration then run."""
+    """(config, run_id, episodes, resolve rate or None, episodes without outcome) per run, by
+    configuration then run; the rate is over the episodes with an outcome (None: none has one)."""
     return con.execute(
-        "SELECT r.config, r.run_id, count(e.episode_id), avg(CAST(e.resolved AS INT)) "
+        "SELECT r.config, r.run_id, count(e.episode_id), avg(CAST(e.resolved AS INT)), "
+        "count(e.episode_id) FILTER (WHERE e.resolved IS NULL) "
         "FROM runs r LEFT JOIN episodes e USING (run_id) GROUP BY 1, 2 ORDER BY 1, 2"
     ).fetchall()

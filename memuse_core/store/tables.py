@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import duckdb
@@ -168,11 +169,55 @@ TABLE_COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
 }
 
 
+PRIMARY_KEYS: dict[str, str] = {
+    "runs": "run_id",
+    "episodes": "episode_id",
+    "calls": "call_id",
+    "searches": "search_id",
+    "deliveries": "delivery_id",
+}
+"""The single-column primary key of each event table that has one (see `schema.CORE_DDL`)."""
+
+_DUPLICATE = re.compile(r'[Dd]uplicate key "(.*)"')
+
+
+class DuplicateKey(duckdb.ConstraintException):
+    """An insert met a primary key already stored (or twice in one batch): the table, key column
+    and value, instead of DuckDB's message (and not the "transaction is aborted" that follows)."""
+
+    def __init__(self, table: str, column: str | None, value: str | None, message: str) -> None:
+        self.table, self.column, self.value = table, column, value
+        super().__init__(message)
+
+
+def duplicate_key(table: str, err: duckdb.ConstraintException) -> DuplicateKey:
+    """The DuplicateKey of a constraint error raised by inserting into `table`."""
+    msg = str(err).splitlines()[0]
+    col = PRIMARY_KEYS.get(table)
+    m = _DUPLICATE.search(msg)
+    value = m.group(1) if m else None
+    if value is not None and col is not None and value.startswith(f"{col}: "):
+        value = value[len(col) + 2 :]
+    return DuplicateKey(table, col, value, msg)
+
+
 def rows_to_arrow(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
     """Rows (tuples in TABLE_COLUMNS order) as one Arrow table with the store's column types."""
     cols = TABLE_COLUMNS[table]
-    arrays = [pa.array(list(col), type=t) for col, (_, t) in zip(zip(*rows), cols)]
+    try:
+        arrays = [pa.array(list(col), type=t) for col, (_, t) in zip(zip(*rows), cols)]
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+        bad = next(name for col, (name, t) in zip(zip(*rows), cols) if not _fits(col, t))
+        raise ValueError(f"a value of `{bad}` does not fit the store's {table}.{bad} column ({e})") from None
     return pa.Table.from_arrays(arrays, names=[c for c, _ in cols])
+
+
+def _fits(col: tuple[Any, ...], t: pa.DataType) -> bool:
+    try:
+        pa.array(list(col), type=t)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return False
+    return True
 
 
 def insert_arrow(
@@ -192,8 +237,17 @@ def insert_arrow(
         if file_id is not None and "file_id" in tbl.column_names:
             sel = f"* REPLACE (CAST({int(file_id)} AS INTEGER) AS file_id)"
         con.execute(f"{verb} {table} SELECT {sel} FROM _memuse_rows")
-    finally:
-        con.unregister("_memuse_rows")
+    except BaseException as e:
+        # The failed insert aborted the transaction, so `unregister` fails too; raising that
+        # would hide the real error (e.g. which key is duplicated).
+        try:
+            con.unregister("_memuse_rows")
+        except duckdb.Error:
+            pass
+        if isinstance(e, duckdb.ConstraintException):
+            raise duplicate_key(table, e) from None
+        raise
+    con.unregister("_memuse_rows")
 
 
 def append_rows(

@@ -30,11 +30,28 @@ from ..events import (
 from .blobs import _shell_of, blob_hash, message_shell
 from .entry_lists import EntryLists, entry_rows
 from .steps import CallState, EpisodeState, action_summary, common_prefix, step_rows
-from .tables import TABLE_COLUMNS, append_rows, existing_ids
+from .tables import TABLE_COLUMNS, DuplicateKey, append_rows, existing_ids
 
 
 class DuplicateError(ValueError):
-    """An event names an id that the store already holds from another file."""
+    """An event names an id that the store already holds from another file; `line` and `field`
+    say where, when the id was found by the database at a flush rather than by the writer."""
+
+    def __init__(self, message: str, *, line: int | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.line, self.field = line, field
+
+
+def duplicate_error(e: DuplicateKey, keys: list[Any], seqs: list[Any]) -> DuplicateError:
+    """The DuplicateError of a primary-key violation met while appending rows whose key column
+    and line numbers are `keys` and `seqs`: the id, and the line of the row that carries it."""
+    col, value = e.column or "id", e.value
+    line = next((q for k, q in zip(keys, seqs) if k == value), None)
+    if value is None:
+        return DuplicateError(f"an id is already stored ({e})", line=line)
+    twice = sum(1 for k in keys if k == value) > 1
+    where = "appears twice in the file" if twice else "is already stored"
+    return DuplicateError(f"{col} {value!r} {where}", line=line, field=col)
 
 
 class EventWriter:
@@ -190,6 +207,14 @@ class EventWriter:
             self._close_episode(ev.episode_id)
         else:  # pragma: no cover
             raise TypeError(type(ev))
+
+    def has_episode(self, episode_id: str) -> bool:
+        """The episode id is stored or was written by this writer."""
+        return episode_id in self._existing_eps
+
+    def has_run(self, run_id: str) -> bool:
+        """The run id is stored or was written by this writer."""
+        return run_id in self._existing_runs
 
     def _ep(self, episode_id: str | None, what: str) -> EpisodeState:
         st = self.open.get(episode_id or "")
@@ -376,7 +401,14 @@ class EventWriter:
             self.blob_rows = []
         for table, rows in self.rows.items():
             if rows:
-                append_rows(self.con, table, rows)
+                try:
+                    append_rows(self.con, table, rows)
+                except DuplicateKey as e:
+                    names = [c for c, _ in TABLE_COLUMNS[table]]
+                    if e.column not in names or "seq" not in names:
+                        raise duplicate_error(e, [], []) from None
+                    k, q = names.index(e.column), names.index("seq")
+                    raise duplicate_error(e, [r[k] for r in rows], [r[q] for r in rows]) from None
                 self.rows[table] = []
         self.n_rows = 0
 

@@ -2,17 +2,21 @@
 
     from memuse_core.trim import MemTrim
     trimmer = MemTrim()
-    trimmer.write("m1", "Lionel Messi plays for Paris Saint-Germain.\\nquestion: Which country is "
+    trimmer.write("m1", "Lionel Messi plays for Paris Saint-Germain.\\nQuestion: Which country is "
                   "his club based in?", answer="France")
     result = trimmer.read("Lionel Messi now plays for Inter Miami. Which country is his club based in?",
                           ["m1"])
     result.decisions["m1"].outcome   # "suppressed": the club it depended on changed
 
-The library part needs only pydantic and the standard library.
+Around a memory system: `MemoryFilter` takes Mem0's or Letta's search results and returns them in
+the same shape, trimmed, with the decisions; `ScopedIndex` keeps one index per user / agent / run,
+optionally persisted in the DuckDB store. The library part needs only pydantic and the standard
+library (the store is imported only when an index is given a database).
 """
 
-from .adapter import SearchResultFilter, trim_search_results
 from .core import Decision, MemTrim, StoredMemory, TrimResult, unit_dict
+from .filter import MemoryFilter
+from .index import ScopedIndex, scope_key
 from .parse_det import DeterministicParser
 from .units import EvidenceUnit, Key, Outcome, ParsedInteraction
 
@@ -22,12 +26,13 @@ __all__ = [
     "EvidenceUnit",
     "Key",
     "MemTrim",
+    "MemoryFilter",
     "Outcome",
     "ParsedInteraction",
-    "SearchResultFilter",
+    "ScopedIndex",
     "StoredMemory",
     "TrimResult",
-    "trim_search_results",
+    "scope_key",
     "unit_dict",
 ]
 

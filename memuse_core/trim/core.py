@@ -1,52 +1,49 @@
 """MemTrim as a library filter: write-time indexing and read-time trimming (MemTrim 3.2, 3.3, A.1).
 
     trimmer = MemTrim()                       # deterministic parser; MemTrim(parser=LLMParser(...))
-    trimmer.write("m1", text, answer="2016")  # parsed once, indexed in the trie, cached
+    trimmer.write("m1", text, answer="2016", support=["founded in"])   # parsed once, indexed
     result = trimmer.read(query, ["m1", "m7"])
-    result.context                            # text to give the model
+    result.context                            # what to give the model (only emitted units)
     result.decisions["m1"].outcome            # kept | relabelled | suppressed | none (+ .reason)
+    trimmer.delete("m7")                      # the index follows the memory store
 
-Read time (3.3): each retrieved memory's units split into shared S_m(q) (same key and value in
-the query), conflicting D_m(q) (key in the query with another value) and memory-only U_m(q).
-Shared and conflicting units are removed; memory-only units are kept. The stored outcome follows
-Eq. (1): suppressed when D_m(q) ∩ H_m ≠ ∅; kept when τ_m = τ_q; otherwise relabelled as an
-evidence unit labelled by its original task (omitted when it cannot be restated faithfully,
-A.1). The transformed memories are merged emitting every unit once; values of one key that
-disagree across memories are withheld unless a trusted timestamp orders them (A.1 "Combining
-multiple retrieved memories"). Only the retrieved ids are looked at: the trie is never a second
-retriever.
+Write time (3.2): every unit of E_m goes into the trie under its canonical key, then value, with
+a flag saying whether it is in H_m. The support set comes from the caller's `support=` names when
+given (structure known to the caller, e.g. the quantities of a CLADDER estimand), else from the
+parser; unknown dependence counts as support (A.1). Keys, values and tasks are aligned with
+existing ones through the parser's equivalence checks (A.1).
+
+Read time (3.3): the query is parsed once; the retrieved memories' units are split into shared,
+conflicting and memory-only through the trie (restricted to the retrieved ids: the trie is never
+a second retriever, A.1); `decide` applies Eq. (1) and the merge; only emitted units reach the
+context. A query that cannot be parsed passes nothing and reuses no answer (fail closed).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Container, Hashable, Iterable, Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
+from .decide import QueryEvidence, context_text, decide, merge
 from .parse_det import DeterministicParser
 from .records import Decision, OutcomeClass, Parser, StoredMemory, TrimResult, unit_dict
 from .trie import EvidenceTrie
-from .units import EvidenceUnit, Key, ParsedInteraction
+from .units import EvidenceUnit, Key, ParsedInteraction, match_support
 
 __all__ = ["Decision", "MemTrim", "OutcomeClass", "Parser", "StoredMemory", "TrimResult", "unit_dict"]
 
-CONTEXT_HEADER = "Relevant memory (facts already stated in the request or contradicted by it were removed):"
-UNPARSED_HEADER = "Unverified memory (could not be parsed; any stored answer is left out):"
+Split = tuple[list[int], list[int], list[int]]
 
 
 class MemTrim:
     """Trie-indexed memory evidence with read-time trimming (see module docstring)."""
 
-    def __init__(
-        self, parser: Parser | None = None, *, trust_timestamps: bool = False, include_unparsed: bool = True
-    ) -> None:
+    def __init__(self, parser: Parser | None = None, *, trust_timestamps: bool = False) -> None:
         """`trust_timestamps`: resolve disagreeing values across memories by the newest memory's
-        timestamp (A.1 "explicit ordering signal"); `include_unparsed`: pass the raw text of a
-        memory the parser could not handle, without its answer (A.1 fallback)."""
+        timestamp (A.1 "explicit ordering signal")."""
         self.parser: Parser = parser or DeterministicParser()
         self.trust_timestamps = trust_timestamps
-        self.include_unparsed = include_unparsed
         self.trie = EvidenceTrie()
         self.memories: dict[Hashable, StoredMemory] = {}
         self.tasks: set[str] = set()
@@ -56,11 +53,20 @@ class MemTrim:
 
     # -- write time -----------------------------------------------------------------------------
     def write(
-        self, memory_id: Hashable, text: str, answer: str | None = None, *, timestamp: float | None = None
+        self,
+        memory_id: Hashable,
+        text: str,
+        answer: str | None = None,
+        *,
+        support: Sequence[str] | None = None,
+        timestamp: float | None = None,
     ) -> StoredMemory:
-        """Parse a stored interaction once, align its keys, index its units (3.2, A.1)."""
+        """Parse a stored interaction once and index it (3.2). `support` names the facts the
+        answer depends on (key labels, entities, attributes or values); None leaves it to the
+        parser, and a parser that cannot tell counts every unit (A.1). Writing an existing id
+        replaces it (a memory update)."""
         parsed = self.parser.parse(text, answer)
-        return self.write_parsed(memory_id, text, answer, parsed, timestamp=timestamp)
+        return self.write_parsed(memory_id, text, answer, parsed, support=support, timestamp=timestamp)
 
     def write_parsed(
         self,
@@ -69,27 +75,45 @@ class MemTrim:
         answer: str | None,
         parsed: ParsedInteraction,
         *,
+        support: Sequence[str] | None = None,
         timestamp: float | None = None,
+        align: bool = True,
     ) -> StoredMemory:
-        """Index an already parsed interaction (structured memories map straight in, 3.1)."""
-        old = self.memories.get(memory_id)
-        if old is not None:
-            self.trie.remove(memory_id, old.parsed.units)
-        parsed = self._align(parsed, register=True)
+        """Index an already parsed interaction (structured memories map straight in, 3.1).
+        `align=False` skips the key-equivalence checks (a representation restored from the
+        store was aligned when it was first written)."""
+        if support is not None and parsed.ok:
+            hm, open_support = match_support(parsed.units, support)
+            parsed = replace(parsed, support=hm, open_support=open_support, support_from="given")
+        self.delete(memory_id)
+        if align:
+            parsed = self._align(parsed, register=True)
+        elif parsed.task is not None:
+            self.tasks.add(parsed.task)
         for i, u in enumerate(parsed.units):
             self.trie.insert(memory_id, u, i in parsed.support)
-        mem = StoredMemory(memory_id, text, answer, parsed, timestamp)
+        mem = StoredMemory(
+            memory_id, text, answer, parsed, timestamp, tuple(support) if support is not None else None
+        )
         self.memories[memory_id] = mem
         return mem
 
+    def delete(self, memory_id: Hashable) -> bool:
+        """Forget a memory (the base store deleted it); False when it was never written."""
+        old = self.memories.pop(memory_id, None)
+        if old is None:
+            return False
+        self.trie.remove(memory_id, old.parsed.units)
+        return True
+
     def _align(self, p: ParsedInteraction, *, register: bool) -> ParsedInteraction:
-        """Map keys and the task onto existing equivalent ones (A.1 key-equivalence check)."""
+        """Map keys, values and the task onto existing equivalent ones (A.1)."""
         if not p.ok:
             return p
         changed = False
         units = []
         for u in p.units:
-            k = self._canonical_key(u.key, u.many, register)
+            k = self._canonical_key(u.key, register)
             v = self._canonical_value(k, u.value)
             if k != u.key or v != u.value:
                 changed = True
@@ -97,29 +121,17 @@ class MemTrim:
                     key=k, value=v, text=u.text, start=u.start, end=u.end, span=u.span, many=u.many
                 )
             units.append(u)
-        task = p.task
-        if task is not None:
-            task = self._canonical_task(task, register)
+        task = self._canonical_task(p.task, register) if p.task is not None else None
+        fact = self._canonical_key(p.fact_key, register) if p.fact_key is not None else None
         outcome = p.outcome
         if outcome is not None and task is not None and outcome.task != task:
-            from dataclasses import replace
-
             outcome = replace(outcome, task=task)
             changed = True
-        if not changed and task == p.task:
+        if not changed and task == p.task and fact == p.fact_key:
             return p
-        return ParsedInteraction(
-            units=units,
-            task=task,
-            question=p.question,
-            support=p.support,
-            outcome=outcome,
-            ok=p.ok,
-            error=p.error,
-            dropped=p.dropped,
-        )
+        return replace(p, units=units, task=task, outcome=outcome, fact_key=fact)
 
-    def _canonical_key(self, key: Key, many: bool, register: bool) -> Key:
+    def _canonical_key(self, key: Key, register: bool) -> Key:
         hit = self._key_map.get(key)
         if hit is not None:
             return hit
@@ -179,96 +191,71 @@ class MemTrim:
         q: ParsedInteraction,
         retrieved_ids: Iterable[Hashable],
         *,
-        query_sets: tuple[AbstractSet[tuple[Key, Any]], AbstractSet[Key]] | None = None,
-        classes: dict[Hashable, tuple[list[int], list[int], list[int]]] | None = None,
+        evidence: QueryEvidence | None = None,
+        splits: dict[Hashable, Split] | None = None,
     ) -> TrimResult:
         """Read time without query parsing (3.3, Eq. 1, A.1 merge).
 
-        `query_sets` = (the query's (key, value) pairs, the query's keys) may be given instead of
-        `q.units` by a caller holding a very large query (the what-if over recorded prior
-        contexts); the memories' units are then looked up in them directly."""
+        `evidence` may replace `q.units` for a caller holding a very large query as sets (the
+        what-if over recorded prior contexts), and `splits` the unit split it already made."""
         ids = list(dict.fromkeys(retrieved_ids))
         for mid in ids:
             if mid not in self.memories:
                 raise KeyError(f"memory {mid!r} was retrieved but never written to MemTrim")
-        if classes is not None:
-            pass  # the caller already split the units (`split_with_sets`)
-        elif query_sets is None:
-            own: dict[Key, set[Any]] = {}
-            for u in q.units:
-                own.setdefault(u.key, set()).add(u.value)
-            classes = self._classify(own, ids)
+        qe = evidence if evidence is not None else QueryEvidence.of(q.units)
+        if splits is None:
+            splits = self.split(qe, ids) if q.ok else {m: ([], [], []) for m in ids}
+        decisions = {mid: decide(self.memories[mid], q, qe, splits[mid]) for mid in ids}
+        if q.ok:
+            lines = merge(ids, self.memories, decisions, trust_timestamps=self.trust_timestamps)
         else:
-            classes = self.split_with_sets(*query_sets, ids)
-        decisions: dict[Hashable, Decision] = {}
-        for mid in ids:
-            decisions[mid] = self._decide(self.memories[mid], q, *classes[mid])
-        lines = self._merge(ids, decisions)
-        unparsed = [self.memories[m] for m in ids if not self.memories[m].parsed.ok]
-        parts = []
-        if lines:
-            parts.append(CONTEXT_HEADER + "\n" + "\n".join(f"- {ln}" for ln in lines))
-        if unparsed and self.include_unparsed:
-            parts.append(UNPARSED_HEADER + "\n" + "\n".join(f"- {m.text.strip()}" for m in unparsed))
-        return TrimResult(context="\n\n".join(parts), decisions=decisions, query=q, lines=lines)
+            lines = []
+        return TrimResult(context=context_text(lines), decisions=decisions, query=q, lines=lines)
 
-    def _classify(
-        self, qmap: Mapping[Key, Container[Any]], ids: list[Hashable], *, from_memories: bool = False
-    ) -> dict[Hashable, tuple[list[int], list[int], list[int]]]:
-        """Split every retrieved memory's units into shared / conflicting / memory-only (3.3).
+    def split(self, qe: QueryEvidence, ids: list[Hashable]) -> dict[Hashable, Split]:
+        """Shared / conflicting / memory-only unit indices of every retrieved memory (3.3).
 
-        The query's units are looked up in the trie, restricted to the retrieved ids (A.1); each
-        hit says which value that memory holds under the query's key. When the query has more
-        units than the retrieved memories together, the same lookups run from the memories' side
-        (identical result, fewer lookups)."""
-        out: dict[Hashable, tuple[list[int], list[int], list[int]]] = {}
+        When the query has fewer keys than the retrieved memories have units, the query's keys
+        are looked up in the trie (restricted to the retrieved ids, A.1); otherwise each memory
+        unit is looked up in the query's sets (identical result, fewer lookups)."""
         total = sum(len(self.memories[m].parsed.units) for m in ids)
-        if not from_memories and len(qmap) <= total:
-            hit: dict[Hashable, dict[tuple[Key, Any], str]] = {m: {} for m in ids}
-            for k, qvals in qmap.items():
-                node = self.trie.lookup(k)
-                if node is None:
-                    continue
-                for mid in ids:
-                    vals = node.by_memory.get(mid)
-                    if not vals:
-                        continue
-                    h = hit[mid]
-                    for v in vals:
-                        h[(k, v)] = "s" if v in qvals else ("u" if node.many else "d")
+        if len(qe.keys) > total:
+            return self.split_from_memories(qe, ids)
+        qvals: dict[Key, set[Any]] = {}
+        for k, v in qe.kvs:
+            qvals.setdefault(k, set()).add(v)
+        hit: dict[Hashable, dict[tuple[Key, Any], str]] = {m: {} for m in ids}
+        for k, vals in qvals.items():
+            node = self.trie.lookup(k)
+            if node is None:
+                continue
             for mid in ids:
-                s: list[int] = []
-                d: list[int] = []
-                u: list[int] = []
+                mvals = node.by_memory.get(mid)
+                if not mvals:
+                    continue
                 h = hit[mid]
-                for i, un in enumerate(self.memories[mid].parsed.units):
-                    c = h.get((un.key, un.value), "u")
-                    (s if c == "s" else d if c == "d" else u).append(i)
-                out[mid] = (s, d, u)
-            return out
+                for v in mvals:
+                    h[(k, v)] = "s" if v in vals else ("u" if node.many else "d")
+        out: dict[Hashable, Split] = {}
         for mid in ids:
-            s, d, u = [], [], []
+            s: list[int] = []
+            d: list[int] = []
+            u: list[int] = []
+            h = hit[mid]
             for i, un in enumerate(self.memories[mid].parsed.units):
-                qv = qmap.get(un.key)
-                if qv is None:
-                    u.append(i)
-                elif un.value in qv:
-                    s.append(i)
-                elif un.many:
-                    u.append(i)
-                else:
-                    d.append(i)
+                c = h.get((un.key, un.value), "u")
+                (s if c == "s" else d if c == "d" else u).append(i)
             out[mid] = (s, d, u)
         return out
 
-    def split_with_sets(
-        self, kvs: AbstractSet[tuple[Key, Any]], keys: AbstractSet[Key], ids: list[Hashable]
-    ) -> dict[Hashable, tuple[list[int], list[int], list[int]]]:
-        """Shared / conflicting / memory-only unit indices per memory, looked up from the memories'
-        side in set-shaped query evidence (the same split as `_classify`)."""
-        out: dict[Hashable, tuple[list[int], list[int], list[int]]] = {}
+    def split_from_memories(self, qe: QueryEvidence, ids: list[Hashable]) -> dict[Hashable, Split]:
+        """The same split, looked up from the memories' side in the query's sets."""
+        kvs, keys = qe.kvs, qe.keys
+        out: dict[Hashable, Split] = {}
         for mid in ids:
-            s, d, u = [], [], []
+            s: list[int] = []
+            d: list[int] = []
+            u: list[int] = []
             for i, un in enumerate(self.memories[mid].parsed.units):
                 if (un.key, un.value) in kvs:
                     s.append(i)
@@ -278,171 +265,3 @@ class MemTrim:
                     u.append(i)
             out[mid] = (s, d, u)
         return out
-
-    def _decide(
-        self, mem: StoredMemory, q: ParsedInteraction, s: list[int], d: list[int], u: list[int]
-    ) -> Decision:
-        """Eq. (1) for one memory."""
-        p = mem.parsed
-        units = p.units
-        dec = Decision(
-            memory_id=mem.memory_id,
-            shared=[units[i] for i in s],
-            conflicting=[units[i] for i in d],
-            memory_only=[units[i] for i in u],
-            parsed_ok=p.ok,
-        )
-        dec.support_conflicts = [units[i] for i in d if i in p.support]
-        if not p.ok:
-            dec.outcome = "suppressed" if mem.answer else "none"
-            dec.reason = (
-                f"the parser could not represent this memory ({p.error}); its stored answer "
-                "is never reused (A.1 fallback)"
-            )
-            return dec
-        o = p.outcome
-        if o is None:
-            dec.outcome, dec.reason = "none", "no stored answer"
-            return dec
-        if dec.support_conflicts:
-            keys = ", ".join(sorted({x.key.label() for x in dec.support_conflicts}))
-            dec.outcome = "suppressed"
-            dec.reason = f"evidence the stored answer depends on changed in the query: {keys}"
-            return dec
-        if q.task is not None and o.task == q.task:
-            dec.outcome = "kept"
-            dec.reason = f"same task ({o.task}) and none of its supporting evidence changed"
-            dec.outcome_unit = EvidenceUnit(
-                key=Key("", f"answer:{o.task}", o.vtype),
-                value=o.value,
-                text=o.answer,
-                start=0,
-                end=0,
-                span="Previous answer to this same question",
-            )
-            return dec
-        if o.expressible:
-            dec.outcome = "relabelled"
-            dec.reason = (
-                f"different task (stored: {o.task}; current: {q.task or 'none'}); the earlier "
-                "answer is kept only as evidence labelled by its task"
-            )
-            label = (
-                f' ("{o.question.strip()}")'
-                if o.question
-                else ("" if o.task == "unspecified_task" else f" ({o.task})")
-            )
-            dec.outcome_unit = EvidenceUnit(
-                key=Key("", f"earlier_answer:{o.task}", o.vtype),
-                value=o.value,
-                text=o.answer,
-                start=0,
-                end=0,
-                span=f"Earlier answer to a different question{label}",
-            )
-            return dec
-        dec.outcome = "relabelled"  # the Type(o_m) branch of Eq. (1) with nothing to emit
-        dec.reason = (
-            f"different task (stored: {o.task}; current: {q.task or 'none'}) and the earlier "
-            "answer cannot be restated faithfully as evidence, so it is omitted (A.1)"
-        )
-        return dec
-
-    def _merge(self, ids: list[Hashable], decisions: dict[Hashable, Decision]) -> list[str]:
-        """Merge the transformed memories: each unit once, disagreeing values withheld (A.1)."""
-        # candidate units per memory, in order
-        cands: list[tuple[Hashable, EvidenceUnit]] = []
-        for mid in ids:
-            dec = decisions[mid]
-            if not dec.parsed_ok:
-                continue
-            cands.extend((mid, x) for x in dec.memory_only)
-            if dec.outcome_unit is not None:
-                cands.append((mid, dec.outcome_unit))
-        values: dict[Key, dict[Any, list[Hashable]]] = {}
-        for mid, x in cands:
-            if not x.many:
-                values.setdefault(x.key, {}).setdefault(x.value, []).append(mid)
-        blocked: set[tuple[Key, Any]] = set()
-        for k, by_val in values.items():
-            if len(by_val) < 2:
-                continue
-            winner = self._order(by_val) if self.trust_timestamps else None
-            for v in by_val:
-                if v != winner:
-                    blocked.add((k, v))
-        seen: set[tuple[Key, Any]] = set()
-        for mid, x in cands:
-            dec = decisions[mid]
-            kv = (x.key, x.value)
-            if kv in blocked:
-                dec.withheld.append(x)
-            elif kv in seen:
-                dec.duplicates.append(x)
-            else:
-                seen.add(kv)
-                dec.emitted.append(x)
-        lines: list[str] = []
-        for mid in ids:
-            dec = decisions[mid]
-            dec.lines = self._render(self.memories[mid], dec)
-            lines.extend(dec.lines)
-        return lines
-
-    def _order(self, by_val: dict[Any, list[Hashable]]) -> Any:
-        """The value from the newest memory when every memory involved has a trusted timestamp
-        and the newest one is unique; otherwise None (all values withheld)."""
-        best: list[tuple[float, Any]] = []
-        for v, mids in by_val.items():
-            for m in mids:
-                ts = self.memories[m].timestamp
-                if ts is None:
-                    return None
-                best.append((ts, v))
-        best.sort(key=lambda t: t[0], reverse=True)
-        if len(best) > 1 and best[0][0] == best[1][0] and best[0][1] != best[1][1]:
-            return None
-        return best[0][1]
-
-    def _render(self, mem: StoredMemory, dec: Decision) -> list[str]:
-        """The memory's text with removed evidence cut out (3.3): a source span stays verbatim when
-        every unit taken from it is kept, disappears when none is, and is replaced by the key-value
-        form of the kept units otherwise (B.4: "(position, forward)"). Text no unit covers stays
-        (MemTrim cannot tell it is redundant), except the directive lines (question, task, answer,
-        support) and bare list markers. Kept or relabelled answers follow as labelled lines."""
-        out: list[str] = []
-        if dec.parsed_ok:
-            kept = {(x.key, x.value) for x in dec.emitted}
-            text = mem.text
-            pos = 0
-            pieces: list[str] = []
-            for blk in mem.layout():
-                pieces.append(text[pos : blk.start])
-                pos = blk.end
-                if blk.statement is not None:
-                    whole = blk.statement in kept
-                    keep = []
-                else:
-                    keep = [u for u in blk.units if (u.key, u.value) in kept]
-                    whole = bool(keep) and len(keep) == len(blk.units)
-                if whole:
-                    pieces.append(text[blk.start : blk.end])
-                    continue
-                if keep:
-                    pieces.append("\n" + "\n".join(u.render() for u in keep) + "\n")
-                while pos < len(text) and text[pos] in " \t":  # the gap a removed span leaves
-                    pos += 1
-            pieces.append(text[pos:])
-            for line in "".join(pieces).splitlines():
-                bare = _BULLET_ONLY.sub("", line).strip()
-                if bare and not _DIRECTIVE_LINE.match(bare) and _HAS_WORD.search(bare):
-                    out.append(line.rstrip() if line[:1].isspace() else line.strip())  # keep code indentation
-        for x in dec.emitted:
-            if x.end <= x.start:  # outcome units carry their label in `span`
-                out.append(f"{x.span}: {x.text}")
-        return out
-
-
-_BULLET_ONLY = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])(?=\s|$)")
-_DIRECTIVE_LINE = re.compile(r"^(?:question|query|q|task|answer|a|support)\s*:", re.I)
-_HAS_WORD = re.compile(r"\w")

@@ -20,12 +20,13 @@ import hashlib
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .parse_det import make_outcome
+from .outcome import finish_parse, make_outcome
 from .units import (
     EvidenceUnit,
     Key,
@@ -217,6 +218,7 @@ class LLMParser:
         problems: list[str] = []
         seen: set[tuple[Key, Any]] = set()
         malformed = 0
+        support_dropped = 0
         for i, u in enumerate(reply.units):
             bad = _malformed(u)
             if bad:
@@ -226,6 +228,8 @@ class LLMParser:
             span = locate(text, u.quote)
             if span is None:
                 problems.append(f"units.{i}.quote: not found in the interaction text: {u.quote[:80]!r}")
+                if u.supports_answer != "no":
+                    support_dropped += 1
                 continue
             attr = canon_attr(u.attribute)
             vtype, value = normalize_value(u.value, attribute=attr, hint=u.value_type)
@@ -247,15 +251,22 @@ class LLMParser:
             f.raw = reply.model_dump_json()  # type: ignore[attr-defined]
             raise f
         task = None if reply.task.strip().lower() in ("", "none") else canon_attr(reply.task)
+        question = _last_question(text)
         outcome = None
         if answer is not None and answer.strip():
-            outcome = make_outcome(task or "unspecified_task", answer)
-            from dataclasses import replace
-
+            outcome = make_outcome(task or "unspecified_task", answer, question)
             outcome = replace(outcome, expressible=reply.answer_expressible and outcome.expressible)
-        return ParsedInteraction(
-            units=units, task=task, support=frozenset(support), outcome=outcome, dropped=len(problems)
+        p = ParsedInteraction(
+            units=units,
+            task=task,
+            question=question,
+            support=frozenset(support),
+            outcome=outcome,
+            dropped=len(problems),
+            support_dropped=support_dropped if answer is not None else 0,
+            support_from="parser",
         )
+        return finish_parse(p)
 
     # -- equivalence (A.1) ----------------------------------------------------------------------
     def equivalent_key(self, key: Key, candidates: list[Key]) -> Key | None:
@@ -298,6 +309,12 @@ class LLMParser:
         if reply.match is None or not 1 <= reply.match <= n:
             return None
         return reply.match - 1
+
+
+def _last_question(text: str) -> str | None:
+    """The last sentence ending in "?" (labels the task; its grammar names the answer's fact)."""
+    hits = re.findall(r"[^.!?\n]*\?", text)
+    return hits[-1].strip() if hits else None
 
 
 def _strip_fence(raw: str) -> str:

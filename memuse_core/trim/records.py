@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from ..vocab import TrimOutcome
 from .units import EvidenceUnit, Key, ParsedInteraction
 
-OutcomeClass = Literal["kept", "relabelled", "suppressed", "none"]
+OutcomeClass = TrimOutcome
+"""kept | relabelled | suppressed | none (vocab.TRIM_OUTCOMES)."""
 
 
 class Parser(Protocol):
@@ -34,6 +36,8 @@ class StoredMemory:
     parsed: ParsedInteraction
     timestamp: float | None = None
     """Trusted ordering signal from the base memory system (A.1), when it has one."""
+    support: tuple[str, ...] | None = None
+    """The support names the caller gave at write time (None: the parser decided)."""
     _layout: list[Block] | None = None
 
     def layout(self) -> list[Block]:
@@ -50,12 +54,6 @@ class StoredMemory:
                 if u.key.attribute == "subject":
                     continue
                 blk.units.append(u)
-                if (
-                    u.key.vtype == "text"
-                    and u.key.attribute == "statement"
-                    and (u.start, u.end) == (blk.start, blk.end)
-                ):
-                    blk.statement = (u.key, u.value)
             self._layout = blocks
         return self._layout
 
@@ -67,8 +65,6 @@ class Block:
     start: int
     end: int
     units: list[EvidenceUnit] = field(default_factory=list)
-    statement: tuple[Key, Any] | None = None
-    """The free-text unit covering the whole span, when the span is an unparsed sentence."""
 
 
 @dataclass
@@ -81,15 +77,23 @@ class Decision:
     conflicting: list[EvidenceUnit] = field(default_factory=list)
     """D_m(q): units whose key the query gives another value (removed; the query wins)."""
     memory_only: list[EvidenceUnit] = field(default_factory=list)
-    """U_m(q): units the query does not mention (kept unless withheld by the merge)."""
+    """U_m(q): units the query does not mention (kept unless withheld by the merge), without the
+    units that restate the stored answer."""
+    answer_units: list[EvidenceUnit] = field(default_factory=list)
+    """Units restating the stored answer: they follow the outcome, never pass as evidence."""
     outcome: OutcomeClass = "none"
     """kept | relabelled | suppressed | none."""
     reason: str = ""
-    """Why this outcome."""
+    """Why this outcome, in one or two sentences."""
+    support_from: str = "all"
+    """Where the support set came from (`ParsedInteraction.support_from`)."""
     support_conflicts: list[EvidenceUnit] = field(default_factory=list)
     """D_m(q) ∩ H_m."""
     outcome_unit: EvidenceUnit | None = None
-    """The kept answer or the relabelled evidence unit, when there is one."""
+    """The kept answer or the relabelled fact unit, when there is one."""
+    outcome_removed: str | None = None
+    """Why the outcome unit was not passed on although the answer was kept or relabelled (the
+    query states it or another value, or retrieved memories disagree)."""
     emitted: list[EvidenceUnit] = field(default_factory=list)
     """Units this memory contributed to the context (first copy only)."""
     duplicates: list[EvidenceUnit] = field(default_factory=list)
@@ -98,8 +102,40 @@ class Decision:
     """Units withheld because retrieved memories disagree on their key (A.1)."""
     parsed_ok: bool = True
     """False when the parser failed for this memory (A.1 fallback)."""
+    query_ok: bool = True
+    """False when the current query could not be parsed (nothing is passed on: fail closed)."""
     lines: list[str] = field(default_factory=list)
     """The context lines this memory contributes (rendered from `emitted`)."""
+
+    @property
+    def dropped(self) -> bool:
+        """Nothing of this memory reaches the context."""
+        return not self.lines
+
+    def explain(self) -> list[str]:
+        """The decision in plain sentences, one per step of 3.3 (for the app and the filter)."""
+        if not self.query_ok or not self.parsed_ok:
+            return [self.reason]
+        out = [
+            f"{len(self.shared)} unit(s) already stated in the request: removed.",
+            f"{len(self.conflicting)} unit(s) the request gives another value: removed (the request wins).",
+            f"{len(self.memory_only)} memory-only unit(s): kept"
+            + (
+                f", {len(self.withheld)} withheld because retrieved memories disagree"
+                if self.withheld
+                else ""
+            )
+            + (f", {len(self.duplicates)} already passed by an earlier memory" if self.duplicates else "")
+            + ".",
+        ]
+        if self.answer_units:
+            out.append(
+                f"{len(self.answer_units)} unit(s) restate the stored answer: they follow its outcome."
+            )
+        out.append(f"Stored answer: {self.outcome}. {self.reason}")
+        if self.outcome_removed:
+            out.append(self.outcome_removed)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (units as dicts)."""
@@ -107,12 +143,17 @@ class Decision:
             "memory_id": str(self.memory_id),
             "outcome": self.outcome,
             "reason": self.reason,
+            "explanation": self.explain(),
             "parsed_ok": self.parsed_ok,
+            "query_ok": self.query_ok,
+            "support_from": self.support_from,
             "shared": [unit_dict(u) for u in self.shared],
             "conflicting": [unit_dict(u) for u in self.conflicting],
             "memory_only": [unit_dict(u) for u in self.memory_only],
+            "answer_units": [unit_dict(u) for u in self.answer_units],
             "support_conflicts": [unit_dict(u) for u in self.support_conflicts],
             "outcome_unit": unit_dict(self.outcome_unit) if self.outcome_unit else None,
+            "outcome_removed": self.outcome_removed,
             "emitted": [unit_dict(u) for u in self.emitted],
             "duplicates": [unit_dict(u) for u in self.duplicates],
             "withheld": [unit_dict(u) for u in self.withheld],
@@ -134,6 +175,7 @@ class TrimResult:
         return {
             "context": self.context,
             "task": self.query.task,
+            "query_ok": self.query.ok,
             "query_units": [unit_dict(u) for u in self.query.units],
             "decisions": {str(k): d.to_dict() for k, d in self.decisions.items()},
         }

@@ -63,7 +63,8 @@ class EvidenceTrie:
         vn.holders[memory_id] = vn.holders.get(memory_id, False) or in_support
 
     def remove(self, memory_id: Hashable, units: list[EvidenceUnit]) -> None:
-        """Forget a memory's units (when the same id is written again)."""
+        """Forget a memory's units (an update or a delete in the base store); a key no memory
+        holds any more leaves the trie."""
         for u in units:
             node = self.keys.get(u.key)
             if node is None:
@@ -74,6 +75,11 @@ class EvidenceTrie:
                 if not vn.holders:
                     del node.values[u.value]
             node.by_memory.pop(memory_id, None)
+            if not node.values:
+                del self.keys[u.key]
+                group = self._groups.get((u.key.entity, u.key.vtype))
+                if group is not None and u.key in group:
+                    group.remove(u.key)
 
     def lookup(self, key: Key) -> KeyNode | None:
         """The key node, or None when no memory holds this key."""

@@ -7,25 +7,57 @@ set H_m ⊆ E_m (the units the stored answer depends on; uncertain dependence co
 A.1 "Extracting task signatures and answer support"); and a typed outcome o_m = (τ_m, y_m).
 
 Every unit keeps a pointer to the text span it came from; `ground` drops units whose span does
-not match the source text (A.1: an ungrounded unit never enters the trie).
-
-Values are normalised into a fixed form per type so that equal facts compare equal:
-boolean (True/False), numeric (float, percentages as fractions), temporal (ISO year or date
-string), categorical and entity (case-folded, articles and punctuation removed), text (a
-whitespace- and case-normalised sentence).
+not match the source text (A.1: an ungrounded unit never enters the trie). Canonical spellings
+and value normalisation live in `normalize`; `match_support` turns the caller's support names
+into H_m and `restating_units` finds the units that restate the stored answer.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from .normalize import (
+    STATUS_GROUPS,
+    STATUS_NEGATION,
+    Value,
+    canon_attr,
+    canon_entity,
+    canon_text,
+    content_words,
+    jaccard,
+    normalize_value,
+    parse_date,
+    parse_number,
+    task_signature,
+)
+
+__all__ = [
+    "STATUS_GROUPS",
+    "STATUS_NEGATION",
+    "EvidenceUnit",
+    "Key",
+    "Outcome",
+    "ParsedInteraction",
+    "Value",
+    "canon_attr",
+    "canon_entity",
+    "canon_text",
+    "content_words",
+    "ground",
+    "jaccard",
+    "match_support",
+    "normalize_value",
+    "parse_date",
+    "parse_number",
+    "restating_units",
+    "task_signature",
+]
+
 ValueType = Literal["boolean", "numeric", "temporal", "categorical", "entity", "text"]
 VALUE_TYPES: tuple[str, ...] = ("boolean", "numeric", "temporal", "categorical", "entity", "text")
-
-Value = bool | float | str
-"""A normalised value (hashable, compared with ==)."""
 
 
 class Key(NamedTuple):
@@ -116,179 +148,21 @@ class ParsedInteraction:
     """Why parsing failed, when it did."""
     dropped: int = 0
     """Units discarded because their span could not be traced to the text (A.1)."""
-
-
-# ------------------------------------------------------------------------------------------
-# normalisation
-# ------------------------------------------------------------------------------------------
-
-_TRUE = {"yes", "true", "y", "t", "1", "correct", "valid"}
-_FALSE = {"no", "false", "n", "f", "0", "incorrect", "invalid"}
-_BOOL_WORDS = _TRUE | _FALSE
-_NUM = re.compile(r"^\s*([-+]?\d[\d,]*(?:\.\d+)?|[-+]?\.\d+)\s*(%|percent)?\s*$", re.I)
-_YEAR = re.compile(r"^\s*(1[5-9]\d\d|20\d\d)\s*$")
-_ISO = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ].*)?$")
-_MONTHS = {
-    m: i + 1
-    for i, m in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ]
-    )
-}
-_MONTHS.update({k[:3]: v for k, v in list(_MONTHS.items())})
-_DATE_MDY = re.compile(r"^\s*([A-Za-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\s*$")
-_DATE_DMY = re.compile(r"^\s*(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$")
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
-_WS = re.compile(r"\s+")
-_TRAIL = re.compile(r"[\s.,;:!?\"'`)]+$")
-_LEAD = re.compile(r"^[\s\"'`(]+")
-_SPELLING = {"centre": "center", "colour": "color", "organisation": "organization", "licence": "license"}
-_ROAD = re.compile(r"\b(?:route|highway|hwy|rte)\.?\s*(\d+[a-z]?)\b", re.I)
-_TEMPORAL_HINT = re.compile(r"(year|date|founded|born|since|released|started|ended|when|deadline|_at$|_on$)")
-
-STATUS_GROUPS: dict[str, str] = {
-    "open": "open",
-    "opened": "open",
-    "reopened": "open",
-    "closed": "closed",
-    "shut": "closed",
-    "shut down": "closed",
-    "closed off": "closed",
-    "up": "up",
-    "down": "down",
-    "online": "online",
-    "offline": "offline",
-    "enabled": "enabled",
-    "disabled": "disabled",
-    "active": "active",
-    "inactive": "inactive",
-    "available": "available",
-    "unavailable": "unavailable",
-    "passing": "passing",
-    "failing": "failing",
-    "broken": "broken",
-    "fixed": "fixed",
-    "running": "running",
-    "stopped": "stopped",
-    "deprecated": "deprecated",
-    "blocked": "blocked",
-}
-"""Surface state words and their canonical state (A.1: "closed", "shut", "not open" agree)."""
-STATUS_NEGATION = {
-    "open": "closed",
-    "closed": "open",
-    "up": "down",
-    "down": "up",
-    "online": "offline",
-    "offline": "online",
-    "enabled": "disabled",
-    "disabled": "enabled",
-    "active": "inactive",
-    "inactive": "active",
-    "available": "unavailable",
-    "unavailable": "available",
-    "passing": "failing",
-    "failing": "passing",
-    "running": "stopped",
-    "stopped": "running",
-}
-"""Binary states: "not open" means closed. Other states under negation yield no unit."""
-
-
-def canon_entity(name: str) -> str:
-    """Canonical entity name: case-folded, leading article and edge punctuation removed,
-    British spellings unified, road designators (Route/Highway/Hwy N) unified (A.1 example)."""
-    s = _WS.sub(" ", name).strip()
-    s = _TRAIL.sub("", _LEAD.sub("", s))
-    s = _ARTICLE.sub("", s)
-    s = s.casefold()
-    s = _ROAD.sub(lambda m: f"highway {m.group(1).lower()}", s)
-    words = [_SPELLING.get(w, w) for w in s.split(" ")]
-    return " ".join(words)
-
-
-def canon_attr(name: str) -> str:
-    """Canonical attribute/relation/task name: snake_case of its words."""
-    s = re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")
-    return s or "value"
-
-
-def canon_text(s: str) -> str:
-    """Normalised free text: case-folded words without edge punctuation."""
-    return _TRAIL.sub("", _WS.sub(" ", s).strip()).casefold()
-
-
-def parse_number(s: str) -> float | None:
-    """52% -> 0.52; 1,234 -> 1234.0; None when `s` is not a plain number."""
-    m = _NUM.match(s)
-    if not m:
-        return None
-    x = float(m.group(1).replace(",", ""))
-    if m.group(2):
-        x /= 100.0
-    return round(x, 6)
-
-
-def parse_date(s: str) -> str | None:
-    """A year or a calendar date in ISO form, else None."""
-    if _YEAR.match(s):
-        return s.strip()
-    m = _ISO.match(s)
-    if m:
-        return f"{int(m.group(1)):04d}-{int(m.group(2)):02d}-{int(m.group(3)):02d}"
-    m = _DATE_MDY.match(s)
-    if m and m.group(1).casefold() in _MONTHS:
-        return f"{int(m.group(3)):04d}-{_MONTHS[m.group(1).casefold()]:02d}-{int(m.group(2)):02d}"
-    m = _DATE_DMY.match(s)
-    if m and m.group(2).casefold() in _MONTHS:
-        return f"{int(m.group(3)):04d}-{_MONTHS[m.group(2).casefold()]:02d}-{int(m.group(1)):02d}"
-    return None
-
-
-def normalize_value(raw: str, *, attribute: str = "", hint: str | None = None) -> tuple[str, Value]:
-    """Type and normalise a value written as `raw` (A.1 "normalized into a fixed form").
-
-    `hint` forces a value type when the caller knows it (e.g. the LLM parser's declared type);
-    otherwise the type is inferred: boolean words, dates (and bare years when the attribute is
-    about time), numbers (percentages become fractions), then short categorical values, then text.
-    """
-    s = _TRAIL.sub("", _LEAD.sub("", _WS.sub(" ", raw).strip()))
-    low = s.casefold()
-    if hint == "boolean" or (hint is None and low in _BOOL_WORDS):
-        if low in _TRUE:
-            return "boolean", True
-        if low in _FALSE:
-            return "boolean", False
-        if hint == "boolean":
-            return "categorical", low
-    if hint in (None, "temporal"):
-        d = parse_date(s)
-        if d is not None and (hint == "temporal" or len(d) > 4 or _TEMPORAL_HINT.search(attribute)):
-            return "temporal", d
-    if hint in (None, "numeric"):
-        x = parse_number(s)
-        if x is not None:
-            return "numeric", x
-    if hint == "entity":
-        return "entity", canon_entity(s)
-    if hint == "text":
-        return "text", canon_text(s)
-    if hint == "categorical" or (hint is None and len(low.split()) <= 6):
-        state = STATUS_GROUPS.get(low)
-        return "categorical", state if state else canon_entity(s)
-    return "text", canon_text(s)
+    support_dropped: int = 0
+    """Of those, units the parser said the answer (possibly) depends on: while any is missing, the
+    stored answer cannot be checked and is never reused (A.1, fail closed)."""
+    support_from: str = "all"
+    """Where H_m came from: `given` (the caller's `support=`), `line` (a `support:` line),
+    `parser` (the LLM parser's marks) or `all` (dependence unknown: every unit, A.1)."""
+    open_support: tuple[str, ...] = ()
+    """Support names the caller gave that no unit of the memory states: a query that states any
+    value for them suppresses the answer (the memory cannot show the value was the same)."""
+    fact_key: Key | None = None
+    """The key the stored answer states as a fact (from the question, or a unit restating it): a
+    relabelled answer is filed under it (3.3 Type(o_m)); None when it has no factual form."""
+    restating: frozenset[int] = frozenset()
+    """Units that restate the stored answer: they follow the outcome decision instead of being
+    passed on as memory-only evidence (a suppressed answer must not return through them)."""
 
 
 def ground(text: str, units: list[EvidenceUnit]) -> tuple[list[EvidenceUnit], int]:
@@ -307,67 +181,61 @@ def ground(text: str, units: list[EvidenceUnit]) -> tuple[list[EvidenceUnit], in
     return kept, dropped
 
 
-_STOP = frozenset(
-    "a an the of to in on at for by with and or but is are was were be been being do does did "
-    "this that these those it its his her their our your my i we you he she they them what which "
-    "who whom whose when where why how will would should could can may might must shall than "
-    "then there here as if so not no yes from into about over under up down out any all some "
-    "each more most other such only own same too very just also have has had".split()
-)
-_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
-
-
-def content_words(text: str) -> set[str]:
-    """Content words of a text (lower-case tokens without stop words; numbers masked)."""
-    out = set()
-    for w in _WORD.findall(text.casefold()):
-        if w in _STOP:
+def match_support(units: list[EvidenceUnit], names: Iterable[str]) -> tuple[frozenset[int], tuple[str, ...]]:
+    """H_m from the caller's names (3.1 "support set", A.1): a name selects every unit whose key
+    label (`highway 5.status`), entity, attribute or value it spells, compared in canonical form;
+    a number selects the units holding that number (CLADDER names its quantities by value).
+    Names that select nothing come back as open support."""
+    out: set[int] = set()
+    unmatched: list[str] = []
+    for raw in names:
+        name = str(raw).strip()
+        if not name:
             continue
-        out.add("<num>" if w[0].isdigit() else w)
-    return out
+        ent, attr, low = canon_entity(name), canon_attr(name), name.casefold()
+        num = parse_number(name)
+        hit = False
+        for i, u in enumerate(units):
+            k, v = u.key, u.value
+            if (
+                k.label() == low
+                or (k.entity and k.entity == ent)
+                or k.attribute == attr
+                or (isinstance(v, str) and v in (ent, low))
+                or (num is not None and isinstance(v, float) and v == num)
+            ):
+                out.add(i)
+                hit = True
+        if not hit:
+            unmatched.append(name)
+    return frozenset(out), tuple(unmatched)
 
 
-_WH = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "whether"}
-_AUX = {
-    "is",
-    "are",
-    "was",
-    "were",
-    "do",
-    "does",
-    "did",
-    "will",
-    "would",
-    "can",
-    "could",
-    "should",
-    "has",
-    "have",
-    "had",
-    "may",
-    "might",
-    "must",
-    "shall",
-}
+_NAMED = ("categorical", "entity")
 
 
-def task_signature(question: str) -> str:
-    """Deterministic task signature of a question: the requested operation (its wh-word, or
-    yes_no) and the target (its content words in order, numbers masked) (3.1, A.1). Two questions get the same signature only when they ask with the same content
-    words; anything less certain counts as a different task (A.1)."""
-    tokens = _WORD.findall(question.casefold())
-    op = next((w for w in tokens if w in _WH), None)
-    if op is None:
-        op = "yes_no" if tokens and tokens[0] in _AUX else "ask"
-    words = ["<num>" if w[0].isdigit() else w for w in tokens if w not in _STOP]
-    return op + ":" + ("_".join(words) or canon_attr(question))
-
-
-def jaccard(a: set | frozenset, b: set | frozenset) -> float:
-    """|a ∩ b| / |a ∪ b| (1.0 for two empty sets)."""
-    if not a and not b:
-        return 1.0
-    if len(a) > len(b):
-        a, b = b, a
-    inter = sum(1 for x in a if x in b)
-    return inter / (len(a) + len(b) - inter)
+def restating_units(
+    units: list[EvidenceUnit], outcome: Outcome | None, fact_key: Key | None
+) -> frozenset[int]:
+    """Units that restate the stored answer y_m: the unit under the answer's fact key, a typed
+    unit holding the answer's value (categorical and entity values compare as names), or a
+    free-text unit containing the answer as a phrase (answers of at most six words). They are
+    part of the outcome decision (3.3): when the answer is suppressed they go with it."""
+    if outcome is None:
+        return frozenset()
+    phrase = canon_text(outcome.answer)
+    pattern = None
+    if 0 < len(phrase.split()) <= 6:
+        pattern = re.compile(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)")
+    same_kind = (lambda t: t in _NAMED) if outcome.vtype in _NAMED else (lambda t: t == outcome.vtype)
+    out: set[int] = set()
+    for i, u in enumerate(units):
+        vt = u.key.vtype
+        if fact_key is not None and u.key == fact_key:
+            out.add(i)
+        elif vt == "text":
+            if pattern is not None and pattern.search(str(u.value)):
+                out.add(i)
+        elif same_kind(vt) and u.value == outcome.value:
+            out.add(i)
+    return frozenset(out)

@@ -8,28 +8,38 @@ context, units the prior context contradicts, and memory-only units, and builds 
 
 Where the prior context comes from (reported per delivery as `prior_from`):
 - `span_context`: the verified prior sources B_S of the built evaluation context
-  (the prior-source rows that `memuse_core.store.context.load_episode_context` returns, read in
-  batches by `store.trim.span_prior_texts`), for the first delivery of each span;
+  (the prior-source rows of the built evaluation context, read in batches by
+  `store.trim.span_prior_texts`), for the first delivery of each span;
 - `episode_record`: otherwise (restatements, deliveries outside spans, stores not built yet),
   computed from the EpisodeRecord: the consuming call's messages minus the placement texts
   (the proof's offset when recorded, else the first occurrence in the proof's message).
 
 Each message of the prior context is parsed once per episode (messages repeat across calls).
-`memuse trim` reads deliveries, entries, placements and consuming inputs straight from the store
-tables (`store.trim.delivery_inputs`) rather than rebuilding whole episodes.
+`memuse trim` (`whatif_batch`) reads deliveries, entries, placements and consuming inputs as plain
+rows (`store.trim.delivery_rows`) rather than rebuilding whole episodes; `inputs_from_rows`
+assembles them.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..episode import EpisodeRecord
+from ..vocab import TrimClass
 from .core import Decision, MemTrim, unit_dict
+from .decide import QueryEvidence
+from .outcome import fact_value
 from .parse_det import DeterministicParser
 from .units import EvidenceUnit, Key, ParsedInteraction, content_words, jaccard, task_signature
+from .whatif_inputs import (
+    DeliveryInput,
+    cut_placements,
+    inputs_from_record,
+    inputs_from_rows,
+)
 
 
 @dataclass
@@ -58,7 +68,7 @@ class EntryWhatIf:
         return len("\n".join(self.lines))
 
     @property
-    def klass(self) -> str:
+    def klass(self) -> TrimClass:
         """`redundant` (every unit shared), `partial` (some shared or conflicting), `novel` (none),
         `empty` (no units): the MemTrim counterpart of the judge's novelty label."""
         d = self.decision
@@ -106,98 +116,6 @@ class DeliveryWhatIf:
                 for e in self.entries
             ],
         }
-
-
-class EntryView(NamedTuple):
-    """The fields of a delivered entry the what-if reads (a light stand-in for `events.Entry`)."""
-
-    namespace: str
-    item_id: str | None
-    digest: str | None
-    value: str | None
-
-
-@dataclass
-class DeliveryInput:
-    """What the what-if needs of one delivery: its entries, its placements and the texts of its
-    consuming call's input messages (None when it was never consumed)."""
-
-    delivery_id: str
-    episode_id: str
-    entries: list[Any]
-    """`events.Entry` or `EntryView` values (namespace, item_id, digest, value)."""
-    placements: list[tuple[str | None, int | None, int | None]]
-    """(text, proof message index, proof start offset) per placement."""
-    input_texts: list[str] | None
-    consuming_call_id: str | None = None
-
-
-@dataclass
-class EpisodeCalls:
-    """An episode's calls as stored: (call id, base call id, base length, appended message hashes)
-    and the message texts by hash; `resolve_inputs` expands them."""
-
-    calls: list[tuple[str, str | None, int | None, list[int]]] = field(default_factory=list)
-    texts: dict[int, str] = field(default_factory=dict)
-
-
-def resolve_inputs(inputs: list[DeliveryInput], ec: EpisodeCalls) -> None:
-    """Fill each delivery's consuming-input texts from the delta-encoded calls."""
-    full: dict[str, list[str]] = {}
-    for cid, base, blen, hashes in ec.calls:
-        prefix = full.get(base, []) if base is not None else []
-        if blen is not None:
-            prefix = prefix[:blen]
-        full[cid] = prefix + [ec.texts.get(h, "") for h in hashes]
-    for d in inputs:
-        if d.consuming_call_id is not None and d.consuming_call_id in full:
-            d.input_texts = full[d.consuming_call_id]
-
-
-def inputs_from_record(rec: EpisodeRecord) -> list[DeliveryInput]:
-    """DeliveryInputs of every delivery of an episode record, in recorded order."""
-    out = []
-    for d in rec.deliveries:
-        cv = rec.call(d.consuming_call_id) if d.consuming_call_id else None
-        out.append(
-            DeliveryInput(
-                d.delivery_id,
-                d.episode_id,
-                list(d.entries),
-                [
-                    (
-                        pl.text,
-                        pl.proof.message_index if pl.proof else None,
-                        pl.proof.start if pl.proof else None,
-                    )
-                    for pl in d.placements
-                ],
-                [m.text() for m in cv.messages] if cv is not None else None,
-            )
-        )
-    return out
-
-
-def cut_placements(d: DeliveryInput) -> list[str] | None:
-    """Prior-context message texts: the consuming input minus this delivery's placement texts
-    (at the proof offset when it matches, else the first occurrence in the proof's message, else
-    in any message); None when the delivery was never consumed (MemUse A.1.3)."""
-    if d.input_texts is None:
-        return None
-    texts = list(d.input_texts)
-    for text, idx, start0 in d.placements:
-        if not text:
-            continue
-        order = [idx] if idx is not None and 0 <= idx < len(texts) else range(len(texts))
-        for i in order:
-            t = texts[i]
-            start = start0 if idx == i else None
-            if start is None or t[start : start + len(text)] != text:
-                start = t.find(text)
-            if start >= 0:
-                texts[i] = t[:start] + t[start + len(text) :]
-                break
-    return [t for t in texts if t]
 
 
 class EpisodeWhatIf:
@@ -259,6 +177,22 @@ class EpisodeWhatIf:
         self._recent.appendleft((list(texts), kvs, keys, words))
         return kvs, keys, words
 
+    def _answer_key_state(self, mid: Hashable, qe: QueryEvidence) -> int:
+        """Whether the prior context states the fact a stored answer would be filed under (the
+        decision depends on it beyond the unit split): 0 no answer key, 1 absent, 2 another
+        value, 3 the same key (decisions are reused only when this matches too)."""
+        fk = self.trimmer.memories[mid].parsed.fact_key
+        if fk is None:
+            return 0
+        if fk not in qe.keys:
+            return 1
+        return 3 if any(k == fk for k, _ in qe.kvs) and self._same_value(mid, qe) else 2
+
+    def _same_value(self, mid: Hashable, qe: QueryEvidence) -> bool:
+        m = self.trimmer.memories[mid]
+        fk = m.parsed.fact_key
+        return fk is not None and m.answer is not None and (fk, fact_value(fk, m.answer)) in qe.kvs
+
     def delivery(
         self, d: DeliveryInput, prior_texts: list[str], prior_from: str, *, keep_query: bool = False
     ) -> DeliveryWhatIf:
@@ -268,6 +202,7 @@ class EpisodeWhatIf:
             [u for t in prior_texts for u in self._message(t)[0]] if keep_query else []
         )
         q = ParsedInteraction(units=units, task=self.task)
+        qe = QueryEvidence(kvs, keys)
         ids: list[Hashable] = []
         by_pos: list[tuple[int, Any, str, Hashable | None]] = []
         for pos, e in enumerate(d.entries):
@@ -284,11 +219,15 @@ class EpisodeWhatIf:
         res = None
         reused_from: str | None = None
         if ids:
-            classes = self.trimmer.split_with_sets(kvs, keys, ids)
-            sig = (tuple(ids), tuple((tuple(s), tuple(c), tuple(u)) for s, c, u in (classes[m] for m in ids)))
+            splits = self.trimmer.split_from_memories(qe, ids)
+            sig = (
+                tuple(ids),
+                tuple((tuple(s), tuple(c), tuple(u)) for s, c, u in (splits[m] for m in ids)),
+                tuple(self._answer_key_state(m, qe) for m in ids),
+            )
             hit = self._results.get(sig)
             if hit is None:
-                res = self.trimmer.read_parsed(q, ids, classes=classes)
+                res = self.trimmer.read_parsed(q, ids, evidence=qe, splits=splits)
                 self._results[sig] = (res, d.delivery_id)
             else:  # a restatement whose evidence split did not change: same decisions
                 res, reused_from = hit
@@ -358,13 +297,13 @@ def delivery_whatif(con: Any, delivery_id: str) -> DeliveryWhatIf:
     """The what-if of one stored delivery, for the app: entries with their shared / conflicting /
     memory-only units, outcome and reason, the trimmed text, and the prior context it was compared
     with (`prior_texts`, `query_units`). Raises KeyError when the delivery is unknown."""
-    from ..store.trim import delivery_inputs, span_prior_texts
+    from ..store.trim import delivery_episode, delivery_rows, span_prior_texts
 
-    row = con.execute("SELECT episode_id FROM deliveries WHERE delivery_id = ?", [delivery_id]).fetchone()
-    if row is None:
+    eid = delivery_episode(con, delivery_id)
+    if eid is None:
         raise KeyError(f"delivery {delivery_id!r} is not in the store")
-    task, inputs = delivery_inputs(con, [row[0]])[row[0]]
-    span_prior = span_prior_texts(con, [row[0]]).get(row[0], {})
+    task, inputs = inputs_from_rows(eid, delivery_rows(con, [eid])[eid])
+    span_prior = span_prior_texts(con, [eid]).get(eid, {})
     ew = EpisodeWhatIf(task)
     for d in inputs:
         if d.delivery_id != delivery_id:
@@ -373,163 +312,4 @@ def delivery_whatif(con: Any, delivery_id: str) -> DeliveryWhatIf:
             return ew.delivery(d, span_prior[delivery_id], "span_context", keep_query=True)
         cut = cut_placements(d)
         return ew.delivery(d, cut or [], "episode_record" if cut is not None else "none", keep_query=True)
-    raise KeyError(f"delivery {delivery_id!r} is not in episode {row[0]!r}")
-
-
-_WORKER_CACHE: dict[str, Any] = {}
-
-
-def batch_table(
-    payload: list[tuple[str, str | None, list[Any], dict[str, list[str]]]],
-) -> tuple[Any, dict[str, Any]]:
-    """`batch_rows` as one Arrow table (built in the worker, so the writer only inserts)."""
-    from ..store.trim import rows_table
-
-    rows, tot = batch_rows(payload)
-    return rows_table(rows), tot
-
-
-def batch_rows(
-    payload: list[tuple[str, str | None, list[Any], dict[str, list[str]]]],
-) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
-    """trim_results rows and totals for a batch of episodes (runs in a worker process too)."""
-    tot = _new_totals()
-    rows: list[tuple[Any, ...]] = []
-    if len(_WORKER_CACHE) > 50_000:
-        _WORKER_CACHE.clear()
-    for _eid, task, inputs, prior in payload:
-        if inputs and isinstance(inputs[-1], EpisodeCalls):
-            inputs, ec = inputs[:-1], inputs[-1]
-            resolve_inputs(inputs, ec)
-        for w in episode_whatif(inputs, task, prior, message_cache=_WORKER_CACHE):
-            tot["deliveries"] += 1
-            tot["prior_from"][w.prior_from] = tot["prior_from"].get(w.prior_from, 0) + 1
-            for e in w.entries:
-                rows.append(row_of(w, e))
-                d = e.decision
-                tot["entries"] += 1
-                tot["shared"] += len(d.shared)
-                tot["conflicting"] += len(d.conflicting)
-                tot["memory_only"] += len(d.memory_only)
-                tot["chars_before"] += e.chars_before
-                tot["chars_after"] += e.chars_after
-                tot["outcomes"][d.outcome] = tot["outcomes"].get(d.outcome, 0) + 1
-        tot["episodes"] += 1
-    return rows, tot
-
-
-def _new_totals() -> dict[str, Any]:
-    return {
-        "episodes": 0,
-        "deliveries": 0,
-        "entries": 0,
-        "shared": 0,
-        "conflicting": 0,
-        "memory_only": 0,
-        "chars_before": 0,
-        "chars_after": 0,
-        "outcomes": {},
-        "prior_from": {},
-    }
-
-
-def _add(tot: dict[str, Any], part: dict[str, Any]) -> None:
-    for k, v in part.items():
-        if isinstance(v, dict):
-            for kk, vv in v.items():
-                tot[k][kk] = tot[k].get(kk, 0) + vv
-        else:
-            tot[k] += v
-
-
-def run_store(
-    con: Any,
-    *,
-    limit: int | None = None,
-    batch: int = 20,
-    workers: int | None = None,
-    progress: Callable[[int], Any] | None = None,
-) -> dict[str, Any]:
-    """Compute and store the what-if of every recorded delivery (`memuse trim`); returns totals.
-
-    Old results of the episodes are removed first; this process then reads each batch of
-    episodes from the store and inserts its rows in one transaction; with `workers` > 1 (default: the machine's cores, at most 4) the trimming runs
-    in worker processes that never open the store."""
-    import os
-    from concurrent.futures import Future, ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    from ..store.trim import (
-        delete_trim_rows,
-        delivery_inputs,
-        ensure_trim_tables,
-        replace_trim_rows,
-        span_prior_texts,
-    )
-
-    ensure_trim_tables(con)
-    eids = [r[0] for r in con.execute("SELECT episode_id FROM episodes ORDER BY file_id, seq").fetchall()]
-    if limit:
-        eids = eids[:limit]
-    # old results go first, in one statement (per-batch deletes would rescan a growing table)
-    delete_trim_rows(con, eids if limit else None)
-    chunks = [eids[i : i + batch] for i in range(0, len(eids), batch)]
-    n_workers = workers if workers is not None else min(4, os.cpu_count() or 1)
-    n_workers = max(1, min(n_workers, len(chunks)))
-    tot = _new_totals()
-
-    def payload(chunk: list[str]) -> list[tuple[str, str | None, list[Any], dict[str, list[str]]]]:
-        loaded = delivery_inputs(con, chunk, resolve=n_workers == 1)
-        priors = span_prior_texts(con, chunk)
-        return [(eid, loaded[eid][0], loaded[eid][1], priors.get(eid, {})) for eid in chunk if eid in loaded]
-
-    def finish(chunk: list[str], rows: Any, part: dict[str, Any]) -> None:
-        replace_trim_rows(con, None, rows)
-        _add(tot, part)
-        if progress:
-            progress(len(chunk))
-
-    if n_workers == 1:
-        for chunk in chunks:
-            finish(chunk, *batch_rows(payload(chunk)))
-    else:
-        with ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) as pool:
-            pending: list[tuple[list[str], Future[Any]]] = []
-            for chunk in chunks:
-                pending.append((chunk, pool.submit(batch_table, payload(chunk))))
-                while len(pending) > 2 * n_workers:
-                    done_chunk, fut = pending.pop(0)
-                    finish(done_chunk, *fut.result())
-            for done_chunk, fut in pending:
-                finish(done_chunk, *fut.result())
-    saved = tot["chars_before"] - tot["chars_after"]
-    tot["chars_saved"] = saved
-    tot["tokens_saved"] = saved // 4
-    tot["saved_share"] = saved / tot["chars_before"] if tot["chars_before"] else 0.0
-    return tot
-
-
-def row_of(w: DeliveryWhatIf, e: EntryWhatIf) -> tuple[Any, ...]:
-    """One trim_results row (column order of store.trim.TRIM_COLUMNS)."""
-    import json
-
-    d = e.decision
-    return (
-        w.delivery_id,
-        e.pos,
-        w.episode_id,
-        len(d.shared),
-        len(d.conflicting),
-        len(d.memory_only),
-        d.outcome,
-        e.chars_before,
-        e.chars_after,
-        None if e.same_as else json.dumps(d.to_dict()),
-        e.namespace,
-        e.item_id,
-        w.prior_from,
-        e.jaccard,
-        e.klass,
-        (e.chars_before - e.chars_after) // 4,
-        e.same_as,
-    )
+    raise KeyError(f"delivery {delivery_id!r} is not in episode {eid!r}")

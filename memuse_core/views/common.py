@@ -349,6 +349,10 @@ class StepText(ViewModel):
     """Exit code of the step's command."""
     response: str = ""
     """The model's response text."""
+    reasoning: str | None = None
+    """Reasoning text the provider returned beside the response (DeepSeek `reasoning_content`,
+    Responses-API reasoning summaries, Anthropic thinking blocks); None when there is none.
+    Recorded and untrusted, like the response: escape it."""
     tool_calls: list[ToolCall] = []
     """Tool calls in the response."""
     results: list[ToolResult] = []
@@ -374,6 +378,7 @@ def step_text(con: Connection, episode_id: str, step: int) -> StepText | None:
         tools=raw["tools"],
         exit_code=raw["exit_code"],
         response=raw["response"] or "",
+        reasoning=raw.get("reasoning"),
         tool_calls=[ToolCall(name=str(n or ""), arguments=str(a or "")) for n, a in raw["tool_calls"]],
         results=[ToolResult.model_validate(r) for r in raw["results"]],
     )

@@ -15,8 +15,8 @@ from .common import Connection, NumberFormat, Runs, ViewModel, format_number, ru
 from .overview import CLASS_COLUMNS, RATE_FORMATS, Level, overview
 from .report import Report, report
 
-Change = Literal["gained", "lost", "same"]
-"""How a task's resolve rate moved from A to B."""
+Change = Literal["gained", "lost", "same", "unknown"]
+"""How a task's resolve rate moved from A to B (`unknown`: a side has no outcome for it)."""
 PairFilter = Literal["changed", "all"]
 PAIR_FILTERS: tuple[PairFilter, ...] = ("changed", "all")
 """Which paired tasks the table lists: those whose outcome changed, or all."""
@@ -27,8 +27,11 @@ def options(all_runs: Runs, level: Level) -> list[str]:
     return all_runs.configs if level == "config" else all_runs.run_ids
 
 
-def change(resolved_a: float, resolved_b: float) -> Change:
-    """`gained` when B resolves the task more often than A, `lost` when less often (MemUse 4.3)."""
+def change(resolved_a: float | None, resolved_b: float | None) -> Change:
+    """`gained` when B resolves the task more often than A, `lost` when less often (MemUse 4.3);
+    `unknown` when either side has no outcome for the task (never counted as a loss or a gain)."""
+    if resolved_a is None or resolved_b is None or pd.isna(resolved_a) or pd.isna(resolved_b):
+        return "unknown"
     return "gained" if resolved_b > resolved_a else "lost" if resolved_b < resolved_a else "same"
 
 
@@ -68,7 +71,7 @@ class Comparison(ViewModel):
 
     def listed(self, which: PairFilter) -> pd.DataFrame:
         """The paired tasks to list: all, or those whose outcome changed."""
-        return self.pairs if which == "all" else self.pairs[self.pairs["change"] != "same"]
+        return self.pairs if which == "all" else self.pairs[self.pairs["change"].isin(["gained", "lost"])]
 
     def changed(self, kind: Change) -> pd.DataFrame:
         """Paired tasks whose outcome changed this way."""

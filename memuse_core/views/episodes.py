@@ -37,7 +37,7 @@ class EpisodeList(ViewModel):
     """The filtered episode table."""
 
     rows: pd.DataFrame
-    """One row per episode: episode_id, config, run_id, repo, task_id, outcome, steps,
+    """One row per episode: episode_id, config, run_id, repo, task_id, outcome, exit_status, steps,
     deliveries, spans, span_classes (outcome classes of its spans), delivered_tokens (estimated),
     cost_usd, input_tokens, output_tokens."""
 

@@ -72,11 +72,13 @@ def load_cases() -> list[Case]:
 
 def write_log(cases: list[Case], path: Path) -> Path:
     """All cases as one native event log (one run, one episode per case)."""
-    from memuse_core.events import RunEvent, dump_event
+    from memuse_core.events import EpisodeStart, RunEvent, dump_event
 
-    lines = [dump_event(RunEvent(run_id="gold", config="gold", label="gold set"))]
-    for c in cases:
-        lines += [dump_event(e) for e in c.events()]
+    events = [e for c in cases for e in c.events()]
+    # every run the episodes name gets its `run` event (ingest refuses an episode of an unknown run)
+    runs = dict.fromkeys(e.run_id for e in events if isinstance(e, EpisodeStart))
+    lines = [dump_event(RunEvent(run_id=r, config="gold", label="gold set")) for r in runs]
+    lines += [dump_event(e) for e in events]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -90,9 +92,8 @@ def cli(*args: str) -> str:
     """Run one `memuse` command in this process; returns its output (raises on a non-zero exit)."""
     from typer.testing import CliRunner
 
-    from memuse_core.cli import _load_commands, app
+    from memuse_core.cli import app
 
-    _load_commands()
     r = CliRunner().invoke(app, list(args))
     if r.exit_code != 0:
         raise RuntimeError(f"memuse {' '.join(args)} exited {r.exit_code}: {r.output}")

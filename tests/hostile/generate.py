@@ -1,4 +1,4 @@
-"""Write the hostile corpus (issue 18 item 5) to a directory, with a manifest of what each case expects.
+"""Write the hostile corpus to a directory, with a manifest of what each case expects.
 
     .venv/bin/python tests/hostile/generate.py OUT_DIR
 

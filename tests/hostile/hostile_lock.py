@@ -1,4 +1,4 @@
-"""A database held by another process (issue 18 item 3): the CLI names the file and the holder.
+"""A database held by another process: the CLI names the file and the holder.
 
 The generator writes a real DuckDB file and a holder script under paths with dots, spaces and
 non-ASCII letters (a lock-message parser that stopped at the first dot named only part of a path).

@@ -1,4 +1,4 @@
-"""Hostile requests to the recording proxy (issue 18 item 4): raw HTTP bytes sent over a socket.
+"""Hostile requests to the recording proxy: raw HTTP bytes sent over a socket.
 
 Each case's generator writes one raw request (`<name>.http`); the runner starts a scripted
 upstream and an in-process recording proxy with a short read timeout, records one good call, plays

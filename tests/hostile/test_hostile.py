@@ -1,4 +1,4 @@
-"""Plays every registered hostile case (tests/hostile/hostile_*.py; issue 18 item 5).
+"""Plays every registered hostile case (tests/hostile/hostile_*.py).
 
 Each case's input is generated here, into a fresh directory; the case then asserts its answer code
 and message, that nothing else changed (checksums before and after), how many records it added,

@@ -1,4 +1,4 @@
-"""DuckDB's lock-conflict message parsed into one sentence naming the file and the holder (issue 18).
+"""DuckDB's lock-conflict message parsed into one sentence naming the file and the holder.
 
 DuckDB says: 'Could not set lock on file "<file>": Conflicting lock is held in <program> (PID n)
 [by user u]. See also <url>'. Both paths may contain dots, spaces, quotes, parentheses and any

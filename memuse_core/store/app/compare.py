@@ -14,8 +14,9 @@ from ._sql import frame
 def paired_outcomes(
     con: duckdb.DuckDBPyConnection, runs_a: Sequence[str], runs_b: Sequence[str]
 ) -> pd.DataFrame:
-    """One row per task attempted on both sides: each side's resolve rate, whether an entry was
-    acted on (A and B), beneficial or harmful (B), and one episode of each side."""
+    """One row per task attempted on both sides: each side's resolve rate over its episodes with an
+    outcome (NULL when none has one: unknown, not unresolved), whether an entry was acted on (A and
+    B), beneficial or harmful (B), and one episode of each side."""
     return frame(
         con,
         """
@@ -32,8 +33,8 @@ def paired_outcomes(
             FROM episodes e LEFT JOIN acted USING (episode_id)
             WHERE e.run_id IN (SELECT unnest(?::VARCHAR[])) OR e.run_id IN (SELECT unnest(?::VARCHAR[])))
         SELECT task_id,
-               avg(CASE WHEN resolved THEN 1.0 ELSE 0.0 END) FILTER (WHERE side = 'a') AS resolved_a,
-               avg(CASE WHEN resolved THEN 1.0 ELSE 0.0 END) FILTER (WHERE side = 'b') AS resolved_b,
+               avg(CAST(resolved AS DOUBLE)) FILTER (WHERE side = 'a') AS resolved_a,
+               avg(CAST(resolved AS DOUBLE)) FILTER (WHERE side = 'b') AS resolved_b,
                bool_or(acted) FILTER (WHERE side = 'a') AS acted_a,
                bool_or(acted) FILTER (WHERE side = 'b') AS acted_b,
                bool_or(beneficial) FILTER (WHERE side = 'b') AS beneficial_b,

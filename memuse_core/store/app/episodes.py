@@ -3,7 +3,6 @@ deliveries, credit windows and spans, and one step's full text (loaded on demand
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +11,7 @@ import pandas as pd
 
 from ...vocab import CHARS_PER_TOKEN
 from ..blobs import iter_blob_texts
+from ..episode_facts import response_parts
 from ._sql import episode_outcome, frame, scope
 from .outcomes import spans_with_outcome
 
@@ -81,7 +81,7 @@ def episode_table(
                         FROM deliveries GROUP BY 1)
             SELECT * FROM (
                 SELECT e.episode_id, r.config, e.run_id, e.repo, e.task_id,
-                       {episode_outcome()} AS outcome, e.n_steps AS steps,
+                       {episode_outcome()} AS outcome, e.exit_status, e.n_steps AS steps,
                        coalesce(dl.deliveries, 0) AS deliveries, coalesce(sp.spans, 0) AS spans,
                        coalesce(sp.span_classes, []::VARCHAR[]) AS span_classes,
                        coalesce(sp.span_tokens, dl.chars // {CHARS_PER_TOKEN}, 0) AS delivered_tokens,
@@ -153,18 +153,9 @@ def episode_steps(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.DataFra
     )
 
 
-def _response(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """Content and tool calls (name, arguments) of a stored model response."""
-    try:
-        resp = json.loads(text)
-        calls = [(tc.get("name", ""), tc.get("arguments", "")) for tc in resp.get("tool_calls") or []]
-        return resp.get("content") or "", calls
-    except (json.JSONDecodeError, AttributeError):
-        return text, []
-
-
 def step_text(con: duckdb.DuckDBPyConnection, episode_id: str, step: int) -> dict[str, Any] | None:
-    """The full response, tool calls and tool results of one step (loaded on demand)."""
+    """The full response, its reasoning text (None when the provider returned none), tool calls
+    and tool results of one step (loaded on demand)."""
     row = con.execute(
         """SELECT call_id, action, tools, exit_code, response_hash, obs_hashes
            FROM steps WHERE episode_id = ? AND step = ?""",
@@ -179,7 +170,7 @@ def step_text(con: duckdb.DuckDBPyConnection, episode_id: str, step: int) -> dic
     ).fetchall()
     hashes = [rh, *(obs or []), *(h for t in trs for h in (t[1], t[2]))]
     texts = iter_blob_texts(con, [h for h in hashes if h is not None])
-    content, tool_calls = _response(texts[rh]) if rh is not None and rh in texts else ("", [])
+    resp = response_parts(texts.get(rh) if rh is not None else None)
     if trs:
         results = [
             {
@@ -201,8 +192,9 @@ def step_text(con: duckdb.DuckDBPyConnection, episode_id: str, step: int) -> dic
         "action": action,
         "tools": tools,
         "exit_code": exit_code,
-        "response": content,
-        "tool_calls": tool_calls,
+        "response": resp["content"],
+        "reasoning": resp["reasoning"],
+        "tool_calls": resp["tool_calls"],
         "results": results,
     }
 

@@ -113,12 +113,13 @@ def run_outcomes(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> 
 
 def run_pair_changes(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
     """For every ordered pair of distinct selected runs (a, b): tasks resolved in a but not in b
-    (gains of a over b) and the reverse (losses), over tasks that both runs attempted (A.5.4)."""
+    (gains of a over b) and the reverse (losses), over tasks that both runs attempted; a task
+    without an outcome in either run is neither (A.5.4)."""
     sql = f"""{_with(facts, "sel_eps")}
     SELECT a.config AS config_a, a.run_id AS run_a, b.config AS config_b, b.run_id AS run_b,
            count(*) AS common_tasks,
-           count(*) FILTER (WHERE coalesce(a.resolved, false) AND NOT coalesce(b.resolved, false)) AS gains,
-           count(*) FILTER (WHERE coalesce(b.resolved, false) AND NOT coalesce(a.resolved, false)) AS losses
+           count(*) FILTER (WHERE a.resolved AND NOT b.resolved) AS gains,
+           count(*) FILTER (WHERE b.resolved AND NOT a.resolved) AS losses
     FROM sel_eps a JOIN sel_eps b ON a.task_id = b.task_id AND a.run_id <> b.run_id
     GROUP BY ALL ORDER BY ALL"""
     return _q(con, sql, runs)

@@ -1,0 +1,149 @@
+"""Reading task outcomes from SWE-bench harness reports (MemUse A.5.4).
+
+Three shapes are read, each as the harness writes it:
+
+* a **run report** (`swebench.harness.run_evaluation`, sb-cli; `<model>.<run>.json`, OpenHands'
+  `report.json`, SWE-agent's `results.json`): `resolved_ids`, `unresolved_ids`, `error_ids`,
+  `empty_patch_ids` (plus counts, `incomplete_ids` and others, not needed here);
+* a **per-task report** (`logs/run_evaluation/<run>/<model>/<id>/report.json`, OpenHands'
+  `eval_outputs/<id>/report.json`): `{<id>: {"resolved": bool, "patch_is_None": bool, ...}}`;
+* the **older run report** of SWE-bench before its Docker harness (SWE-agent 0.x `results.json`):
+  lists `resolved`, `generated`/`applied`, `no_generation`, ...
+
+Each task gets one `vocab.HarnessStatus`; a task that the report does not list keeps no outcome
+(never "unresolved"). Bad input is one IngestError naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..vocab import HARNESS_RESOLVED, HarnessStatus
+from .base import IngestError
+from .common import type_name
+
+MAX_REPORT_BYTES = 64 << 20
+
+_RUN_LISTS: tuple[tuple[str, HarnessStatus], ...] = (
+    ("resolved_ids", "resolved"),
+    ("unresolved_ids", "unresolved"),
+    ("empty_patch_ids", "empty_patch"),
+    ("error_ids", "error"),
+)
+"""Run-report lists in precedence order (a task listed twice takes the first)."""
+
+_LEGACY_LISTS = ("resolved", "generated", "applied", "no_generation", "no_apply", "test_errored")
+
+
+@dataclass
+class HarnessReport:
+    """The outcomes one report gives."""
+
+    path: Path
+    kind: str
+    """`run-report`, `task-report` or `legacy-report`."""
+    statuses: dict[str, HarnessStatus] = field(default_factory=dict)
+    """Task id -> harness status."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """The report's own counts (`resolved_instances`, ...), when it states them."""
+
+    def resolved(self, task_id: str) -> bool | None:
+        s = self.statuses.get(task_id)
+        return None if s is None else HARNESS_RESOLVED[s]
+
+
+def report_kind(doc: Any) -> str | None:
+    """Which report shape a parsed JSON document is, or None."""
+    if not isinstance(doc, dict) or not doc:
+        return None
+    if any(k in doc for k, _ in _RUN_LISTS):
+        return "run-report"
+    if isinstance(doc.get("resolved"), list) and any(isinstance(doc.get(k), list) for k in _LEGACY_LISTS[1:]):
+        return "legacy-report"
+    if all(isinstance(v, dict) and isinstance(v.get("resolved"), bool) for v in doc.values()):
+        return "task-report"
+    return None
+
+
+def is_outcome_file(path: Path) -> bool:
+    """True when the file is a harness report this module reads (files that fail to parse are
+    not reports)."""
+    try:
+        data = _read(path)
+        if not data.lstrip().startswith(b"{") or b'"resolved' not in data:
+            return False
+        return report_kind(json.loads(data)) is not None
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
+def _read(path: Path) -> bytes:
+    if path.stat().st_size > MAX_REPORT_BYTES:
+        raise ValueError("report larger than 64 MB")
+    return path.read_bytes()
+
+
+def read_report(path: str | Path) -> HarnessReport:
+    """Parse one harness report (raises IngestError for anything else)."""
+    p = Path(path)
+    if not p.is_file():
+        raise IngestError(p, None, None, "file does not exist")
+    try:
+        doc = json.loads(_read(p))
+    except (ValueError, RecursionError) as e:
+        raise IngestError(p, None, None, f"not a JSON harness report ({str(e).splitlines()[0]})") from None
+    kind = report_kind(doc)
+    if kind is None:
+        raise IngestError(
+            p,
+            None,
+            None,
+            "not a SWE-bench harness report (expected `resolved_ids`/`unresolved_ids`/`error_ids`/"
+            "`empty_patch_ids` lists, or per-task `{id: {resolved: ...}}` entries)",
+        )
+    rep = HarnessReport(p, kind)
+    if kind == "run-report":
+        for key, status in _RUN_LISTS:
+            ids = doc.get(key, [])
+            if not isinstance(ids, list):
+                raise IngestError(p, None, key, f"expected a list of task ids, got {type_name(ids)}")
+            for i, t in enumerate(ids):
+                if not isinstance(t, (str, int)) or isinstance(t, bool):
+                    raise IngestError(p, None, f"{key}[{i}]", f"expected a task id, got {type_name(t)}")
+                rep.statuses.setdefault(str(t), status)
+        rep.counts = {k: v for k, v in doc.items() if k.endswith("_instances") and isinstance(v, int)}
+    elif kind == "task-report":
+        for t, r in doc.items():
+            if r.get("resolved"):
+                rep.statuses[str(t)] = "resolved"
+            elif r.get("patch_is_None") or r.get("patch_exists") is False:
+                rep.statuses[str(t)] = "empty_patch"
+            elif r.get("patch_successfully_applied") is False:
+                rep.statuses[str(t)] = "error"
+            else:
+                rep.statuses[str(t)] = "unresolved"
+    else:
+        lists = {k: doc.get(k) for k in _LEGACY_LISTS if isinstance(doc.get(k), list)}
+        for t in lists.get("resolved", []):
+            rep.statuses[str(t)] = "resolved"
+        for key in ("applied", "generated"):
+            for t in lists.get(key, []):
+                rep.statuses.setdefault(str(t), "unresolved")
+        for t in lists.get("no_generation", []):
+            rep.statuses.setdefault(str(t), "empty_patch")
+        for t in lists.get("no_apply", []):
+            if rep.statuses.get(str(t)) != "resolved":
+                rep.statuses[str(t)] = "error"
+    return rep
+
+
+def merged(reports: list[HarnessReport]) -> dict[str, tuple[HarnessStatus, HarnessReport]]:
+    """Task -> (status, report) over several reports; a later report overrides an earlier one."""
+    out: dict[str, tuple[HarnessStatus, HarnessReport]] = {}
+    for r in reports:
+        for t, s in r.statuses.items():
+            out[t] = (s, r)
+    return out
