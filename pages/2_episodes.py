@@ -23,7 +23,13 @@ search = st.text_input(
     placeholder="e.g. fromisoformat, Traceback, test_dates",
 )
 c1, c2, c3, c4 = st.columns(4)
-outcomes = c1.multiselect("Outcome", ep_view.OUTCOME_CHOICES, key="ep_outcome")
+outcomes = c1.multiselect(
+    "Outcome",
+    ep_view.OUTCOME_CHOICES,
+    key="ep_outcome",
+    format_func=lambda o: ep_view.OUTCOME_CHOICE_LABELS.get(o, o),
+    help="The harness result; an episode without one is unknown (—), never counted as not resolved.",
+)
 classes = c2.multiselect(
     "Has span",
     ep_view.SPAN_CLASS_CHOICES,
@@ -43,7 +49,7 @@ st.caption(
     + (f" (first {ep_view.ROW_LIMIT:,})" if episodes.truncated else "")
     + ". Click a column header to sort; select a row to open its timeline."
 )
-view = episodes.rows.copy()
+view = episodes.display()
 view.insert(0, "timeline", [url("timeline", episode=e) for e in view["episode_id"]])
 event = st.dataframe(
     display_table(view),
@@ -57,6 +63,9 @@ event = st.dataframe(
         "cost_usd": st.column_config.NumberColumn("cost $", format="%.4f"),
         "delivered_tokens": st.column_config.NumberColumn("delivered tokens (est.)"),
         "span_classes": st.column_config.ListColumn("span outcome classes"),
+        "harness": st.column_config.TextColumn("harness", help="How the harness report classified the task."),
+        "exit status": st.column_config.TextColumn("exit status", help="The agent's exit status."),
+        "memory": st.column_config.TextColumn("memory", help="Whether memory was delivered and built."),
     },
 )
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []

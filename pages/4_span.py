@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import common
+from memuse_core.views import episode_facts as ep_facts
 from memuse_core.views import judgment as judgment_view
 from memuse_core.views import span as span_view
 from memuse_core.views.common import StoreLocked, formatted, item_key
@@ -102,7 +103,13 @@ if choices:
         st.session_state["_seed_sp_span"] = None
         st.rerun()
 if not span_id:
-    st.info("Pick a span: paste its id, or choose an episode on the Timeline page first. " + NOT_BUILT)
+    facts = cached(ep_facts.episode_facts, episode) if episode else None
+    why = common.memory_note(facts.memory_state, facts.episode_id) if facts is not None else ""
+    st.info(
+        md_escape(why)
+        if why
+        else "Pick a span: paste its id, or choose an episode on the Timeline page first. " + NOT_BUILT
+    )
     st.stop()
 sv = cached(span_view.span, span_id)
 if sv is None:

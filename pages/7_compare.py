@@ -100,7 +100,7 @@ st.caption(
 )
 from_url("show", "cmp_show", options=cmp_view.PAIR_FILTERS)
 which = st.segmented_control("Show", cmp_view.PAIR_FILTERS, default="changed", key="cmp_show") or "changed"
-view = cmp.listed(which).copy()
+view = cmp.listed_display(which)
 view.insert(0, "A", [url("timeline", episode=e) for e in view["episode_a"]])
 view.insert(1, "B", [url("timeline", episode=e) for e in view["episode_b"]])
 ev = st.dataframe(
@@ -112,8 +112,12 @@ ev = st.dataframe(
     column_config={
         "A": st.column_config.LinkColumn("A", display_text="open"),
         "B": st.column_config.LinkColumn("B", display_text="open"),
-        "resolved_a": st.column_config.NumberColumn(format="%.2f"),
-        "resolved_b": st.column_config.NumberColumn(format="%.2f"),
+        "resolved_a": st.column_config.TextColumn(
+            "resolved A", help="Share of A's episodes of the task resolved."
+        ),
+        "resolved_b": st.column_config.TextColumn(
+            "resolved B", help="Share of B's episodes of the task resolved."
+        ),
     },
 )
 
@@ -132,7 +136,7 @@ pair = cmp.episodes_of(task) if task else None
 if task and pair:
     for side, eid in zip((a, b), pair):
         head = cached(common.episode_header, eid)
-        outcome, steps = (head.outcome, head.n_steps) if head else ("?", "?")
+        outcome, steps = (common.outcome_text(head.outcome), head.n_steps) if head else ("?", "?")
         st.markdown(f"**{md_code(side)}** · {md_code(eid)} · {outcome} · {steps} steps")
         picked = render_timeline(eid, key=f"cmp_tl_{side}_{eid}")
         if picked is not None:

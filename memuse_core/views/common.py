@@ -55,6 +55,37 @@ _FORMATS: dict[str, Callable[[float], str]] = {
 }
 
 
+OUTCOME_TEXT: dict[str, str] = {"resolved": "resolved", "failed": "not resolved", "no_result": MISSING}
+"""How an episode outcome (`vocab.EPISODE_OUTCOMES`) reads in a table or header: an unknown outcome
+(no harness result) is "—", never "failed" (A.5.4)."""
+OUTCOME_CHOICE_TEXT: dict[str, str] = {**OUTCOME_TEXT, "no_result": "no result (—)"}
+"""How an episode outcome reads as a filter choice."""
+MEMORY_TEXT: dict[str, str] = {
+    "none_delivered": "No memory was delivered",
+    "not_built": "not built yet (run memuse build)",
+    "built": "built",
+}
+"""How an episode's memory state (`vocab.MemoryState`) reads: `none_delivered` means no memory
+reached the agent at all (nothing to build), distinct from a context not built yet."""
+
+
+def outcome_text(outcome: Any) -> str:
+    """An episode outcome label for display ("—" when unknown)."""
+    return OUTCOME_TEXT.get(str(outcome), MISSING) if not _is_missing(outcome) else MISSING
+
+
+def memory_note(state: str, episode_id: str) -> str:
+    """One sentence on why an episode has no spans to show (its memory state); empty when built."""
+    if state == "none_delivered":
+        return f"No memory was delivered in episode {textsafe.one_line(episode_id)}: it has no spans."
+    if state == "not_built":
+        return (
+            f"Memory was delivered in episode {textsafe.one_line(episode_id)} but its evaluation context "
+            "is not built yet: run memuse build."
+        )
+    return ""
+
+
 def _is_missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and v != v) or v is pd.NA or v is pd.NaT
 

@@ -73,6 +73,15 @@ class Comparison(ViewModel):
         """The paired tasks to list: all, or those whose outcome changed."""
         return self.pairs if which == "all" else self.pairs[self.pairs["change"].isin(["gained", "lost"])]
 
+    def listed_display(self, which: PairFilter) -> pd.DataFrame:
+        """`listed` for display: each side's resolve rate as a percentage, "—" when that side has
+        no outcome for the task (unknown, never 0%)."""
+        out = self.listed(which).copy()
+        for c in ("resolved_a", "resolved_b"):
+            if c in out.columns:
+                out[c] = [format_number(v, "percent") for v in out[c].astype(object)]
+        return out
+
     def changed(self, kind: Change) -> pd.DataFrame:
         """Paired tasks whose outcome changed this way."""
         return self.pairs[self.pairs["change"] == kind] if len(self.pairs) else self.pairs
