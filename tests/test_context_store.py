@@ -106,7 +106,7 @@ def test_store_incremental_build_and_rebuild_keeps_judgments(tmp_path: Path) -> 
         con.execute(
             "INSERT INTO annotations (annotation_id, target_id, note) VALUES ('a1', 'e1/e1-d1', 'look')"
         )
-        con.execute("INSERT INTO verdicts (span_id, triage) VALUES ('e1/e1-d1', 'positive')")
+        con.execute("INSERT INTO verdicts (span_id, judge, triage) VALUES ('e1/e1-d1', 'rules', 'positive')")
         con.execute("INSERT INTO planted_truth (episode_id, item_id) VALUES ('e1', 'A')")
     finally:
         con.close()

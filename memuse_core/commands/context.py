@@ -57,8 +57,11 @@ def spans(
     db: Path | None = DbOption,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for other tools."),
 ) -> None:
-    """Show an episode's injection spans with entries, exposure, credit windows and status."""
+    """Show an episode's injection spans with entries, exposure, credit windows and status; with
+    --json also each judge's verdict (triage, judge, judgment id) and its entries' five signals
+    and usage labels, one judge beside the other."""
     from ..store import connect
+    from ..store.judging import episode_verdicts
     from ..store.spans import load_episode_context
 
     con = connect(db, read_only=True)
@@ -68,6 +71,7 @@ def spans(
         except KeyError as e:
             fail(str(e.args[0]))
             return
+        judged = episode_verdicts(con, episode) if as_json else {}
     finally:
         con.close()
     if as_json:
@@ -92,6 +96,8 @@ def spans(
                                 }
                                 for e in s.entries
                             ],
+                            "outcomes": judged.get(s.span_id, {}).get("outcomes", {}),
+                            "verdicts": judged.get(s.span_id, {}).get("verdicts", {}),
                         }
                         for s in ctx.spans
                     ],

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from .. import casestudy as cs
 from ..casestudy import SIGNAL_VALUES, Annotation, CaseStudy, CaseStudyError, TargetKind, parse_tags
 from ..store.app import case_studies as store_cs
+from ..store.judging import resolve_judge
 from .common import Connection, ViewModel, records, split_item, step_text
 from .lineage import latest_value
 from .span import span as span_view
@@ -253,16 +254,20 @@ def export(con: Connection, case_study_id: str) -> Export | None:
 
 
 class Agreement(ViewModel):
-    """Human labels compared with the judge's current assessments."""
+    """Human labels compared with one judge's current assessments."""
 
+    judge: str = "rules"
+    """The judge compared with (the table title names it)."""
     entries: int
     """Labelled span entries (targets `<span_id>#<pos>`)."""
     table: pd.DataFrame
     """Per signal: signal, pairs, agreement (share), kappa (Cohen's; None when undefined)."""
 
 
-def agreement(con: Connection) -> Agreement:
-    """Agreement of human span-entry labels with the judge, per signal."""
+def agreement(con: Connection, judge: str | None = None) -> Agreement:
+    """Agreement of human span-entry labels with one judge (`judge`, default
+    `store.judging.resolve_judge`), per signal."""
+    judge = resolve_judge(con, judge)
     pairs: list[tuple[str, int, dict[str, str]]] = []
     for a in annotation_list(con).annotations:
         if a.target_kind != "span" or not a.labels:
@@ -270,8 +275,8 @@ def agreement(con: Connection) -> Agreement:
         sid, _, entry = a.target_id.partition("#")
         pairs.append((sid, int(entry) if entry.isdigit() else 0, a.labels))
     if not pairs:
-        return Agreement(entries=0, table=pd.DataFrame())
-    judged = records(store_cs.judge_labels_for(con, [(s, p) for s, p, _ in pairs]))
+        return Agreement(judge=judge, entries=0, table=pd.DataFrame())
+    judged = records(store_cs.judge_labels_for(con, [(s, p) for s, p, _ in pairs], judge))
     by_target = {(r["span_id"], int(r["pos"])): r for r in judged}
     rows = []
     for span_id, pos, labels in pairs:
@@ -279,7 +284,7 @@ def agreement(con: Connection) -> Agreement:
         if jr is None:
             continue
         rows += [(sig, hv, cs.judge_value(sig, jr.get(sig))) for sig, hv in labels.items()]
-    return Agreement(entries=len(pairs), table=pd.DataFrame(cs.agreement_table(rows)))  # type: ignore[arg-type]
+    return Agreement(judge=judge, entries=len(pairs), table=pd.DataFrame(cs.agreement_table(rows)))  # type: ignore[arg-type]
 
 
 # ---- Writes (each in its own short read-write connection) ---------------------------------------

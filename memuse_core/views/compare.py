@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from .. import charts as figures
 from ..store.app import compare as store_compare
+from ..store.judging import resolve_judge
 from .common import Connection, NumberFormat, Runs, ViewModel, format_number, runs
 from .overview import CLASS_COLUMNS, RATE_FORMATS, Level, overview
 from .report import Report, report
@@ -44,6 +45,8 @@ class Comparison(ViewModel):
     """Group A."""
     b: str
     """Group B."""
+    judge: str = "rules"
+    """The one judge whose verdicts both sides read (titles name it)."""
     profiles: dict[str, dict[str, float | None]]
     """Entry-share profiles of the groups that have profiled spans (Figure 3)."""
     metrics: pd.DataFrame
@@ -135,15 +138,17 @@ class Comparison(ViewModel):
         return str(row.iloc[0]["episode_a"]), str(row.iloc[0]["episode_b"])
 
 
-def compare(con: Connection, level: Level, a: str, b: str) -> Comparison:
-    """Compare group A with group B (configurations or runs)."""
+def compare(con: Connection, level: Level, a: str, b: str, judge: str | None = None) -> Comparison:
+    """Compare group A with group B (configurations or runs), both from one judge's verdicts
+    (`judge`, default `store.judging.resolve_judge`)."""
+    judge = resolve_judge(con, judge)
     all_runs = runs(con)
 
     def runs_of(x: str) -> list[str]:
         return all_runs.runs_of(x) if level == "config" else [x]
 
     ra, rb = runs_of(a), runs_of(b)
-    ov = overview(con, ra + rb, level)
+    ov = overview(con, ra + rb, level, judge=judge)  # type: ignore[arg-type]
     label = {g.label: (g.config if level == "config" else str(g.run_id)) for g in ov.groups}
     profiles = {label[k]: v for k, v in ov.profiles.items() if label[k] in (a, b)}
     table = ov.triage_table()
@@ -160,15 +165,16 @@ def compare(con: Connection, level: Level, a: str, b: str) -> Comparison:
         None if x is None or y is None or pd.isna(x) or pd.isna(y) else y - x  # type: ignore[operator]
         for x, y in zip(metrics[a], metrics[b])
     ]
-    rep = report(con, ra + rb, runs_as_groups=[a, b] if level == "run" else ())
+    rep = report(con, ra + rb, runs_as_groups=[a, b] if level == "run" else (), judge=judge)
     if level == "config":
         keep = {a, b}
         rep = Report(
+            judge=rep.judge,
             outcomes=[o for o in rep.outcomes if o.group in keep],
             forms=[f for f in rep.forms if f.group in keep],
             costs=[c for c in rep.costs if c.group in keep],
         )
-    pairs = store_compare.paired_outcomes(con, ra, rb)
+    pairs = store_compare.paired_outcomes(con, ra, rb, judge=judge)
     if len(pairs):
         pairs["change"] = [change(x, y) for x, y in zip(pairs["resolved_a"], pairs["resolved_b"])]
     else:
@@ -179,5 +185,13 @@ def compare(con: Connection, level: Level, a: str, b: str) -> Comparison:
         if w.split(":", 1)[0] in {g.label for g in ov.groups if label[g.label] in (a, b)}
     ]
     return Comparison(
-        level=level, a=a, b=b, profiles=profiles, metrics=metrics, report=rep, pairs=pairs, why_unprofiled=why
+        level=level,
+        a=a,
+        b=b,
+        judge=judge,
+        profiles=profiles,
+        metrics=metrics,
+        report=rep,
+        pairs=pairs,
+        why_unprofiled=why,
     )

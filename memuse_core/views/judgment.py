@@ -149,6 +149,16 @@ def _signals(con: Connection, judgment_id: str | None) -> pd.DataFrame:
     return store_spans.judgment_assessments(con, judgment_id)[list(SIGNAL_COLUMNS)]
 
 
+class RejudgeFailed(RuntimeError):
+    """A re-judge that produced no accepted judgment; the message is what the page's error box
+    shows (it names the sidebar fields to check when the endpoint is at fault). `result` holds the
+    stored (failed) judgment with the assessments before it, for the page's before/after."""
+
+    def __init__(self, message: str, result: Rejudged | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
 def rejudge(
     db: str | os.PathLike[str],
     span_id: str,
@@ -158,21 +168,47 @@ def rejudge(
     base_url: str | None = None,
     timeout: float = 30.0,
 ) -> Rejudged:
-    """Judge one span again now (its earlier judgments stay as history); raises ValueError for a
-    span that is not eligible and the judge's own errors for settings it cannot use."""
+    """Judge one span again now (its earlier judgments stay as history).
+
+    Raises ValueError for a span that is not eligible, `judge.result.JudgeConfigError` (its
+    subclass `judge.endpoint.EndpointError` for an endpoint the preflight call cannot use: one
+    line naming the URL, the cause and the sidebar fields) before anything is written, and
+    `RejudgeFailed` when the judgment ended without an accepted answer (it is stored as history).
+    The page shows any of them in an error box, never a success box."""
+    from ..judge.endpoint import APP_FIELDS
     from ..judge.runner import judge_span
+    from ..vocab import TRANSPORT_REASON
 
     with open_store(Path(db), read_only=True, timeout=timeout) as con:
-        row = store_spans.span_row(con, span_id)
+        row = store_spans.span_row(con, span_id, judge)
         before = _signals(con, row.get("verdict_judgment") if row else None)
-    settings: dict[str, Any] = (
-        {"model": model or None, "base_url": base_url or None, "max_retries": INTERACTIVE_RETRIES}
-        if judge == "llm"
-        else {}
-    )
-    res = judge_span(db, span_id, judge=judge, **settings)
+    if judge == "llm":
+        res = judge_span(
+            db,
+            span_id,
+            judge="llm",
+            fields=APP_FIELDS,
+            model=model or None,
+            base_url=base_url or None,
+            max_retries=INTERACTIVE_RETRIES,
+        )
+    else:
+        res = judge_span(db, span_id, judge=judge)
+    if res.status != "accepted":
+        why = res.reason or res.status
+        hint = f"; {APP_FIELDS}" if judge == "llm" and why.startswith((TRANSPORT_REASON, "api_error")) else ""
+        with open_store(Path(db), read_only=True, timeout=timeout) as con:
+            failed = Rejudged(
+                span_id=span_id,
+                judgment_id=res.judgment_id,
+                status=res.status,
+                reason=res.reason,
+                before=before,
+                after=_signals(con, None),
+            )
+        raise RejudgeFailed(f"the {judge} judge gave no accepted answer for {span_id}: {why}{hint}", failed)
     with open_store(Path(db), read_only=True, timeout=timeout) as con:
-        after = _signals(con, res.judgment_id if res.status == "accepted" else None)
+        after = _signals(con, res.judgment_id)
     return Rejudged(
         span_id=span_id,
         judgment_id=res.judgment_id,
@@ -236,8 +272,10 @@ def run_rejudge(db: str | os.PathLike[str], req: RejudgeRequest, timeout: float)
         res = rejudge(db, req.span_id, req.judge, model=req.model, base_url=req.base_url, timeout=timeout)
     except StoreLocked:
         raise
-    except (ValueError, StoreError) as e:  # settings the judge refuses, a span it cannot judge
+    except RejudgeFailed as e:  # stored as history: an unreachable endpoint, a refused answer
+        failed = e.result
+        why = (failed.reason or failed.status) if failed is not None else str(e)
+        return RejudgeOutcome(request=req, result=failed, error=failure_message(req, why))
+    except (ValueError, StoreError) as e:  # settings the judge refuses (preflight), a span it cannot judge
         return RejudgeOutcome(request=req, error=failure_message(req, str(e)))
-    if res.status != "accepted":
-        return RejudgeOutcome(request=req, result=res, error=failure_message(req, res.reason or res.status))
     return RejudgeOutcome(request=req, result=res)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from ..judging import resolve_judge, verdicts_of
 from ._sql import episode_outcome, frame
 from .outcomes import spans_with_outcome
 
@@ -27,10 +28,11 @@ def search_items(con: duckdb.DuckDBPyConnection, query: str = "", limit: int = 2
 
 
 def item_deliveries(
-    con: duckdb.DuckDBPyConnection, namespace: str, item_id: str, limit: int = 2000
+    con: duckdb.DuckDBPyConnection, namespace: str, item_id: str, limit: int = 2000, judge: str | None = None
 ) -> pd.DataFrame:
     """Deliveries of an item that start a span (or lie outside every span), with the span's
-    restatement count, consuming step, outcome class and the entry's current assessment.
+    restatement count, consuming step, outcome class and the entry's current assessment, all as
+    one judge's verdicts see them (default `resolve_judge`).
 
     Restatements are counted, not listed: a host block resent at every step would otherwise list
     tens of thousands of rows."""
@@ -41,7 +43,8 @@ def item_deliveries(
             [namespace, item_id],
         ).fetchall()
     ]
-    with spans_with_outcome(con, episode_ids=eps) as rel:
+    judge = resolve_judge(con, judge)
+    with spans_with_outcome(con, episode_ids=eps, judge=judge) as rel:
         return frame(
             con,
             f"""
@@ -57,7 +60,7 @@ def item_deliveries(
                  LEFT JOIN {rel} o ON o.span_id = dc.span_id
                  LEFT JOIN span_entries se ON se.span_id = dc.span_id AND se.namespace = de.namespace
                       AND se.item_id = de.item_id
-                 LEFT JOIN verdicts v ON v.span_id = dc.span_id
+                 LEFT JOIN verdicts v ON {verdicts_of(judge, "sp")}
                  LEFT JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
             WHERE de.namespace = ? AND de.item_id = ? AND NOT coalesce(dc.restatement, FALSE)
             ORDER BY r.config, e.run_id, e.position, step LIMIT {int(limit)}""",
@@ -65,9 +68,11 @@ def item_deliveries(
         )
 
 
-def item_counts(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) -> dict[str, int]:
-    """Deliveries (restatements included), episodes, and entries of current verdicts that were
-    acted on or harmed."""
+def item_counts(
+    con: duckdb.DuckDBPyConnection, namespace: str, item_id: str, judge: str | None = None
+) -> dict[str, int]:
+    """Deliveries (restatements included), episodes, and entries of one judge's current verdicts
+    (default `resolve_judge`) that were acted on or harmed."""
     row = con.execute(
         """
         SELECT count(*), count(DISTINCT episode_id) FROM delivery_entries
@@ -75,9 +80,9 @@ def item_counts(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) ->
         [namespace, item_id],
     ).fetchone()
     acted = con.execute(
-        """
+        f"""
         SELECT count(*) FILTER (WHERE a.influence = 'acted_on'), count(*) FILTER (WHERE a.effect = 'harmed')
-        FROM span_entries se JOIN verdicts v USING (span_id)
+        FROM span_entries se JOIN spans s USING (span_id) JOIN verdicts v ON {verdicts_of(resolve_judge(con, judge))}
              JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
         WHERE se.namespace = ? AND se.item_id = ?""",
         [namespace, item_id],
