@@ -2,8 +2,9 @@
 
 Invariants: after a rules re-judge the history lists the new judgment and marks it current
 (the verdict moved to it); a re-judge against an unreachable endpoint is an error box that
-names the sidebar's Endpoint base URL and Model, never a success box, and leaves the verdict
-where it was (the failed judgment is in the history, not current); a span header without
+names the sidebar's Endpoint base URL and Model, never a success box, and writes nothing (the
+preflight call fails first); a judgment that fails after the preflight joins the history
+without becoming current; a span header without
 consuming steps says so instead of "steps None–None"; a re-judge asked for while another
 process holds the database waits and says so instead of failing.
 """
@@ -108,6 +109,35 @@ def test_unreachable_endpoint_is_an_error_naming_the_sidebar_fields(
     errors = " ".join(e.value for e in at.error)
     assert "failed" in errors and "Endpoint base URL" in errors and "Model" in errors
     assert url in errors and "some-model" in errors
+    after = _history(at)  # the preflight call failed: nothing was written
+    assert after["judgment_id"].tolist() == before["judgment_id"].tolist()
+    assert after[after["current"]]["judgment_id"].tolist() == current_before
+
+
+def test_failed_judgment_is_an_error_and_joins_the_history_not_current(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An endpoint that answers the preflight call but fails the span's calls (503): the judgment
+    is stored as a failure, the history lists it, the verdict stays where it was."""
+    from memuse_core.judge.endpoint import PREFLIGHT_PROMPT
+    from memuse_core.judge.scripted_server import ScriptedReply, ScriptedServer
+
+    def policy(body, idx):  # type: ignore[no-untyped-def]
+        if body["messages"][0]["content"] == PREFLIGHT_PROMPT:
+            return ScriptedReply(content="OK")
+        return ScriptedReply(status=503, error="overloaded", retry_after=0)
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-stored")
+    sid = _span(db)
+    with ScriptedServer(policy) as srv:
+        at = _page(db, monkeypatch, sid, judge_kind="llm", judge_model="m1", judge_base_url=srv.base_url)
+        before = _history(at)
+        current_before = before[before["current"]]["judgment_id"].tolist()
+        at.button(key="sp_rejudge").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [s.value for s in at.success if "accepted" in s.value]
+    errors = " ".join(e.value for e in at.error)
+    assert "failed" in errors and srv.base_url in errors and "m1" in errors
     after = _history(at)
     assert len(after) == len(before) + 1
     assert after.iloc[0]["judge"] == "llm" and after.iloc[0]["status"] != "accepted"
