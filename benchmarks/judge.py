@@ -6,7 +6,7 @@ overhead against the scripted server, calls per span and mandatory-evidence size
 
 The database must hold a built demo corpus (`memuse demo --db ...`, or `--make-demo N` builds one
 at --db, which must not exist); it is copied, never modified. There is no default database: the
-benchmark never touches the app's store. Issue 14 target: the CLI `memuse judge --judge rules`
+benchmark never touches the app's store. Target: the CLI `memuse judge --judge rules`
 from start to exit at >= 200 spans/s on 2 idle cores; the preflight adds < 1 s.
 """
 

@@ -382,7 +382,7 @@ def test_building_twice_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_misleading_cues_are_planted_and_labelled_by_the_rubric(con) -> None:
-    """Issue 14 item 9: the generator plants cues a lexical judge would misread, each labelled as
+    """The generator plants cues a lexical judge would misread, each labelled as
     the rubric says (A.2.2): a generic pass of an unrelated test module leaves the effect
     undetermined; a stash of a scratch file named after the helper is no abandonment (the change is
     kept, not harmed); a mention that names the hint without acting is referenced, not acted on; a

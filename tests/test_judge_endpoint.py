@@ -1,4 +1,4 @@
-"""The LLM judge's endpoint failures (issue 14 item 5; MemUse A.3.2 "unrecoverable failures produce
+"""The LLM judge's endpoint failures (MemUse A.3.2 "unrecoverable failures produce
 error spans", A.4.1 "unjudged spans were pending").
 
 Through the real `openai` client against real sockets: a port nobody listens on, a name that

@@ -1,4 +1,4 @@
-"""Verdicts per judge (issue 14 item 3; MemUse 3.5 verdicts, A.4.1 outcome classes).
+"""Verdicts per judge (MemUse 3.5 verdicts, A.4.1 outcome classes).
 
 Invariants: a span keeps one current verdict per judge kind, never overwritten by the other
 judge's; `memuse spans --json` shows every judge's verdict side by side (triage, judge, judgment

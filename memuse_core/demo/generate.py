@@ -260,7 +260,7 @@ def _episode(
                 hint = d.item.hint
                 s.mention(
                     d,
-                    # misleading cue (issue 14): the mention names the hint, which no action uses
+                    # misleading cue: the mention names the hint, which no action uses
                     f"The memory points at `{hint}`; I may look at that later, but the traceback "
                     "decides what to change."
                     if hint

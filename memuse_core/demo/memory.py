@@ -131,7 +131,7 @@ class CardCorpus:
                 f"{comp.func} mishandles {comp.inputs[0]} ({comp.repo})",
                 f"{comp.exc} from {comp.func}; {mech.title}; reported for {comp.inputs[0]} and similar inputs "
                 f"after a refactoring of {comp.file}"
-                # misleading cue (issue 14): half of the previews already name the helper, so a judge
+                # misleading cue: half of the previews already name the helper, so a judge
                 # that credits any sight of the hint to the preview is told apart from one that
                 # assigns shared content to the full read the preview selects (A.2.2)
                 + (f" (fixed in `{comp.helper}`)" if len(comp.key) % 2 == 0 else ""),

@@ -63,7 +63,7 @@ def _task_text(comp: Component, variant: int, rng: random.Random) -> str:
         f'      File "{comp.file}", line {line}, in {short}\n'
         f"    {comp.exc}: unexpected value for {inp}\n\n"
         f"Expected: the call handles {inp} like the documented cases and returns the usual result."
-        # misleading cue (issue 14): some reports already name the helper that memory would
+        # misleading cue: some reports already name the helper that memory would
         # supply; an agent using it follows the task, not memory (A.2.2 "None")
         + (
             f"\n\nA maintainer notes the bug is probably in `{comp.helper}`."

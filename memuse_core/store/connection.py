@@ -218,7 +218,7 @@ MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] =
                version, version_portable, digest, value_hash, display_key, labels FROM delivery_entries""",
         "DROP TABLE delivery_entries",
     ],
-    # 3: verdicts and outcome classes per judge kind (one row per span and judge; issue 14): the
+    # 3: verdicts and outcome classes per judge kind (one row per span and judge): the
     # rule verdicts are kept, every judge's current verdict is rebuilt from its latest accepted
     # judgment, and `span_outcomes` is refilled per judge.
     3: lambda con: _per_judge_verdicts(con),
