@@ -26,6 +26,7 @@ defaults: dict[str, object] = {
     "scope_runs": [],
     "_qp_seen": {},
     "judge_kind": "rules",
+    "view_judge": None,
     "judge_model": os.environ.get("MEMUSE_JUDGE_MODEL", ""),
     "judge_base_url": os.environ.get("OPENAI_BASE_URL", ""),
 }
@@ -116,6 +117,18 @@ with st.sidebar:
     choice = common.scope_choice(all_runs, st.session_state["scope_configs"], st.session_state["scope_runs"])
     st.session_state["_scope_effective"] = choice.effective
     write_url(configs=st.session_state["scope_configs"], runs=st.session_state["scope_runs"])
+    # One judge's verdicts on every page (never mixed); the URL keeps a choice other than the default.
+    judges = cached(common.judge_choice)
+    from_url("judge", "view_judge", options=judgment.JUDGE_KINDS)
+    st.selectbox(
+        "Verdicts of",
+        [None, *judgment.JUDGE_KINDS],
+        format_func=judges.label,
+        help="Whose verdicts the Overview, Episodes, Span inspector, Compare and Case studies show. "
+        "Default: the LLM judge where it has accepted verdicts, else the rules judge.",
+        **kept("view_judge"),
+    )
+    st.session_state["_judge_default"] = judges.default
     with st.expander("Judge settings (re-judging)"):
         st.radio(
             "Judge",

@@ -10,15 +10,26 @@ import streamlit as st
 
 from memuse_core.views import overview as ov_view
 from memuse_core.views import report as report_view
-from memuse_core.views.common import display_name, display_table, formatted
+from memuse_core.views.common import display_name, display_table, formatted, judge_title
 from memuse_core.vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE
-from pages._shared import NOT_BUILT, cached, from_url, md_escape, scope, text_columns, url, write_url
+from pages._shared import (
+    NOT_BUILT,
+    cached,
+    from_url,
+    md_escape,
+    scope,
+    text_columns,
+    url,
+    view_judge,
+    write_url,
+)
 
 st.title("Overview")
 runs = scope()
+judge = view_judge()  # every number below reads this one judge's verdicts (sidebar "Verdicts of")
 from_url("level", "ov_level", options=ov_view.LEVELS)
 level = st.segmented_control("Group by", ov_view.LEVELS, default="config", key="ov_level") or "config"
-ov = cached(ov_view.overview, runs, level)
+ov = cached(ov_view.overview, runs, level, judge)
 if not ov.spans:
     st.info(f"No spans in this scope: {NOT_BUILT}.")
     for why in ov.unprofiled():
@@ -30,7 +41,7 @@ def _drill_url(group: ov_view.Group, **kw: str) -> str:
     return url("", drill_config=group.config, drill_run=group.run_id, **kw)
 
 
-st.subheader("Six-axis entry-share profiles")
+st.subheader(ov.title("Six-axis entry-share profiles"))
 st.caption(
     "Mean share of each span's entries on each axis, over profiled spans (each span weighted "
     "equally; MemUse 3.5, Figure 3). Log scale from 0.001% (centre) to 100%; lower harm is better."
@@ -65,7 +76,7 @@ else:
 for why in ov.unprofiled():
     st.caption(md_escape(why))
 
-st.subheader("Outcome classes")
+st.subheader(ov.title("Outcome classes"))
 classes = formatted(ov.class_table(), {"spans": "count", "profiled spans": "count", "N triage": "count"})
 for c in OUTCOME_CLASSES:
     classes[c] = [f"{_drill_url(g, drill_outcome=c)}&n={n}" for g, n in zip(ov.groups, ov.class_table()[c])]
@@ -80,7 +91,7 @@ st.caption(
     "Each count links to the spans behind it. N triage = positive + negative + neutral + "
     "unresolved; error, unjudged, empty and unassessable spans are outside it (A.4.1)."
 )
-st.subheader("Triage rates, yields and token efficiency")
+st.subheader(ov.title("Triage rates, yields and token efficiency"))
 st.dataframe(
     formatted(ov.rates_table(), ov_view.RATE_FORMATS),
     hide_index=True,
@@ -91,7 +102,7 @@ st.caption(
     f"Rates divide by N triage ({', '.join(TRIAGE_PRECEDENCE)}); yields are per 100 spans; token "
     "efficiency is beneficial entries per million estimated delivered tokens (A.4.1, A.4.4)."
 )
-st.subheader("Episode coverage and recurring-item diagnostic")
+st.subheader(ov.title("Episode coverage and recurring-item diagnostic"))
 st.dataframe(
     formatted(ov.coverage_table(), ov_view.COVERAGE_FORMATS),
     hide_index=True,
@@ -107,7 +118,7 @@ from_url("drill_outcome", "ov_drill_outcome", options=OUTCOME_CLASSES)
 from_url("drill_axis", "ov_drill_axis", options=AXES)
 from_url("drill_config", "ov_drill_config", options=ov.configs)
 drilling = bool(qp.get("drill_outcome") or qp.get("drill_axis") or drill_form)
-with st.expander("Spans behind a number", expanded=drilling):
+with st.expander(ov.title("Spans behind a number"), expanded=drilling):
     c1, c2, c3 = st.columns(3)
     outcome = c1.selectbox("Outcome class", [None, *OUTCOME_CLASSES], key="ov_drill_outcome")
     axis = c2.selectbox("Nonzero profile axis", [None, *AXES], key="ov_drill_axis")
@@ -126,6 +137,7 @@ with st.expander("Spans behind a number", expanded=drilling):
             outcome=outcome,
             axis=axis,
             form=drill_form,
+            judge=judge,
         )
         st.write(f"{len(drill.rows)} spans" + (f" (first {ov_view.DRILL_LIMIT})" if drill.truncated else ""))
         if len(drill.rows):
@@ -149,7 +161,7 @@ baseline = st.selectbox(
     format_func=lambda c: "none" if c is None else display_name(c),
 )
 write_url(level=None if level == "config" else level, baseline=baseline)
-rep = cached(report_view.report, runs, baseline)
+rep = cached(report_view.report, runs, baseline, judge=judge)
 st.markdown("**Resolve rates** (bars: mean over runs; whiskers: ± sample SD across runs)")
 c1, c2 = st.columns([1, 1])
 c1.plotly_chart(rep.resolve_chart(), key="ov_resolve")
@@ -160,7 +172,8 @@ c2.dataframe(
     column_config=text_columns(report_view.OUTCOME_FORMATS),
 )
 st.markdown(
-    "**Delivery forms**: share of estimated delivered tokens (circles) vs share of beneficial entries (diamonds)"
+    f"**{judge_title('Delivery forms', rep.judge)}**: share of estimated delivered tokens (circles) vs share of "
+    "beneficial entries (diamonds)"
 )
 if rep.forms:
     st.plotly_chart(rep.forms_chart(), key="ov_forms")
@@ -179,7 +192,7 @@ if rep.forms:
     )
 else:
     st.info(NOT_BUILT)
-st.markdown("**Recorded cost and judge cost**")
+st.markdown(f"**{judge_title('Recorded cost and judge cost', rep.judge)}**")
 st.dataframe(
     formatted(rep.cost_table(), report_view.COST_FORMATS),
     hide_index=True,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import episodes as ep_view
-from memuse_core.views.common import display_name, display_table
-from pages._shared import cached, from_url, go, scope, url, write_url
+from memuse_core.views.common import display_name, display_table, judge_title
+from pages._shared import cached, from_url, go, scope, url, view_judge, write_url
 
 st.title("Episodes")
 runs = scope()
@@ -34,14 +34,15 @@ classes = c2.multiselect(
     "Has span",
     ep_view.SPAN_CLASS_CHOICES,
     key="ep_flags",
-    help="Episodes with at least one span of each chosen outcome class.",
+    help="Episodes with at least one span of each chosen outcome class (the sidebar's judge).",
 )
 repos = c3.multiselect("Repository", repo_choices, key="ep_repo", format_func=display_name)
 task = c4.text_input("Task id contains", key="ep_task")
 filters = ep_view.EpisodeFilters(
     search=search, outcomes=outcomes, span_classes=classes, repos=repos, task=task
 )
-episodes = cached(ep_view.episode_list, runs, filters)
+judge = view_judge()
+episodes = cached(ep_view.episode_list, runs, filters, judge)
 write_url(q=search or None, outcome=outcomes, has=classes, repo=repos, task=task or None)
 
 st.caption(
@@ -62,7 +63,7 @@ event = st.dataframe(
         "timeline": st.column_config.LinkColumn("timeline", display_text="open"),
         "cost_usd": st.column_config.NumberColumn("cost $", format="%.4f"),
         "delivered_tokens": st.column_config.NumberColumn("delivered tokens (est.)"),
-        "span_classes": st.column_config.ListColumn("span outcome classes"),
+        "span_classes": st.column_config.ListColumn(judge_title("span outcome classes", judge)),
         "harness": st.column_config.TextColumn("harness", help="How the harness report classified the task."),
         "exit status": st.column_config.TextColumn("exit status", help="The agent's exit status."),
         "memory": st.column_config.TextColumn("memory", help="Whether memory was delivered and built."),

@@ -9,7 +9,7 @@ from memuse_core.views import common
 from memuse_core.views import episode_facts as ep_facts
 from memuse_core.views import judgment as judgment_view
 from memuse_core.views import span as span_view
-from memuse_core.views.common import StoreLocked, formatted, item_key
+from memuse_core.views.common import StoreLocked, formatted, item_key, judge_label, judge_title
 from memuse_core.vocab import JudgeKind
 from pages._nav import scroll_to
 from pages._shared import (
@@ -29,6 +29,7 @@ from pages._shared import (
     show_text,
     text_columns,
     url,
+    view_judge,
     write_url,
 )
 from pages._widgets import show_step
@@ -111,14 +112,14 @@ if not span_id:
         else "Pick a span: paste its id, or choose an episode on the Timeline page first. " + NOT_BUILT
     )
     st.stop()
-sv = cached(span_view.span, span_id)
+sv = cached(span_view.span, span_id, view_judge())
 if sv is None:
     st.warning(f"Span {md_code(span_id)} is not in the database ({NOT_BUILT}).")
     st.stop()
 h = sv.header
 set_sel(span=span_id, episode=h.episode_id)
 st.markdown(
-    f"**{md_escape(span_id)}** · status `{h.status}` · outcome **{h.outcome}** · {h.steps} · "
+    f"**{md_escape(span_id)}** · status `{h.status}` · outcome **{h.outcome}** ({judge_label(h.judge)}) · {h.steps} · "
     f"form {md_code(h.form or '—')} · route `{h.route or '—'}` · {h.n_entries} entries · "
     f"{h.restatements} restatements · ≈{h.est_tokens} tokens"
     + (f" · reason: {md_escape(h.reason)}" if h.reason else "")
@@ -152,7 +153,7 @@ with right:
             show_text(s.text, max_chars=4000)
 
 # ---- Entries and signals --------------------------------------------------------------------
-st.subheader("Entries, signals and usage labels")
+st.subheader(judge_title("Entries, signals and usage labels", h.judge))
 entries = sv.entries.copy()
 if sv.judged:
     entries["lineage"] = [
@@ -174,7 +175,7 @@ with st.expander("Exposed text of each entry"):
 
 # ---- Rationales with clickable citations ----------------------------------------------------
 if sv.judged:
-    st.subheader("Rationales")
+    st.subheader(judge_title("Rationales", h.judge))
     if sv.summary:
         st.markdown("**Span summary**")
         render_cited(sv.summary, span_id)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from memuse_core.views import case_studies as cs_view
 from memuse_core.views import writes
-from memuse_core.views.common import display_name, formatted
+from memuse_core.views.common import display_name, formatted, judge_label, judge_title
 from pages._shared import (
     PAGES,
     annotation_form,
@@ -19,6 +19,7 @@ from pages._shared import (
     note_md,
     sel,
     submit,
+    view_judge,
     write_notice,
     write_url,
 )
@@ -123,7 +124,7 @@ else:
                     st.page_link(PAGES[m.link.page], label=m.link.label, query_params=m.link.params)
         if view.members and st.button("Prepare export (HTML and Markdown)", key="cs_prepare"):
             with st.spinner("Rendering the case study…"):
-                st.session_state["cs_export"] = cached(cs_view.export, pick)
+                st.session_state["cs_export"] = cached(cs_view.export, pick, view_judge())
         exp = st.session_state.get("cs_export")
         if isinstance(exp, cs_view.Export) and exp.case_study_id == pick:
             c1, c2 = st.columns(2)
@@ -143,7 +144,10 @@ else:
                 key="cs_dl_md",
                 on_click="ignore",
             )
-            st.caption(f"HTML: {len(exp.html) / 1e6:.1f} MB, self-contained (plotly inline, no network).")
+            st.caption(
+                f"HTML: {len(exp.html) / 1e6:.1f} MB, self-contained (plotly inline, no network); "
+                f"timelines from the {judge_label(exp.judge)}'s verdicts."
+            )
 
 # ---- Import ----------------------------------------------------------------------------------
 st.subheader("Import a case-study file")
@@ -161,8 +165,8 @@ if up is not None and st.session_state.get("_cs_imported") != up.file_id:
             st.rerun()
 
 # ---- Judge agreement -------------------------------------------------------------------------
-st.subheader("Human vs judge agreement")
-agreement = cached(cs_view.agreement)
+agreement = cached(cs_view.agreement, view_judge())
+st.subheader(judge_title("Human vs judge agreement", agreement.judge))
 if not agreement.entries:
     st.caption(
         "Give span annotations human labels (target `<span_id>#<entry pos>`) to compare them with the judge."

@@ -9,7 +9,7 @@ import streamlit as st
 from memuse_core.views import common
 from memuse_core.views import compare as cmp_view
 from memuse_core.views import report as report_view
-from memuse_core.views.common import display_name, display_table, formatted
+from memuse_core.views.common import display_name, display_table, formatted, judge_title
 from memuse_core.views.overview import LEVELS
 from pages._shared import (
     NOT_BUILT,
@@ -21,6 +21,7 @@ from pages._shared import (
     set_sel,
     text_columns,
     url,
+    view_judge,
     write_url,
 )
 from pages._widgets import render_timeline
@@ -42,14 +43,14 @@ for side, default in defaults.items():
 c1, c2 = st.columns(2)
 a = c1.selectbox("A", options, key="cmp_a", format_func=display_name)
 b = c2.selectbox("B", options, key="cmp_b", format_func=display_name)
-cmp = cached(cmp_view.compare, level, a, b)
+cmp = cached(cmp_view.compare, level, a, b, view_judge())
 write_url(
     level=None if level == "config" else level,
     a=None if a == defaults["a"] else a,
     b=None if b == defaults["b"] else b,
 )
 
-st.subheader("Profiles (log scale 0.001%–100%)")
+st.subheader(judge_title("Profiles (log scale 0.001%–100%)", cmp.judge))
 if cmp.built:
     c1, c2 = st.columns(2)
     c1.plotly_chart(cmp.radar(), key="cmp_radar")
@@ -58,12 +59,12 @@ else:
     st.info(f"Profiles: {NOT_BUILT}.")
 for why in cmp.unprofiled:
     st.caption(md_escape(why))
-st.subheader("Outcome classes, yields and efficiency")
+st.subheader(judge_title("Outcome classes, yields and efficiency", cmp.judge))
 st.dataframe(
     cmp.metrics_display(), hide_index=True, key="cmp_diff", column_config=text_columns([a, b, "B − A"])
 )
 
-st.subheader("Cost and delivery forms")
+st.subheader(judge_title("Cost and delivery forms", cmp.judge))
 st.dataframe(
     formatted(cmp.report.cost_table(), report_view.COST_FORMATS),
     hide_index=True,
@@ -80,7 +81,7 @@ if cmp.report.forms:
         column_config=text_columns(cmp.form_pivot_formats(pivot)),
     )
 
-st.subheader("Paired per-task outcomes")
+st.subheader(judge_title("Paired per-task outcomes", cmp.judge))
 if not len(cmp.pairs):
     st.info("The two sides share no tasks.")
     st.stop()

@@ -26,6 +26,7 @@ from memuse_core import textsafe
 from memuse_core.views import case_studies as cs_view
 from memuse_core.views import links, writes
 from memuse_core.views.common import Connection, StoreError, StoreLocked, open_read
+from memuse_core.vocab import JUDGE_KINDS, JudgeKind
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -251,6 +252,15 @@ def _pending_check() -> None:
         )
 
     retry()
+
+
+def view_judge() -> JudgeKind:
+    """The judge whose verdicts this page shows: the sidebar's "Verdicts of", else the store's
+    default judge (app.py). A choice other than the default is kept in the URL (`judge=`)."""
+    picked = st.session_state.get("view_judge")
+    write_url(judge=picked if picked in JUDGE_KINDS else None)
+    j = picked if picked in JUDGE_KINDS else st.session_state.get("_judge_default")
+    return j if j in JUDGE_KINDS else "rules"  # type: ignore[no-any-return]
 
 
 def scope() -> list[str] | None:

@@ -17,13 +17,14 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from .. import textsafe
+from ..metrics.render import judge_label
 from ..store import StoreError, StoreLocked, connect
 from ..store import db_path as resolve_db_path
 from ..store.app import Connection
 from ..store.app import episodes as store_episodes
 from ..store.app import runs as store_runs
 from ..store.app._sql import quiet
-from ..vocab import EpisodeOutcome
+from ..vocab import JUDGE_KINDS, EpisodeOutcome, JudgeKind
 
 Scope = list[str] | None
 """Run ids a page is limited to (None: every run)."""
@@ -191,6 +192,38 @@ class ViewModel(BaseModel):
     """Base of every view model: field docstrings kept, tables and figures allowed as fields."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, use_attribute_docstrings=True)
+
+
+class JudgeChoice(ViewModel):
+    """Which judge's verdicts the pages read: one at a time, never mixed (MemUse 3.5)."""
+
+    default: JudgeKind
+    """The judge used when the user picks none: the LLM judge where it has accepted verdicts,
+    else the rules judge (`store.judging.resolve_judge`)."""
+    spans: dict[str, int] = {}
+    """Judge kind -> spans with an accepted verdict of that judge."""
+
+    def label(self, judge: str | None) -> str:
+        """How a choice reads in the picker: "default: LLM judge (120 spans)", "rules judge (…)"."""
+        j = judge or self.default
+        text = f"{judge_label(j)} ({self.spans.get(j, 0):,} spans)"
+        return f"default: {text}" if judge is None else text
+
+    def effective(self, judge: str | None) -> JudgeKind:
+        """The judge a page reads for a choice (None: the default)."""
+        return judge if judge in JUDGE_KINDS else self.default  # type: ignore[return-value]
+
+
+def judge_choice(con: Connection) -> JudgeChoice:
+    """The default judge and every judge's verdict count (the sidebar's "Verdicts of" picker)."""
+    from ..store.judging import judges_with_verdicts, resolve_judge
+
+    return JudgeChoice(default=resolve_judge(con), spans=judges_with_verdicts(con))
+
+
+def judge_title(what: str, judge: str) -> str:
+    """A table or chart title naming the judge whose verdicts it shows: "Outcome classes (rules judge)"."""
+    return f"{what} ({judge_label(judge)})"
 
 
 def records(df: pd.DataFrame) -> list[dict[str, Any]]:

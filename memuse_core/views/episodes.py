@@ -68,8 +68,11 @@ class EpisodeList(ViewModel):
         return len(self.rows) >= ROW_LIMIT
 
 
-def episode_list(con: Connection, runs: Scope = None, filters: EpisodeFilters | None = None) -> EpisodeList:
-    """Episodes of the scope that pass every filter, in run order."""
+def episode_list(
+    con: Connection, runs: Scope = None, filters: EpisodeFilters | None = None, judge: str | None = None
+) -> EpisodeList:
+    """Episodes of the scope that pass every filter, in run order; span outcome classes as one
+    judge's verdicts see them (`judge`, default `store.judging.resolve_judge`)."""
     f = filters or EpisodeFilters()
     rows = store_episodes.episode_table(
         con,
@@ -80,6 +83,7 @@ def episode_list(con: Connection, runs: Scope = None, filters: EpisodeFilters | 
         repos=f.repos,
         task_contains=f.task or None,
         limit=ROW_LIMIT,
+        judge=judge,
     )
     return EpisodeList(rows=rows)
 

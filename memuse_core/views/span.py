@@ -13,7 +13,7 @@ import pandas as pd
 from .. import charts as figures
 from ..store.app import episodes as store_episodes
 from ..store.app import spans as store_spans
-from ..vocab import OutcomeClass
+from ..vocab import JudgeKind, OutcomeClass
 from .common import Connection, NumberFormat, ViewModel, records
 
 CITATION = re.compile(r"\[([SP])(\d+)\]")
@@ -40,6 +40,8 @@ class SpanHeader(ViewModel):
     """Episode of the span."""
     status: str
     """Eligibility status (eligible, empty, unassessable, error, auto_neutral), A.1.6."""
+    judge: str = "rules"
+    """The judge whose verdict this header (and the entry table) shows."""
     outcome: OutcomeClass
     """Outcome class (A.4.1): the verdict's triage label, or error, unjudged, empty, unassessable."""
     first_step: int | None = None
@@ -223,9 +225,10 @@ def _history(judgments: pd.DataFrame) -> pd.DataFrame:
     return out[["current", *[c for c in out.columns if c != "current"]]]
 
 
-def span(con: Connection, span_id: str) -> SpanView | None:
-    """The span inspector's view of one span (None when the span is not in the store)."""
-    row = store_spans.span_row(con, span_id)
+def span(con: Connection, span_id: str, judge: JudgeKind | None = None) -> SpanView | None:
+    """The span inspector's view of one span (None when the span is not in the store), with one
+    judge's verdict (`judge`, default `store.judging.resolve_judge`)."""
+    row = store_spans.span_row(con, span_id, judge)
     if row is None:
         return None
     header = SpanHeader.model_validate({k: v for k, v in row.items() if v is not None or k == "outcome"})
