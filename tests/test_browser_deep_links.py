@@ -157,7 +157,7 @@ def test_every_pages_url_restores_its_view(server, browser) -> None:
     search.fill("test")
     search.press("Enter")
     page.wait_for_url(re.compile(r"q=test"))
-    _pick_option(page, "Outcome", "failed", url=r"outcome=failed")
+    _pick_option(page, "Outcome", "not resolved", url=r"outcome=failed")
     _same_in_fresh_context(browser, page, r"q=test")
 
     # A timeline at a step.
