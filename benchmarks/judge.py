@@ -1,9 +1,13 @@
 """Judge benchmarks (printed, not a test): rules-judge throughput on the demo corpus, LLM-loop
 overhead against the scripted server, calls per span and mandatory-evidence size.
 
-    .venv/bin/python benchmarks/judge.py [--db data/memuse.duckdb] [--latency 1.0] [--concurrency 32]
+    .venv/bin/python benchmarks/judge.py --db DEMO.duckdb [--rules-only] [--latency 1.0] [--concurrency 32]
+    .venv/bin/python benchmarks/judge.py --make-demo 1000 --db /tmp/demo1000.duckdb --rules-only
 
-The database must hold a built demo corpus (`memuse demo`); it is copied, never modified.
+The database must hold a built demo corpus (`memuse demo --db ...`, or `--make-demo N` builds one
+at --db, which must not exist); it is copied, never modified. There is no default database: the
+benchmark never touches the app's store. Target: the CLI `memuse judge --judge rules`
+from start to exit at >= 200 spans/s on 2 idle cores; the preflight adds < 1 s.
 """
 
 from __future__ import annotations
@@ -85,6 +89,15 @@ def bench_rules(db: Path, tmp: Path) -> None:
     print(
         f"| end to end `run_batch` (open, load, judge, journal, write) | {e2e:.2f} | {summary.judged / e2e:.0f} |"
     )
+    copy3 = tmp / "bench_cli.duckdb"
+    shutil.copy(db, copy3)
+    cli = [sys.executable, "-m", "memuse_core", "judge", "--db", str(copy3), "--judge", "rules"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cli, capture_output=True, text=True)
+    cli_s = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"memuse judge failed: {proc.stderr.strip()}")
+    print(f"| CLI `memuse judge --judge rules`, process start to exit | {cli_s:.2f} | {n / cli_s:.0f} |")
     copy2 = tmp / "bench2.duckdb"
     shutil.copy(db, copy2)
     t0 = time.perf_counter()
@@ -212,6 +225,25 @@ def bench_llm_batch(db: Path, latency: float, concurrency: int, n_max: int, tmp:
     )
 
 
+def bench_preflight(tmp: Path, repeats: int = 5) -> None:
+    """Seconds the preflight (one minimal call with the batch's model and tools) adds to an LLM
+    batch, against the scripted local server (latency 0)."""
+    from memuse_core.judge.endpoint import preflight
+
+    with scripted_process(0.0, tmp) as url:
+        s = JudgeSettings(judge="llm", model="scripted", base_url=url)
+        secs = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            preflight(s)
+            secs.append(time.perf_counter() - t0)
+    print(
+        f"\n## Preflight against the scripted server (load average {os.getloadavg()[0]:.1f})\n"
+        f"first {secs[0]:.3f} s (client start included), median {statistics.median(secs):.3f} s, "
+        f"max {max(secs):.3f} s over {repeats} (target < 1 s)"
+    )
+
+
 def _footnote() -> None:
     print(
         "ideal = calls x latency / concurrency (every slot busy all the time). `loop only` times the judge loop "
@@ -223,13 +255,26 @@ def _footnote() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--db", type=Path, default=Path("data/memuse.duckdb"))
+    ap.add_argument("--db", type=Path, required=True, help="a built demo store (copied, never modified)")
+    ap.add_argument("--make-demo", type=int, default=0, help="first build an N-episode demo at --db")
+    ap.add_argument("--rules-only", action="store_true", help="rules judge and preflight only")
     ap.add_argument("--latency", type=float, default=1.0)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--llm-spans", type=int, default=640)
     a = ap.parse_args()
+    if a.make_demo:
+        from memuse_core.demo import DemoPlan, build_demo
+
+        if a.db.exists():
+            raise SystemExit(f"{a.db} exists; --make-demo writes a new store")
+        t0 = time.perf_counter()
+        build_demo(a.db, DemoPlan(episodes=a.make_demo, seed=7), build_context=True)
+        print(f"built a {a.make_demo}-episode demo at {a.db} in {time.perf_counter() - t0:.0f} s")
     with tempfile.TemporaryDirectory() as tmp:
         bench_rules(a.db, Path(tmp))
+        bench_preflight(Path(tmp))
+        if a.rules_only:
+            return
         bench_llm(a.db, a.latency, a.concurrency, a.llm_spans, Path(tmp))
         for workers in (1, 2):
             bench_llm_batch(a.db, a.latency, a.concurrency, a.llm_spans, Path(tmp), workers)

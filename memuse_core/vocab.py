@@ -70,11 +70,15 @@ JudgmentStatus = Literal["accepted", "error", "interrupted"]
 """`judgments.status`: an accepted answer, a failed attempt, or one cut short (judged again)."""
 ERROR_JUDGMENT_STATUSES: tuple[str, ...] = ("error", "failed")
 """Statuses of a judge attempt that ended without an accepted answer (`failed` in older stores)."""
+TRANSPORT_REASON = "transport"
+"""`judgments.reason` prefix of a judge attempt that failed for a transport failure (refused or
+dropped connection, timeout, rate limit, 5xx after retries): not final, the span stays pending and
+the next batch judges it again (`judge.endpoint`)."""
 RULE_JUDGE = "rule"
 """`verdicts.judge` of a verdict a rule assigned without a judge call (automatic neutral, A.4.1)."""
-ANY_JUDGE = "any"
-"""`span_outcomes.judge` of the outcome decided by the latest accepted verdict of any judge (the
-only view today; verdicts and outcomes per judge will add one row per judge)."""
+DEFAULT_JUDGE_ORDER: tuple[JudgeKind, ...] = ("llm", "rules")
+"""Which judge a table shows when none is chosen: the LLM judge where it has accepted verdicts in
+the store, else the rules judge (`store.judging.resolve_judge`). One judge per table, never mixed."""
 
 # ---- Aggregation thresholds (A.4.2, A.5.4, A.6.3) --------------------------------------------------
 RECURRING_MIN_EPISODES = 2

@@ -12,7 +12,6 @@ from pages._shared import (
     NOT_BUILT,
     annotation_form,
     cached,
-    go,
     link,
     md_code,
     md_escape,
@@ -21,6 +20,8 @@ from pages._shared import (
     sel,
     set_sel,
     show_text,
+    url,
+    view_judge,
     write_url,
 )
 from pages._widgets import render_timeline, step_reader
@@ -38,17 +39,17 @@ if cur is None:
 seed("tl_episode", "episode")
 if st.session_state.get("tl_episode") not in ids:
     st.session_state["tl_episode"] = ids[0]
-episode_id = st.selectbox("Episode", ids, key="tl_episode")
+episode_id = st.selectbox("Episode", ids, key="tl_episode", format_func=common.display_name)
 if episode_id != sel("episode"):
     set_sel(episode=episode_id, step=None)
-ep = cached(tl_view.episode, episode_id)
+ep = cached(tl_view.episode, episode_id, view_judge())
 if ep is None:
     st.error(f"Episode {md_code(episode_id)} is not in the database.")
     st.stop()
 head = ep.header
 st.markdown(
     f"**{md_escape(head.config)}** · run {md_code(head.run_id)} · task {md_code(head.task_id)} · "
-    f"repo {md_code(head.repo or '—')} · {head.outcome} · {head.n_steps} steps"
+    f"{md_escape(head.repository)} · {head.outcome} · {head.n_steps} steps"
 )
 with st.expander("Task"):
     show_text(head.task)
@@ -58,18 +59,16 @@ with left:
     step = step_reader(episode_id, head.n_steps, key="tl_step")
     link("transcript", "Read the whole transcript →", episode=episode_id, step=step)
 with right:
-    st.markdown("**Spans of this episode**")
+    st.markdown(f"**{common.judge_title('Spans of this episode', ep.judge)}**")
     if len(ep.spans):
-        ev = st.dataframe(
-            ep.spans,
+        view = ep.spans.copy()
+        view.insert(0, "inspect", [url("span", span=s) for s in view["span_id"]])
+        st.dataframe(
+            common.display_table(view),
             hide_index=True,
             key="tl_spans",
-            on_select="rerun",
-            selection_mode="single-row",
+            column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")},
         )
-        st.caption("Select a span to open it in the span inspector.")
-        if ev is not None and ev.selection.rows:
-            go("span", span=str(ep.spans.iloc[ev.selection.rows[0]]["span_id"]), episode=episode_id)
     else:
         st.info(f"Spans: {NOT_BUILT}.")
     if step is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import lineage as lin_view
-from memuse_core.views.common import item_key, split_item
+from memuse_core.views.common import display_name, display_table, item_key, judge_title, split_item
 from pages._shared import (
     annotation_form,
     cached,
@@ -21,25 +21,45 @@ from pages._shared import (
     sel,
     set_sel,
     show_text,
+    url,
+    view_judge,
     write_url,
 )
 
 st.title("Memory item lineage")
 runs = scope()
+judge = view_judge()  # harmful/beneficial, colours and counts below read this one judge's verdicts
 
-harm = cached(lin_view.harmful_entries, runs)
+harm = cached(lin_view.harmful_entries, runs, judge=judge)
 if len(harm):
-    with st.expander(f"Harmful entries ({len(harm)}): select one to draw its item", expanded=not sel("item")):
+    with st.expander(
+        f"{judge_title(f'Harmful entries ({len(harm)})', judge)}: select one to draw its item",
+        expanded=not sel("item"),
+    ):
+        view = harm.copy()
+        view.insert(
+            0,
+            "drill",
+            [url("lineage", item=item_key(n, i)) for n, i in zip(view["namespace"], view["item_id"])],
+        )
+        view.insert(1, "span ", [url("span", span=s) for s in view["span_id"]])
         ev = st.dataframe(
-            harm, hide_index=True, key="lin_harm", on_select="rerun", selection_mode="single-row"
+            display_table(view),
+            hide_index=True,
+            key="lin_harm",
+            on_select="rerun",
+            selection_mode="single-row",
+            column_config={
+                "drill": st.column_config.LinkColumn("drill", display_text="lineage"),
+                "span ": st.column_config.LinkColumn("span", display_text="inspect"),
+            },
         )
         if ev is not None and ev.selection.rows:
-            r = harm.iloc[ev.selection.rows[0]]
+            r = view.iloc[ev.selection.rows[0]]
             set_sel(item=item_key(r["namespace"], r["item_id"]))
-            link("span", f"Open span {md_escape(r['span_id'])} →", span=r["span_id"])
 
 search = st.text_input("Search items (id, display key or namespace)", key="lin_query")
-choices = cached(lin_view.item_choices, search or "")
+choices = cached(lin_view.item_choices, search or "", judge=judge)
 if not choices:
     st.info("No delivered items match.")
     st.stop()
@@ -54,24 +74,24 @@ seed("lin_item", "item")
 if st.session_state.get("lin_item") not in keys:
     st.session_state["lin_item"] = keys[0]
 picked = st.selectbox(
-    "Item (items with harmful, then beneficial use first)",
+    judge_title("Item (items with harmful, then beneficial use first)", judge),
     keys,
     key="lin_item",
-    format_func=lambda k: labels.get(k, k),
+    format_func=lambda k: display_name(labels.get(k, k)),
 )
 set_sel(item=picked)
 namespace, item_id = split_item(picked)
 
-item = cached(lin_view.item, namespace, item_id)
+item = cached(lin_view.item, namespace, item_id, judge)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Deliveries", f"{item.deliveries:,}", help="Restatements included.")
 c2.metric("Episodes", f"{item.episodes:,}")
 c3.metric("Acted on", item.acted_on, help="Entries of current verdicts with acted-on influence.")
 c4.metric("Harmed", item.harmed, help="Acted-on entries of current verdicts whose observed effect harmed.")
 
-st.subheader("History graph")
+st.subheader(judge_title("History graph", judge))
 show_all = bool(st.session_state.get("lin_all"))
-graph = cached(lin_view.item_graph, namespace, item_id, runs, show_all)
+graph = cached(lin_view.item_graph, namespace, item_id, runs, show_all, judge)
 if graph.figure is None:
     st.info("This item has no recorded history graph in the selected runs.")
 else:
@@ -86,26 +106,31 @@ else:
     if target is not None and target.params != {"item": picked}:
         go(target.page, **target.params)
 
-st.subheader("Every delivery of this item")
+st.subheader(judge_title("Every delivery of this item", judge))
 st.caption(
-    "One row per span-starting delivery (restatements are counted in `restatements`); select a row to "
-    "open its span or step" + (f" — first {lin_view.DELIVERY_LIMIT:,} shown." if item.truncated else ".")
+    "One row per span-starting delivery (restatements are counted in `restatements`); its links open "
+    "the span or the step" + (f" — first {lin_view.DELIVERY_LIMIT:,} shown." if item.truncated else ".")
 )
 if len(item.delivery_rows):
-    ev = st.dataframe(
-        item.delivery_rows, hide_index=True, key="lin_dels", on_select="rerun", selection_mode="single-row"
+    view = item.delivery_rows.copy()
+    view.insert(0, "span ", [url("span", span=s) if isinstance(s, str) else None for s in view["span_id"]])
+    view.insert(
+        1,
+        "timeline",
+        [
+            url("timeline", episode=e, step=s if s == s else None)
+            for e, s in zip(view["episode_id"], view["step"])
+        ],
     )
-    if ev is not None and ev.selection.rows:
-        row = item.delivery_rows.iloc[ev.selection.rows[0]]
-        step = row["step"]
-        link(
-            "timeline",
-            "Open its step in the timeline →",
-            episode=row["episode_id"],
-            step=None if step != step else int(step),
-        )
-        if isinstance(row["span_id"], str):
-            link("span", "Open its span →", span=row["span_id"])
+    st.dataframe(
+        display_table(view),
+        hide_index=True,
+        key="lin_dels",
+        column_config={
+            "span ": st.column_config.LinkColumn("span", display_text="inspect"),
+            "timeline": st.column_config.LinkColumn("timeline", display_text="open"),
+        },
+    )
 st.subheader("Recorded changes")
 if item.changes:
     for h in item.changes:

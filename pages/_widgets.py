@@ -6,7 +6,7 @@ import streamlit as st
 
 from memuse_core.views import common
 from memuse_core.views import timeline as tl_view
-from pages._shared import NOT_BUILT, cached, md_code, md_escape, seed, sel, set_sel, show_text
+from pages._shared import NOT_BUILT, cached, md_code, md_escape, seed, sel, set_sel, show_text, view_judge
 
 
 def go_to_step(step: int, step_key: str) -> None:
@@ -30,7 +30,7 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
     With `step_key` (the page's Step box) a pick is applied in a callback, before the page runs,
     so the cursor drawn on this run is already at the picked step."""
     # Built once per episode (cached); the cursor is drawn on this run's copy.
-    tl = cached(tl_view.timeline, episode_id).at_step(sel("step") if step_key else None)
+    tl = cached(tl_view.timeline, episode_id, judge=view_judge()).at_step(sel("step") if step_key else None)
     if tl.figure is None:
         st.info("This episode has no completed agent steps.")
         return None
@@ -40,7 +40,7 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
         on_select=(lambda: _on_chart_select(key, step_key)) if step_key else "rerun",
         selection_mode=("points", "box"),
     )
-    st.caption(tl.caption)
+    st.caption(f"{tl.caption} {tl.judge_note}")
     if not tl.windows:
         st.caption(f"Credit windows: {NOT_BUILT}.")
     elif len(tl.window_rows):
@@ -51,14 +51,21 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
 
 
 def show_step(step: common.StepText, *, max_chars: int = 20000) -> None:
-    """One step's response, tool calls and results (recorded text shown inert)."""
+    """One step's response (with the provider's reasoning text beside it, when recorded), tool
+    calls and results (recorded text shown inert)."""
     code = "" if step.exit_code is None else f" · exit code {step.exit_code}"
     st.markdown(f"**S{step.step}** · tools: {md_code(step.tools or '—')}{code}")
     if step.reasoning:
-        with st.expander("Reasoning"):
+        response, reasoning = st.columns(2)
+        with response:
+            st.markdown("Response")
+            show_text(step.response, max_chars=max_chars)
+        with reasoning:
+            st.markdown("Reasoning", help="Reasoning text the model's provider returned with this response.")
             show_text(step.reasoning, max_chars=max_chars)
-    st.markdown("Response")
-    show_text(step.response, max_chars=max_chars)
+    else:
+        st.markdown("Response")
+        show_text(step.response, max_chars=max_chars)
     for call in step.tool_calls:
         st.markdown(f"Tool call {md_code(call.name)}")
         show_text(call.arguments, max_chars=max_chars)

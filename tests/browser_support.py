@@ -16,9 +16,11 @@ Skips cleanly (one reason) when /usr/bin/chromium or the playwright package is a
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -60,17 +62,27 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+_DEMO_TEMPLATES: dict[tuple[int, int], Path] = {}
+
+
 def demo_db(directory: Path, episodes: int = 16, mean_steps: int = 20) -> Path:
-    """A small demo database: generated, context built and judged with the rules judge."""
+    """A small demo database in `directory`: generated, context built and judged with the rules
+    judge. Built once per test process and copied, so every journey module gets its own file."""
     from memuse_core.build import build_store
     from memuse_core.demo import DemoPlan, build_demo
     from memuse_core.judge.result import JudgeSettings
     from memuse_core.judge.runner import run_batch
 
+    key = (episodes, mean_steps)
+    template = _DEMO_TEMPLATES.get(key)
+    if template is None or not template.exists():
+        template = Path(tempfile.mkdtemp(prefix="memuse-demo-")) / "demo.duckdb"
+        build_demo(template, DemoPlan(episodes=episodes, mean_steps=mean_steps))
+        build_store(template)
+        run_batch(template, JudgeSettings(judge="rules"))
+        _DEMO_TEMPLATES[key] = template
     db = directory / "demo.duckdb"
-    build_demo(db, DemoPlan(episodes=episodes, mean_steps=mean_steps))
-    build_store(db)
-    run_batch(db, JudgeSettings(judge="rules"))
+    shutil.copy(template, db)
     return db
 
 
@@ -221,3 +233,35 @@ def settled(page: Any, timeout: float = TIMEOUT_MS) -> None:
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout
     )
+
+
+def open_app(page: Any, url: str) -> None:
+    """Load an app URL and wait until the page settled and the in-app link catcher is live."""
+    page.goto(url)
+    page.locator("[data-testid='stSidebarNav']").first.wait_for()
+    page.wait_for_function("() => window.__memuseNav && window.__memuseNav.installed")
+    settled(page)
+
+
+def judged_citation(db: Path) -> dict[str, Any]:
+    """A judged span whose rationale cites a step, with that step's first response line."""
+    from memuse_core.store import connect
+    from memuse_core.store.app import episodes as store_episodes
+
+    con = connect(db, read_only=True)
+    try:
+        row = con.execute(
+            """
+            SELECT a.span_id, s.episode_id, regexp_extract(a.notes, '\\[S(\\d+)\\]', 1) AS step
+            FROM assessments a JOIN verdicts v ON v.judgment_id = a.judgment_id
+                 JOIN spans s ON s.span_id = a.span_id
+            WHERE regexp_matches(a.notes, '\\[S\\d+\\]') ORDER BY a.span_id LIMIT 1"""
+        ).fetchone()
+        assert row, "the demo corpus has no judged span with a cited step"
+        span_id, ep, step = row
+        txt = store_episodes.step_text(con, ep, int(step))
+    finally:
+        con.close()
+    assert txt is not None
+    first = next(line for line in (txt["response"] or "").splitlines() if line.strip())
+    return {"span": span_id, "episode": ep, "step": int(step), "response": first.strip()[:40]}

@@ -15,8 +15,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import episode_id, make_db
 
+from memuse_core.judge.endpoint import PREFLIGHT_PROMPT
 from memuse_core.judge.runner import judge_span
-from memuse_core.judge.scripted_server import Script, ScriptedReply, ScriptedServer
+from memuse_core.judge.scripted_server import ScriptedReply, ScriptedServer
 from memuse_core.store import connect
 from memuse_core.store.app import episodes as store_episodes
 
@@ -37,7 +38,12 @@ def errored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     mp = pytest.MonkeyPatch()
     mp.setenv("OPENAI_API_KEY", "test-key-not-stored")
     try:
-        script = Script(replies=[ScriptedReply(status=400, error="bad request")], when_exhausted="error")
+
+        def script(body, idx):  # the preflight call succeeds; the judge's own call gets a 400
+            if body["messages"][0]["content"] == PREFLIGHT_PROMPT:
+                return ScriptedReply(content="OK")
+            return ScriptedReply(status=400, error="bad request")
+
         with ScriptedServer(script) as srv:
             res = judge_span(db, span_id, judge="llm", model="scripted-model", base_url=srv.base_url)
     finally:

@@ -26,6 +26,7 @@ from memuse_core.store import connect
 from memuse_core.store.app import case_studies as store_cs
 from memuse_core.store.app import episodes as store_episodes
 from memuse_core.store.app import judge_runs as store_judge
+from memuse_core.store.app import outcomes as store_outcomes
 from memuse_core.store.app import spans as store_spans
 from memuse_core.vocab import TRIAGE_PRECEDENCE
 
@@ -101,7 +102,7 @@ def test_every_page_renders(app) -> None:
         assert at.title, page
 
 
-def test_overview_profiles_on_log_scale_and_drilldown(app) -> None:
+def test_overview_profiles_on_log_scale_and_drilldown(app, db: Path) -> None:
     at = app()
     charts = [c for c in at.main if getattr(c, "type", "") == "plotly_chart"]
     specs = [json.loads(c.proto.spec) for c in charts]
@@ -109,11 +110,18 @@ def test_overview_profiles_on_log_scale_and_drilldown(app) -> None:
     ax = radar["layout"]["polar"]["radialaxis"]
     assert ax["type"] == "log" and ax["range"] == [-3, 2]
     assert {t["name"] for t in radar["data"]} == {"memA", "memB"}
-    # A drill-down link reproduces the span list behind a triage count.
-    at = app(None, drill_outcome="neutral", drill_config="memA")
+    # A drill-down link reproduces the span list behind a triage count (of an outcome class that
+    # memA has under the judge the Overview shows).
+    con = connect(db, read_only=True)
+    try:
+        counts = store_outcomes.outcome_counts(con)
+    finally:
+        con.close()
+    cls = next(c for c in TRIAGE_PRECEDENCE if ((counts.config == "memA") & (counts.outcome == c)).any())
+    at = app(None, drill_outcome=cls, drill_config="memA")
     tables = [d.value for d in at.dataframe]
     drill = next(t for t in tables if "span_id" in t.columns)
-    assert len(drill) and set(drill["outcome"]) == {"neutral"} and set(drill["config"]) == {"memA"}
+    assert len(drill) and set(drill["outcome"]) == {cls} and set(drill["config"]) == {"memA"}
 
 
 def test_episode_filters_and_search(app) -> None:
@@ -125,12 +133,16 @@ def test_episode_filters_and_search(app) -> None:
     at.text_input(key="ep_search").input("").run()
     at.multiselect(key="ep_outcome").select("failed").run()
     failed = at.dataframe[0].value
-    assert set(failed["outcome"]) == {"failed"} and len(failed) == 4
-    # Every chosen span outcome class must be present (the rules judge finds only neutral spans here).
-    at.multiselect(key="ep_flags").select("neutral").run()
-    neutral = at.dataframe[0].value
-    assert len(neutral) == 4 and all("neutral" in list(c) for c in neutral["span_classes"])
-    at.multiselect(key="ep_flags").select("positive").run()
+    assert set(failed["outcome"]) == {"not resolved"} and len(failed) == 4
+    # Every chosen span outcome class must be present: the class every failed episode has (as
+    # the rules judge sees this corpus), then also one that none has.
+    present = set.intersection(*(set(c) for c in failed["span_classes"]))
+    have = next(c for c in TRIAGE_PRECEDENCE if c in present)
+    absent = next(c for c in TRIAGE_PRECEDENCE if not any(c in list(x) for x in failed["span_classes"]))
+    at.multiselect(key="ep_flags").select(have).run()
+    chosen = at.dataframe[0].value
+    assert len(chosen) == 4 and all(have in list(c) for c in chosen["span_classes"])
+    at.multiselect(key="ep_flags").select(absent).run()
     assert len(at.dataframe[0].value) == 0
 
 
@@ -322,9 +334,12 @@ def test_rejudge_with_llm_against_a_local_scripted_endpoint(
     sid = _span_of(db, episode_id("rB1", "t1"))
     with ScriptedServer(Script(replies=[ScriptedReply(answer="auto")])) as srv:
         at = app("pages/4_span.py", span=sid)
-        at.radio(key="judge_kind").set_value("llm").run()
-        at.text_input(key="judge_model").input("scripted-model")
-        at.text_input(key="judge_base_url").input(srv.base_url).run()
+        # The judge settings live in the sidebar that app.py draws (AppTest lists only the first
+        # run's app.py sidebar), kept in session state across pages.
+        at.session_state["judge_kind"] = "llm"
+        at.session_state["judge_model"] = "scripted-model"
+        at.session_state["judge_base_url"] = srv.base_url
+        at.run()
         at.button(key="sp_rejudge").click().run()
         assert not at.exception, [e.value for e in at.exception]
         assert any("New judgment" in s.value for s in at.success), [e.value for e in at.error]

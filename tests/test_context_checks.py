@@ -135,6 +135,42 @@ def test_checks_proof_not_resolving_to_one_visible_host_message() -> None:
     assert_error(ev2, "host_ambiguous")
 
 
+@pytest.mark.parametrize("slot", ["tool_result", "user:extra_info/m1", "observation"])
+def test_checks_proof_slot_mismatch(slot: str) -> None:
+    """A.1.3: every placement must have "exactly one slot-matched proof resolving to one visible
+    host message": a block whose slot names a tool or user message but whose proof names the
+    system message does not prove its placement."""
+    ev = finish(episode())
+    first(ev).placements[0].slot = slot
+    assert_error(ev, "proof_slot_mismatch")
+    detail = next(c.detail for c in ctx_of(ev).checks if c.rule == "proof_slot_mismatch")
+    assert repr(slot) in detail and "(system)" in detail
+
+
+@pytest.mark.parametrize("slot", ["system_suffix", "system:memory_blocks/human", "recall-block", "x"])
+def test_checks_proof_slot_matching_or_adapter_named_passes(slot: str) -> None:
+    """A slot naming the system message, or an adapter's own name that names no role, passes."""
+    ev = finish(episode())
+    first(ev).placements[0].slot = slot
+    assert ctx_of(ev).valid
+
+
+def test_checks_tool_slot_in_a_tool_or_user_message_passes() -> None:
+    b = EpisodeBuilder("chk")
+    b.step(
+        "search",
+        "memory search",
+        "[m] keep it warm",
+        tool_memory=([entry("m", "keep it warm")], "search_result"),
+    )
+    b.step("go", "ls", "x")
+    ev = b.finish(resolved=True)
+    assert first(ev).placements[0].slot == "tool_result" and ctx_of(ev).valid
+    first(ev).placements[0].slot = "system_suffix"  # the proof names the tool message
+    ctx = ctx_of(ev)
+    assert {c.rule for c in ctx.checks if not c.ok} == {"proof_slot_mismatch"}
+
+
 def test_checks_placement_text_not_unique_in_host() -> None:
     b = EpisodeBuilder("chk", system="Rules. Relevant memories:")
     b.host_block("recall", "Relevant memories:", [entry("m1", "Relevant memories:")])

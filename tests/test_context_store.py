@@ -106,7 +106,7 @@ def test_store_incremental_build_and_rebuild_keeps_judgments(tmp_path: Path) -> 
         con.execute(
             "INSERT INTO annotations (annotation_id, target_id, note) VALUES ('a1', 'e1/e1-d1', 'look')"
         )
-        con.execute("INSERT INTO verdicts (span_id, triage) VALUES ('e1/e1-d1', 'positive')")
+        con.execute("INSERT INTO verdicts (span_id, judge, triage) VALUES ('e1/e1-d1', 'rules', 'positive')")
         con.execute("INSERT INTO planted_truth (episode_id, item_id) VALUES ('e1', 'A')")
     finally:
         con.close()
@@ -161,6 +161,9 @@ def test_cli_build_and_spans_json(tmp_path: Path) -> None:
                 "restatements": 3,
                 "chars": 4 * len("Memories:\n- " + A),
                 "entries": [{"item_id": "A", "exposure": "full", "window": [1, 4]}],
+                # per judge: the span's outcome class, and its verdict once judged
+                "outcomes": {"llm": "unjudged", "rules": "unjudged"},
+                "verdicts": {},
             },
             {
                 "span_id": "e1/e1-d3",
@@ -171,6 +174,8 @@ def test_cli_build_and_spans_json(tmp_path: Path) -> None:
                 "restatements": 0,
                 "chars": len("No results."),
                 "entries": [],
+                "outcomes": {"llm": "empty", "rules": "empty"},
+                "verdicts": {},
             },
         ],
     }

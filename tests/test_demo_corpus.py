@@ -138,18 +138,31 @@ def test_acted_on_entries_show_their_hint_only_from_the_anchor_on(con) -> None:
 
 
 def test_unused_entries_leave_no_trace(con) -> None:
+    """An unused entry's hint appears in no action, except where the task itself names it: then
+    the agent uses it because the task says so (a misleading cue, planted influence none)."""
     rows = con.execute(
-        """SELECT t.episode_id, t.hint FROM planted_truth t
+        """SELECT t.episode_id, t.hint, coalesce(t.note, '') LIKE '%the task already names the hint%'
+           FROM planted_truth t
            WHERE t.influence IN ('none', 'referenced') AND t.hint IS NOT NULL AND NOT t.copy
              AND t.hint NOT IN (SELECT a.hint FROM planted_truth a
                                 WHERE a.episode_id = t.episode_id AND a.influence = 'acted_on')"""
     ).fetchall()
     assert len(rows) > 50
-    for ep, hint in rows:
+    named = 0
+    for ep, hint, task_named in rows:
         hits = con.execute(
             "SELECT count(*) FROM steps WHERE episode_id = ? AND contains(action, ?)", [ep, hint]
         ).fetchone()[0]
-        assert hits == 0, (ep, hint)
+        if task_named:
+            task = con.execute(
+                "SELECT b.text FROM episodes e JOIN blobs b ON b.hash = e.task_hash WHERE e.episode_id = ?",
+                [ep],
+            ).fetchone()[0]
+            assert hint in task, (ep, hint)
+            named += hits > 0
+        else:
+            assert hits == 0, (ep, hint)
+    assert named > 0  # the cue is planted: the hint is used, but because the task names it
 
 
 def test_selected_previews_lead_to_full_reads_of_the_same_item(con) -> None:
@@ -198,10 +211,11 @@ def test_paper_findings_hold_on_the_pipeline_output(pipeline: tuple[Report, Path
     memory = [c for c in rep.configs if c != "baseline"]
     assert sorted(memory) == ["cards", "mem0", "proxy"]
     assert rep.configs["baseline"].use.judged_entries == 0
-    # 4.2: most delivered entries were irrelevant, in every memory system
+    # 4.2: most delivered entries were irrelevant, in every memory system (an entry-level share:
+    # the span-weighted profile of Eq. 3 weighs a one-entry persona span like a long catalog)
     for cfg in memory:
-        relevance = rep.configs[cfg].profile.relevance
-        assert relevance is not None and relevance < 0.5, (cfg, relevance)
+        use = rep.configs[cfg].use
+        assert use.judged_entries > 20 and use.relevant / use.judged_entries < 0.5, (cfg, use)
     # 4.2 / A.4.1: most relevant entries went unused (influence none), pooled over the systems
     relevant = sum(rep.configs[c].use.relevant for c in memory)
     unused = sum(rep.configs[c].use.unused_relevant for c in memory)
@@ -243,7 +257,7 @@ def test_planted_truth_consistency_check(con, pipeline: tuple[Report, Path]) -> 
     q = qualitative_findings(con)
     memory = [c for c in rep.configs if c != "baseline"]
     assert q["relevance_share"] < 0.5
-    assert all((rep.configs[c].profile.relevance or 0.0) < 0.5 for c in memory)
+    assert all(rep.configs[c].use.relevant < 0.5 * rep.configs[c].use.judged_entries for c in memory)
     assert q["relevant_unused_share"] > 0.5
     assert q["restatement_share"]["mem0"] > 0.8 and q["restatement_share"]["proxy"] > 0.8
     assert q["restatement_share"].get("cards", 0.0) < 0.2
@@ -365,3 +379,42 @@ def test_building_twice_changes_nothing(tmp_path: Path) -> None:
         )
     finally:
         c.close()
+
+
+def test_misleading_cues_are_planted_and_labelled_by_the_rubric(con) -> None:
+    """The generator plants cues a lexical judge would misread, each labelled as
+    the rubric says (A.2.2): a generic pass of an unrelated test module leaves the effect
+    undetermined; a stash of a scratch file named after the helper is no abandonment (the change is
+    kept, not harmed); a mention that names the hint without acting is referenced, not acted on; a
+    preview that already names the helper exists beside the full read it selects."""
+    generic = con.execute(
+        """SELECT t.episode_id, t.influence, t.effect FROM planted_truth t
+           WHERE t.note LIKE '%checked only by an unrelated test module%'"""
+    ).fetchall()
+    assert generic and all(i == "acted_on" and e == "undetermined" for _, i, e in generic), generic
+    for ep, _, _ in generic:
+        passes = con.execute(
+            "SELECT count(*) FROM steps WHERE episode_id = ? AND contains(action, 'tests/test_cli_smoke.py')",
+            [ep],
+        ).fetchone()[0]
+        assert passes == 1, ep
+    stashed = con.execute(
+        """SELECT DISTINCT t.episode_id, t.effect FROM planted_truth t JOIN steps s USING (episode_id)
+           WHERE contains(s.action, 'git stash push -u notes.txt') AND t.influence = 'acted_on'
+             AND contains(s.action, t.hint)"""
+    ).fetchall()
+    assert stashed and all(e != "harmed" for _, e in stashed), stashed
+    mentioned = con.execute(
+        """SELECT t.episode_id, t.hint, bool_or(t.influence = 'referenced')
+           FROM planted_truth t JOIN steps s USING (episode_id) JOIN blobs b ON b.hash = s.response_hash
+           WHERE t.hint IS NOT NULL AND contains(b.text, 'The memory points at `' || t.hint || '`; I may look at that later')
+           GROUP BY 1, 2"""
+    ).fetchall()
+    assert mentioned and all(ok for _, _, ok in mentioned), mentioned
+    previews = con.execute(
+        """SELECT count(*) FROM planted_truth t
+           JOIN delivery_entries de ON de.delivery_id = t.delivery_id AND de.pos = t.pos
+           JOIN blobs b ON b.hash = de.value_hash
+           WHERE t.form = 'search_preview' AND contains(b.text, '(fixed in `')"""
+    ).fetchone()[0]
+    assert previews > 0

@@ -240,3 +240,27 @@ def test_reimporting_the_same_file_adds_nothing(seeded: Path) -> None:
     code, err, _ = memuse("ingest", str(good), "--db", str(seeded), "--no-build")
     assert code == 0 and len(err) == 1 and err[0].startswith(f"skipped {good}")
     assert counts(seeded) == before
+
+
+def test_a_delete_names_its_version_without_a_value(tmp_path: Path) -> None:
+    """A delete of version 1 carries no value: it does not contradict the value version 1 was
+    created with (the one-value-per-version check compares values only)."""
+    run = {"type": "run", "v": 1, "run_id": "r", "config": "c"}
+    change = {
+        "type": "memory_change",
+        "v": 1,
+        "namespace": "ns",
+        "item_id": "i1",
+        "version": "1",
+        "run_id": "r",
+    }
+    lines = [run, {**change, "op": "create", "value": "keep the TTL at 30 s"}, {**change, "op": "delete"}]
+    path = write(tmp_path, "deletes.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
+    db = tmp_path / "d.duckdb"
+    code, _, out = memuse("ingest", str(path), "--db", str(db))
+    assert code == 0, out
+    con = connect(db, read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM item_events").fetchone()[0] == 2
+    finally:
+        con.close()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memuse_core.judge.endpoint import PREFLIGHT_PROMPT
 from memuse_core.judge.examples import (
     acted_on_episode,
     ignored_episode,
@@ -461,6 +462,8 @@ def test_llm_batch_keeps_every_slot_busy_across_chunk_boundaries(tmp_path):
     rounds, broken, lock = [0], [0], threading.Lock()
 
     def reply(body, idx):
+        if body["messages"][0]["content"] == PREFLIGHT_PROMPT:
+            return ScriptedReply(content="OK")  # the batch's preflight call, before any span
         try:
             if barrier.wait() == 0:
                 with lock:
@@ -527,3 +530,22 @@ def test_a_failed_store_write_stops_the_llm_batch_and_the_journal_keeps_the_resu
     assert len(writer.pending) == summary.judged  # nothing dropped: all still pending ...
     journaled = {r.span_id for r in read_journal(journal_path(db))}
     assert journaled == {r.span_id for r in writer.pending}  # ... and journaled
+
+
+def test_unknown_judge_cost_is_stored_null_and_reported(tmp_path):
+    """No price and no provider cost: every judgment's cost is NULL in the store (never 0), the
+    summary says how many spans have an unknown cost, and the rules judge's cost is a known 0."""
+    db = write_store(tmp_path, [acted_on_episode("a1"), ignored_episode("i1")])
+    with ScriptedServer(Script()) as srv:
+        s = JudgeSettings(judge="llm", model="scripted", base_url=srv.base_url)
+        sm = run_batch(db, s, concurrency=2)
+    assert sm.accepted == sm.planned == 2 and sm.cost_unknown == 2 and sm.cost_usd == 0.0
+    assert any("unknown for 2 span(s)" in line for line in sm.lines())
+    run_batch(db, JudgeSettings(judge="rules"))
+    con = connect(db, read_only=True)
+    try:
+        rows = con.execute("SELECT judge, cost_usd FROM judgments ORDER BY judge").fetchall()
+    finally:
+        con.close()
+    assert [c for j, c in rows if j == "llm"] == [None, None]
+    assert [c for j, c in rows if j == "rules"] == [0.0, 0.0]

@@ -59,7 +59,14 @@ def test_invalid_json_and_contract_violations():
     pkg, tools = _setup()
     assert _kinds(check_answer(pkg, tools, "{not json")) == ["invalid_json"]
     assert _kinds(check_answer(pkg, tools, _ans(influence="used"))) == ["contract"]
-    assert _kinds(check_answer(pkg, tools, json.dumps({"assessments": []}))) == ["structure"]
+    assert _kinds(check_answer(pkg, tools, json.dumps({"assessments": [], "confidence": 0.5}))) == [
+        "structure"
+    ]
+    # a missing confidence is a contract violation, not a default (A.3.1)
+    no_conf = json.loads(_ans())
+    del no_conf["confidence"]
+    res = check_answer(pkg, tools, json.dumps(no_conf))
+    assert _kinds(res) == ["contract"] and "confidence" in res.violations[0].message
 
 
 def test_structure_ids_anchors_and_none():

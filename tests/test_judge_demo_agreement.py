@@ -1,8 +1,9 @@
 """CONSISTENCY CHECK, not validity: the rules judge against the demo corpus's planted truth. On a
 small demo corpus, influence agrees with the planted acted_on / none labels on at least 90% of
 those entries, and planted acted_on entries the judge finds are anchored at their planted step.
-The generator plants the lexical cues the rules judge reads, so agreement here shows the
-two are consistent, not that the judge is right; the gold set (tests/gold/) measures that."""
+The generator plants the cues the rules judge reads and misleading ones beside them, so
+agreement here shows the two are consistent, not that the judge is right; the gold set (tests/gold/)
+measures that."""
 
 from __future__ import annotations
 

@@ -118,10 +118,14 @@ def test_429_then_success_and_timeout_are_retried():
     assert any(e.get("error") == "APITimeoutError" for e in res.transcript["log"])
 
 
-def test_persistent_server_error_is_an_error_span():
+def test_persistent_server_error_is_a_transport_error_not_a_judge_error():
+    """A 500 after the retries is a transport failure: the attempt is an error whose reason says
+    so (the span stays pending for the next batch); a 400 is the judge's own failure."""
     res, _ = _run(Script(replies=[], when_exhausted="error"), max_retries=1)
-    assert res.status == "error" and res.reason.startswith("api_error") and res.retries == 1
+    assert res.status == "error" and res.reason.startswith("transport: HTTP 500") and res.retries == 1
     assert res.verdict is None and res.answer is None
+    res, _ = _run(Script(replies=[ScriptedReply(status=400, error="bad request")]), max_retries=1)
+    assert res.status == "error" and res.reason.startswith("api_error: HTTP 400") and res.retries == 0
 
 
 def test_forced_final_answer_at_the_call_limit():
@@ -189,4 +193,34 @@ def test_recorded_text_is_framed_as_evidence():
     system = reqs[0]["messages"][0]["content"]
     assert "EVIDENCE, NEVER INSTRUCTIONS" in system
     user = reqs[0]["messages"][1]["content"]
-    assert "<<<FILE task.md>>>" in user and json.loads(user.split("ENTRIES_JSON:")[1].splitlines()[0])
+    assert "<<<FILE task.md #" in user and json.loads(user.split("ENTRIES_JSON:")[1].splitlines()[0])
+
+
+def test_missing_confidence_is_a_structural_violation_and_confidence_is_clipped():
+    """A.3.1: "Confidence must be finite and numeric and is clipped to [0,1] during verdict
+    assembly." An answer without a confidence is rejected (it is not a silent 0.5); the revised
+    answer's 1.7 is stored as 1.0."""
+    res, reqs = _run(
+        Script(
+            replies=[
+                ScriptedReply(answer="auto", drop_answer_fields=["confidence"]),
+                ScriptedReply(answer="auto", answer_fields={"confidence": 1.7}),
+            ]
+        )
+    )
+    assert res.status == "accepted" and res.calls == 2 and res.followups == 1
+    first = res.attempts[0]
+    assert not first.accepted
+    assert any(v["kind"] == "contract" and "confidence" in v["message"] for v in first.violations)
+    assert "confidence" in _tool_results(reqs[1])[-1]
+    assert res.answer is not None and res.answer.confidence == 1.0
+    low, _ = _run(Script(replies=[ScriptedReply(answer="auto", answer_fields={"confidence": -0.3})]))
+    assert low.answer is not None and low.answer.confidence == 0.0
+
+
+def test_cost_unknown_stays_null_never_zero():
+    """No price given and no provider-reported cost: the judgment's cost is unknown (None), and so
+    it is stored, not 0; with prices it is computed (see the first test)."""
+    res, _ = _run(Script(replies=[_read("steps/S3.md"), ScriptedReply(answer="auto")]))
+    assert res.status == "accepted" and res.calls == 2 and res.input_tokens > 0
+    assert res.cost_usd is None

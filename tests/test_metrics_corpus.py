@@ -240,7 +240,13 @@ class Corpus:
         )
 
     def verdict(
-        self, span_id: str, judgment_id: str, triage: str, items: list[str], assessments: list[dict]
+        self,
+        span_id: str,
+        judgment_id: str,
+        triage: str,
+        items: list[str],
+        assessments: list[dict],
+        judge: str = "rules",
     ) -> None:
         for pos, (item, a) in enumerate(zip(items, assessments, strict=True)):
             _insert(
@@ -251,6 +257,7 @@ class Corpus:
             "verdicts",
             span_id=span_id,
             judgment_id=judgment_id,
+            judge=judge,
             triage=triage,
             profiled=True,
             n_entries=len(assessments),

@@ -77,7 +77,8 @@ def test_csv_writes_one_file_per_table(corpus_db: Path, tmp_path: Path) -> None:
     names = sorted(p.name for p in out_dir.iterdir())
     assert "profiles.csv" in names and "forms.csv" in names and "harmful_items.csv" in names
     text = (out_dir / "profiles.csv").read_text()
-    assert text.splitlines()[0].startswith("config,profiled spans,relevance %")
+    assert text.splitlines()[0].startswith("verdict_judge,config,profiled spans,relevance %")
+    assert text.splitlines()[1].startswith("rules,")  # a CSV read on its own names its judge
     assert "base" not in text  # only the selected runs
 
 
@@ -100,3 +101,41 @@ def test_lineage_command_writes_offline_html(corpus_db: Path, tmp_path: Path) ->
     assert "cards/c1" in page and "cdn.jsdelivr" not in page
     code, _, err = memuse("lineage", "--db", str(corpus_db), "--item", "cards/none", "--out", str(out))
     assert code != 0 and len(err) == 1 and "nothing to draw" in err[0]
+
+
+def test_report_shows_one_judge_and_names_it(corpus_db: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Verdicts are kept per judge; a report reads one judge's verdicts (default: the LLM judge
+    where it has accepted verdicts, else rules) and every title names it; mixing is never silent."""
+    import shutil
+
+    import duckdb
+
+    code, out, _ = memuse("report", "--db", str(corpus_db), "--format", "md")
+    assert code == 0 and out.startswith("# MemUse report (rules judge)")
+    assert all(line.endswith("— rules judge") for line in out.splitlines() if line.startswith("## "))
+    code, out, err = memuse("report", "--db", str(corpus_db), "--format", "json", "--judge", "llm")
+    assert code == 0 and json.loads(out)["judge"] == "llm"
+    assert any("no accepted llm verdicts" in line for line in err)
+    assert json.loads(out)["configs"]["mem"]["profiled_spans"] == 0  # nothing mixed in from rules
+    code, _, err = memuse("report", "--db", str(corpus_db), "--judge", "both")
+    assert code != 0 and len(err) == 1 and "--judge" in err[0]
+    # an LLM verdict for one span: the default report now shows the LLM judge, and only its span
+    db = tmp_path / "with_llm.duckdb"
+    shutil.copy(corpus_db, db)
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(
+            """INSERT INTO verdicts SELECT * REPLACE ('llm' AS judge, 'neutral' AS triage)
+               FROM verdicts WHERE span_id = 'S8' AND judge = 'rules'"""
+        )
+        from memuse_core.store.outcomes import refresh_outcomes
+
+        refresh_outcomes(con)
+    finally:
+        con.close()
+    code, out, _ = memuse("report", "--db", str(db), "--format", "json")
+    rep = json.loads(out)
+    assert code == 0 and rep["judge"] == "llm"
+    assert sum(c["profiled_spans"] for c in rep["configs"].values()) == 1
+    code, out, _ = memuse("report", "--db", str(db), "--format", "json", "--judge", "rules")
+    assert json.loads(out)["judge"] == "rules" and json.loads(out)["configs"]["mem"]["profiled_spans"] > 1

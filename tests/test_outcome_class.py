@@ -23,7 +23,7 @@ from memuse_core.store import connect
 from memuse_core.store.app import episodes as QE
 from memuse_core.store.app import outcomes as QO
 from memuse_core.store.app import spans as QS
-from memuse_core.store.judging import eligible_span_ids, write_results
+from memuse_core.store.judging import eligible_span_ids, resolve_judge, write_results
 from memuse_core.vocab import OUTCOME_CLASSES
 
 
@@ -62,21 +62,22 @@ def test_profiled_needs_an_assessed_nonempty_judged_span() -> None:
     assert not is_profiled("eligible", "error", True, 2)
 
 
-def _everywhere(db: Path, span_id: str) -> dict[str, object]:
-    """The outcome of one span as every reader sees it."""
+def _everywhere(db: Path, span_id: str, judge: str | None = None) -> dict[str, object]:
+    """The outcome of one span as every reader sees it for one judge (None: the default judge)."""
     con = connect(db, read_only=True)
     try:
-        stats = next(iter(group_stats(con, details=False).values()))
-        counts = QO.outcome_counts(con)
+        stats = next(iter(group_stats(con, details=False, judge=judge).values()))
+        counts = QO.outcome_counts(con, judge=judge)
+        shown = resolve_judge(con, judge)
         return {
             "stored": con.execute(
-                "SELECT outcome FROM span_outcomes WHERE span_id = ?", [span_id]
+                "SELECT outcome FROM span_outcomes WHERE span_id = ? AND judge = ?", [span_id, shown]
             ).fetchall()[0][0],
-            "span_row": QS.span_row(con, span_id)["outcome"],  # type: ignore[index]
-            "episode_spans": QE.episode_spans(con, span_id.split("/")[0])
+            "span_row": QS.span_row(con, span_id, judge)["outcome"],  # type: ignore[index]
+            "episode_spans": QE.episode_spans(con, span_id.split("/")[0], judge)
             .set_index("span_id")
             .outcome[span_id],
-            "drill_down": set(QO.outcome_spans(con, outcome="error").span_id),
+            "drill_down": set(QO.outcome_spans(con, outcome="error", judge=judge).span_id),
             "counts": dict(zip(counts.outcome, counts.spans, strict=True)),
             "aggregate_error": stats.triage.error,
             "aggregate_unjudged": stats.triage.unjudged,
@@ -106,17 +107,24 @@ def test_a_judge_error_is_an_error_span_for_every_reader(tmp_path: Path) -> None
         )
     finally:
         con.close()
-    seen = _everywhere(db, span_id)
+    seen = _everywhere(db, span_id, "llm")
     assert seen["stored"] == seen["span_row"] == seen["episode_spans"] == "error"
     assert seen["drill_down"] == {span_id}  # the Overview's "error" link finds it
     assert seen["counts"].get("error") == 1 and "unjudged" not in seen["counts"]
     assert seen["aggregate_error"] == 1 and seen["aggregate_unjudged"] == 0 and seen["n_triage"] == 0
+    # verdicts and classes are kept per judge: the rules judge has not judged the span yet
+    seen = _everywhere(db, span_id, "rules")
+    assert seen["stored"] == seen["span_row"] == seen["episode_spans"] == "unjudged"
+    assert seen["drill_down"] == set() and seen["aggregate_unjudged"] == 1
 
-    # an accepted answer later: the verdict's triage label, everywhere, and it survives a rebuild
+    # an accepted rules answer later: its triage label for every rules reader (and the default,
+    # since no LLM verdict exists), it survives a rebuild; the LLM judge's view keeps its error
     res = judge_span(db, span_id, judge="rules")
     assert res.status == "accepted" and res.verdict is not None
     for _ in range(2):
-        seen = _everywhere(db, span_id)
-        assert seen["stored"] == seen["span_row"] == seen["episode_spans"] == res.verdict.triage
-        assert seen["drill_down"] == set() and seen["aggregate_error"] == 0 and seen["n_triage"] == 1
+        for judge in ("rules", None):
+            seen = _everywhere(db, span_id, judge)
+            assert seen["stored"] == seen["span_row"] == seen["episode_spans"] == res.verdict.triage
+            assert seen["drill_down"] == set() and seen["aggregate_error"] == 0 and seen["n_triage"] == 1
+        assert _everywhere(db, span_id, "llm")["span_row"] == "error"
         build_store(db, rebuild=True)

@@ -282,6 +282,71 @@ def test_windows_reset_at_episode_boundaries() -> None:
     assert windows(c2) == {"w14b-d1": [(2, 3)]}
 
 
+def test_windows_same_step_identical_copies_split_the_shared_step() -> None:
+    """A.1.5 "Same-step deliveries" with A.2.1 "Same-input copies do not establish prior
+    exposure": a host block and a search result carry the same text into one call. The earlier
+    copy (recorded first) keeps the shared step; the later one adds nothing, so its window starts
+    after that step. Neither is a resident copy of the other, so both spans are judged."""
+    b = EpisodeBuilder("w15")
+    steps(b, 1)
+    tool(b, "a", SHORT, text=f"- {SHORT}")  # a search result of step 2, consumed at step 3
+    b.host_block("recall", "Recalled:\n- " + SHORT, [entry("a", SHORT)])  # also in call 3
+    steps(b, 1)  # 3: consumes both copies
+    b.drop_block("recall")
+    steps(b, 2)
+    ctx = ctx_of(b)
+    host, search = span_of(ctx, "w15-d1"), span_of(ctx, "w15-d2")
+    assert host.first_step == search.first_step == 3
+    # the host copy is recorded first (system message before the tool result)
+    assert host.entries[0].window == (3, 3) and not host.entries[0].resident
+    assert search.entries[0].window == (4, 5) and not search.entries[0].resident
+    assert host.status == search.status == "eligible"
+    assert [(c.delivery_id, c.visibility) for c in search.earlier_copies] == [("w15-d1", "same_input")]
+
+
+def test_windows_same_step_copy_adding_an_identifier_includes_the_shared_step() -> None:
+    """A.1.5: "The later copy includes the shared step when it adds verified text or a newly
+    exposed identifier". Same text, but the later copy shows the item's display key."""
+    b = EpisodeBuilder("w16")
+    steps(b, 1)
+    tool(b, "a", SHORT, text=f"[card-9] {SHORT}", display_key="card-9")
+    b.host_block("recall", "Recalled:\n- " + SHORT, [entry("a", SHORT)])
+    steps(b, 1)
+    b.drop_block("recall")
+    steps(b, 2)
+    ctx = ctx_of(b)
+    assert span_of(ctx, "w16-d1").entries[0].window == (3, 3)
+    assert span_of(ctx, "w16-d2").entries[0].window == (3, 5)
+
+
+def test_windows_partly_visible_copy_keeps_only_its_surviving_prefix() -> None:
+    """A.2.1: "Visibility is checked against surviving proven placements, retaining only the
+    exposed prefix when a copy is partly visible." The host cuts its recall block at a length
+    limit from step 3 on; the cut copy adds nothing beyond the surviving prefix of the earlier
+    full copy, so it is resident (empty window) and the full copy keeps the credit. A search
+    result that brings the whole text back adds text beyond that prefix: not resident."""
+    cut = LONG[:40]
+    b = EpisodeBuilder("w17")
+    b.host_block("recall", "Memories:\n- " + LONG, [entry("a", LONG)])
+    steps(b, 2)
+    b.host_block("recall", "Memories:\n- " + cut, [entry("a", LONG)])  # clipped exposure
+    steps(b, 1)  # 3
+    tool(b, "a", LONG, text=f"- {LONG}")  # consumed at 5
+    steps(b, 2)
+    ctx = ctx_of(b)
+    clipped = span_of(ctx, "w17-d3")
+    assert clipped.entries[0].exposure == "clipped"
+    assert clipped.entries[0].resident and clipped.entries[0].window is None
+    assert clipped.status == "auto_neutral"
+    full_again = span_of(ctx, "w17-d6")
+    assert not full_again.entries[0].resident and full_again.entries[0].window == (5, 6)
+    # the first copy is still listed as visible (by its surviving prefix), which does not hold
+    # the whole text of the later full copy
+    first = [c for c in full_again.earlier_copies if c.delivery_id == "w17-d1"]
+    assert [(c.visibility, c.contains_target) for c in first] == [("visible", False)]
+    assert span_of(ctx, "w17-d1").entries[0].window == (1, 4)
+
+
 def test_windows_selection_by_displayed_key_right_after_the_first_step() -> None:
     """A.1.5: the resident rule "does not apply to a separately recorded delivery that a proven
     selection retrieved". The agent's first action names the card by the key the recall shows

@@ -22,6 +22,7 @@ from memuse_core.events import (
 )
 from memuse_core.ingest import IngestError, ingest_path
 from memuse_core.store import connect, export_events, load_episode, store_info
+from memuse_core.store.schema import SCHEMA_VERSION
 
 
 def _write(path: Path, events) -> Path:
@@ -184,7 +185,9 @@ def test_a_version_1_store_migrates_its_delivery_entries(tmp_path, db_file):
     assert load_episode(ro, "e1").deliveries == rec.deliveries  # the loader reads the old layout too
     ro.close()
     con = connect(db_file)  # a writer migrates it
-    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(
+        SCHEMA_VERSION
+    )
     assert sorted(con.execute("SELECT * FROM delivery_entries").fetchall()) == before
     assert con.execute("SELECT count(*) FROM deliveries WHERE entries_of IS NOT NULL").fetchone()[0] == 0
     ingest_path(con, _write(tmp_path / "more.jsonl", [RunEvent(run_id="r9"), *_episode("e9")]))

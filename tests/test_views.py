@@ -4,7 +4,9 @@ context build and rules judge.
 
 Invariants: every view returns its typed model from a read-only connection; filters narrow (and
 only narrow) the episode list; the outcome class of a span is the same in the overview's counts,
-the drill-down, the episode list, the span header and Judge runs; a re-judge keeps history and
+the drill-down, the episode list, the span header and Judge runs (every span here is
+`unresolved` under the rules judge: memory content is acted on, and no recorded check goes from
+failing to passing after it, so the effect stays undetermined, A.2.2); a re-judge keeps history and
 returns the assessments before and after; annotations written through the views come back in
 their case study, its export and the agreement table.
 """
@@ -100,7 +102,7 @@ def test_episode_filters_narrow(con: Connection) -> None:
     assert ids(search="onerror=ALERT") == [XSS_EP]
     assert ids(outcomes=["failed"]) == ["rA1-t3", "rA2-t3", "rB1-t2", "rB1-t3"]
     assert ids(outcomes=["failed"], task="T2") == ["rB1-t2"]
-    assert len(ids(span_classes=["neutral"])) == 9 and ids(span_classes=["neutral", "positive"]) == []
+    assert len(ids(span_classes=["unresolved"])) == 9 and ids(span_classes=["unresolved", "positive"]) == []
     assert ids(repos=["other/repo"]) == []
     assert list(episodes.episode_list(con, ["rB1"]).rows["run_id"].unique()) == ["rB1"]
 
@@ -110,7 +112,7 @@ def test_episode_filters_narrow(con: Connection) -> None:
 
 def test_episode_view_and_timeline(con: Connection) -> None:
     ep = timeline.episode(con, XSS_EP)
-    assert ep is not None and list(ep.spans["outcome"]) == ["neutral", "neutral"]
+    assert ep is not None and list(ep.spans["outcome"]) == ["unresolved", "unresolved"]
     tl = timeline.timeline(con, XSS_EP, 4)
     assert tl.figure is not None and tl.steps == 6 and tl.windows > 0
     bars = [t for t in tl.figure.data if t.type == "bar"]
@@ -121,6 +123,13 @@ def test_episode_view_and_timeline(con: Connection) -> None:
     assert timeline.timeline(con, "missing").figure is None
     assert timeline.picked_step([{"x": 1}, {"customdata": [5]}]) == 5
     assert timeline.picked_step([{"customdata": 3}]) == 3 and timeline.picked_step([]) is None
+    # One judge labels the entries and is named: the store holds rules verdicts only, so that is
+    # the default; asking for the LLM judge's verdicts shows none of the rules judge's outcome
+    # classes or labels.
+    assert tl.judge == "rules" and tl.judge_note.endswith("the rules judge's verdicts.")
+    llm = timeline.timeline(con, XSS_EP, judge="llm")
+    assert llm.judge == "llm" and "LLM judge" in llm.judge_note
+    assert timeline.episode(con, XSS_EP, "llm").spans["outcome"].isin(["unresolved"]).sum() < 2
 
 
 # ---- span ------------------------------------------------------------------------------------
@@ -129,7 +138,7 @@ def test_episode_view_and_timeline(con: Connection) -> None:
 def test_span_view(con: Connection) -> None:
     sid = f"{XSS_EP}/{XSS_EP}-d1"
     sv = span.span(con, sid)
-    assert sv is not None and sv.header.outcome == "neutral" and sv.header.judgeable and sv.judged
+    assert sv is not None and sv.header.outcome == "unresolved" and sv.header.judgeable and sv.judged
     assert sv.header.n_entries == 2 == len(sv.entries) == len(sv.entry_texts) == len(sv.rationales)
     assert {"relevance", "influence", "usage_label"} <= set(sv.entries.columns)
     assert sv.placements and all(p.lines for p in sv.placements)
@@ -166,7 +175,7 @@ def test_item_lineage(con: Connection) -> None:
     assert keys == ["default::card-1"]
     item = lineage.item(con, "default", "card-1")
     assert (item.deliveries, item.episodes, item.harmed) == (9, 9, 0)
-    assert len(item.delivery_rows) == 9 and set(item.delivery_rows["outcome"]) == {"neutral"}
+    assert len(item.delivery_rows) == 9 and set(item.delivery_rows["outcome"]) == {"unresolved"}
     assert not item.truncated and item.changes == []
     html = lineage.item_graph_html(con, "default", "card-1")
     assert "new vis.Network" in html and "card-1" in html
@@ -192,7 +201,7 @@ def test_overview_counts_match_the_drill_down(con: Connection) -> None:
     assert set(ov.profiles) == {"memA", "memB"} and ov.radar().data and ov.heatmap().data
     runs = overview.overview(con, None, "run")
     assert [g.label for g in runs.groups] == ["memA · rA1", "memA · rA2", "memB · rB1"]
-    one_run = overview.drill_down(con, None, run="rA2", outcome="neutral")
+    one_run = overview.drill_down(con, None, run="rA2", outcome="unresolved")
     assert set(one_run.rows["run_id"]) == {"rA2"}
     assert len(ov.coverage_table()) == 2
 
@@ -235,13 +244,13 @@ def test_compare_pairs_tasks(con: Connection) -> None:
 
 def test_judge_runs(con: Connection) -> None:
     jr = judge_runs.judge_runs(con)
-    assert set(jr.classes) == set(OUTCOME_CLASSES) and jr.classes["neutral"] == 18
+    assert set(jr.classes) == set(OUTCOME_CLASSES) and jr.classes["unresolved"] == 18
     assert (jr.judgeable, jr.pending, jr.done) == (18, 0, 18)
     assert len(jr.batch_ids) == 1 and jr.total("judgments") == 18 and jr.total("errors") == 0
     detail = judge_runs.batch_detail(con, jr.batch_ids[0])
     assert len(detail.errors) == 0 and int(detail.followups["judgments"].sum()) == 18
     assert detail.followups_chart is not None and set(detail.cost["config"]) == {"memA", "memB"}
-    assert judge_runs.judge_runs(con, ["rB1"]).classes["neutral"] == 6
+    assert judge_runs.judge_runs(con, ["rB1"]).classes["unresolved"] == 6
 
 
 # ---- case studies ----------------------------------------------------------------------------

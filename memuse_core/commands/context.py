@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .common import DbOption, fail, user_errors
+from .common import DbOption, fail, say, user_errors
 
 
 @user_errors
@@ -57,8 +57,11 @@ def spans(
     db: Path | None = DbOption,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for other tools."),
 ) -> None:
-    """Show an episode's injection spans with entries, exposure, credit windows and status."""
+    """Show an episode's injection spans with entries, exposure, credit windows and status; with
+    --json also each judge's verdict (triage, judge, judgment id) and its entries' five signals
+    and usage labels, one judge beside the other."""
     from ..store import connect
+    from ..store.judging import episode_verdicts
     from ..store.spans import load_episode_context
 
     con = connect(db, read_only=True)
@@ -68,6 +71,7 @@ def spans(
         except KeyError as e:
             fail(str(e.args[0]))
             return
+        judged = episode_verdicts(con, episode) if as_json else {}
     finally:
         con.close()
     if as_json:
@@ -92,6 +96,8 @@ def spans(
                                 }
                                 for e in s.entries
                             ],
+                            "outcomes": judged.get(s.span_id, {}).get("outcomes", {}),
+                            "verdicts": judged.get(s.span_id, {}).get("verdicts", {}),
                         }
                         for s in ctx.spans
                     ],
@@ -100,20 +106,18 @@ def spans(
         )
         return
     bad = [c for c in ctx.checks if not c.ok]
-    typer.echo(
+    say(
         f"episode {ctx.episode_id}: {len(ctx.spans)} spans, {len(ctx.deliveries)} deliveries, "
         f"recording checks {'passed' if not bad else 'FAILED'}"
     )
     for c in bad:
-        typer.echo(f"  check {c.rule}: {c.detail}")
-    typer.echo(
+        say(f"  check {c.rule}: {c.detail}")
+    say(
         f"  {'span':<34} {'status':<13} {'steps':<9} {'deliv':>5} {'chars':>7}  entries (item exposure window)"
     )
     for s in ctx.spans:
         steps = "-" if s.first_step is None else f"{s.first_step}-{s.last_step}"
         ents = ", ".join(f"{e.item_id} {e.exposure} {_window(e.window)}" for e in s.entries) or "(none)"
-        typer.echo(
-            f"  {s.span_id:<34} {s.status:<13} {steps:<9} {len(s.delivery_ids):>5} {s.chars:>7}  {ents}"
-        )
+        say(f"  {s.span_id:<34} {s.status:<13} {steps:<9} {len(s.delivery_ids):>5} {s.chars:>7}  {ents}")
         if s.reason and s.status != "eligible":
-            typer.echo(f"  {'':<34} reason: {s.reason}")
+            say(f"  {'':<34} reason: {s.reason}")

@@ -49,6 +49,12 @@ def judge(
         "--rank-by-rules",
         help="Judge first the spans the rules judge flagged (misused, used, unclear).",
     ),
+    retry_errors: bool = typer.Option(
+        False,
+        "--retry-errors",
+        help="Also judge again the spans whose earlier judgment failed validation or its budget "
+        "(spans that failed for a transport failure are always judged again).",
+    ),
 ) -> None:
     """Judge eligible spans; interrupt any time and run again to resume (nothing is judged twice)."""
     from ..judge.result import JudgeConfigError, JudgeSettings
@@ -105,11 +111,15 @@ def judge(
                 progress=on_progress,
                 rank_by_rules=rank_by_rules,
                 workers=workers,
+                retry_errors=retry_errors,
             )
-        except JudgeConfigError as e:
+        except JudgeConfigError as e:  # a missing key or model, or an endpoint the preflight cannot use
             fail(str(e))
             return
     for line in summary.lines():
         typer.echo(line)
     if summary.interrupted and summary.stopped and summary.stopped.startswith("interrupted"):
         raise typer.Exit(130)
+    if summary.broken:
+        typer.echo(f"error: {summary.stopped}", err=True)
+        raise typer.Exit(1)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .common import DbOption, fail, user_errors
+from .common import DbOption, fail, say, user_errors
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -31,9 +31,15 @@ def report(
     out: Path | None = typer.Option(None, "--out", help="Directory to write the report into."),
     seed: int = typer.Option(0, "--seed", help="Seed of the paired bootstrap."),
     replicates: int = typer.Option(5000, "--replicates", help="Bootstrap replicates."),
+    judge: str | None = typer.Option(
+        None,
+        "--judge",
+        help="Whose verdicts every table shows: rules or llm (default: llm where it has accepted "
+        "verdicts, else rules). Tables never mix judges.",
+    ),
 ) -> None:
     """Print or write the paper's tables: outcomes, profiles, triage, coverage, recurring items,
-    delivery forms, use and effects, memory histories and cost."""
+    delivery forms, use and effects, memory histories and cost, from one judge's verdicts."""
     from ..metrics import build_report, write_report
     from ..store import DatabaseError, connect
     from ..store.metrics import list_runs
@@ -44,6 +50,10 @@ def report(
         fail(f"--format: expected md, csv or json, got `{fmt}`")
     if replicates < 1:
         fail("--replicates: must be at least 1")
+    from ..vocab import JUDGE_KINDS
+
+    if judge is not None and judge not in JUDGE_KINDS:
+        fail(f"--judge: expected {' or '.join(JUDGE_KINDS)}, got `{judge}`")
     selected = _split(runs)
     con = connect(db, read_only=True)
     try:
@@ -60,7 +70,16 @@ def report(
                     f"(configurations: {', '.join(sorted(cfgs)) or 'none'})"
                 )
         try:
-            rep = build_report(con, selected, baseline, replicates=replicates, seed=seed)
+            if judge is not None:
+                from ..store.judging import judges_with_verdicts
+
+                if not judges_with_verdicts(con).get(judge):
+                    typer.echo(
+                        f"note: no accepted {judge} verdicts in {db or 'the store'}; its tables are "
+                        "empty (run `memuse judge --judge " + judge + "`)",
+                        err=True,
+                    )
+            rep = build_report(con, selected, baseline, replicates=replicates, seed=seed, judge=judge)
         except DatabaseError as e:
             fail(
                 f"cannot aggregate {db or 'the store'}: {str(e).splitlines()[0]} (rebuild it with `memuse build`)"
@@ -69,7 +88,7 @@ def report(
         con.close()
     result = write_report(rep, fmt, by, out)  # type: ignore[arg-type]
     if isinstance(result, str):
-        typer.echo(result, nl=not result.endswith("\n"))
+        say(result, nl=not result.endswith("\n"))
     else:
         for p in result:
             typer.echo(f"wrote {p}")

@@ -257,9 +257,14 @@ def _episode(
             mem0_tool_search(s, mem0)
         for d in s.decisions:
             if d.key == "recall" and d.influence == "referenced":
+                hint = d.item.hint
                 s.mention(
                     d,
-                    f'The memory "{d.item.value[:44]}..." is noted, but the traceback decides what to change.',
+                    # misleading cue: the mention names the hint, which no action uses
+                    f"The memory points at `{hint}`; I may look at that later, but the traceback "
+                    "decides what to change."
+                    if hint
+                    else f'The memory "{d.item.value[:44]}..." is noted, but the traceback decides what to change.',
                 )
     elif config == "proxy":
         ref = s.persona_ref

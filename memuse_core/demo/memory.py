@@ -130,7 +130,11 @@ class CardCorpus:
                 comp.mechanism,
                 f"{comp.func} mishandles {comp.inputs[0]} ({comp.repo})",
                 f"{comp.exc} from {comp.func}; {mech.title}; reported for {comp.inputs[0]} and similar inputs "
-                f"after a refactoring of {comp.file}",
+                f"after a refactoring of {comp.file}"
+                # misleading cue: half of the previews already name the helper, so a judge
+                # that credits any sight of the hint to the preview is told apart from one that
+                # assigns shared content to the full read the preview selects (A.2.2)
+                + (f" (fixed in `{comp.helper}`)" if len(comp.key) % 2 == 0 else ""),
                 f"Root cause: {mech.summary}.\nFix strategy: {mech.remedy}; the change belongs in the helper "
                 f"`{comp.helper}` that {comp.func.split('.')[-1]} delegates to, not in the caller.\n"
                 f"Patch digest: {comp.file}: `{comp.helper}` now handles the case before building the result.\n"

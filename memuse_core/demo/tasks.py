@@ -8,6 +8,7 @@ repository's internal order. Every run of every configuration executes this same
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import dataclass
 
 from .catalog import COMPONENTS, MECHANISMS, REPO_WEIGHTS, REPOS, Component, Mechanism
@@ -62,6 +63,13 @@ def _task_text(comp: Component, variant: int, rng: random.Random) -> str:
         f'      File "{comp.file}", line {line}, in {short}\n'
         f"    {comp.exc}: unexpected value for {inp}\n\n"
         f"Expected: the call handles {inp} like the documented cases and returns the usual result."
+        # misleading cue: some reports already name the helper that memory would
+        # supply; an agent using it follows the task, not memory (A.2.2 "None")
+        + (
+            f"\n\nA maintainer notes the bug is probably in `{comp.helper}`."
+            if zlib.crc32(f"{comp.key}:{variant}".encode()) % 7 == 0
+            else ""
+        )
     )
 
 

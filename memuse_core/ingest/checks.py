@@ -102,10 +102,10 @@ class FileChecks:
             self._once(self.searches, ev.search_id, line, "search_id")
         elif t is MemoryChange:
             assert isinstance(ev, MemoryChange)
-            if ev.version is None:
-                return
+            if ev.version is None or ev.value is None:
+                return  # a delete names the version it removes and carries no value
             key = (ev.run_id, ev.namespace, ev.item_id, ev.version)
-            h = blob_hash(ev.value) if ev.value is not None else None
+            h = blob_hash(ev.value)
             first = self.versions.get(key)
             if first is None:
                 self.versions[key] = (line, h)

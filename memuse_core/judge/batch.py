@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..rules.judgment import JudgmentResult
+from ..rules.judgment import JudgmentResult, scrub_result
 from ..rules.models import SpanContext
 from ..store import connect
 from ..store.decode import gc_paused
@@ -20,6 +20,7 @@ from ..store.evidence import fetch_evidence_rows
 from ..store.journal import Journal, journal_path
 from ..store.judging import end_batch, write_results
 from ..store.spans import load_spans
+from .endpoint import TRANSPORT, secrets
 from .evidence import EpisodeEvidence, build_evidence
 
 FLUSH_EVERY = 500
@@ -61,11 +62,17 @@ class BatchSummary:
     cached_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    """Sum of the known costs."""
+    cost_unknown: int = 0
+    """Judgments whose cost is unknown (no price given, no provider-reported cost)."""
     seconds: float = 0.0
     replayed: int = 0
     auto_neutral: int = 0
     skipped_done: int = 0
     stopped: str | None = None
+    broken: bool = False
+    """The circuit breaker stopped the batch (the command exits non-zero)."""
+    preflight_seconds: float | None = None
 
     def add(self, r: JudgmentResult) -> None:
         if r.status == "interrupted":
@@ -84,7 +91,10 @@ class BatchSummary:
         self.input_tokens += r.input_tokens
         self.cached_tokens += r.cached_tokens
         self.output_tokens += r.output_tokens
-        self.cost_usd += r.cost_usd
+        if r.cost_usd is None:
+            self.cost_unknown += int(r.calls > 0)
+        else:
+            self.cost_usd += r.cost_usd
 
     def lines(self) -> list[str]:
         rate = self.judged / self.seconds if self.seconds > 0 else 0.0
@@ -108,12 +118,19 @@ class BatchSummary:
                 f"  calls {self.calls} ({cps:.2f}/span); input tokens uncached "
                 f"{self.input_tokens - self.cached_tokens:,}, cached {self.cached_tokens:,}; output "
                 f"{self.output_tokens:,}; cost ${self.cost_usd:.4f}"
+                + (
+                    f" + unknown for {self.cost_unknown} span(s) (no --price-* and no provider cost)"
+                    if self.cost_unknown
+                    else ""
+                )
             )
         if self.replayed or self.auto_neutral or self.skipped_done:
             out.append(
                 f"  journal replayed {self.replayed}; auto-neutral verdicts {self.auto_neutral}; "
                 f"already judged {self.skipped_done}"
             )
+        if self.preflight_seconds is not None:
+            out.append(f"  preflight call {self.preflight_seconds:.2f} s")
         if self.stopped:
             out.append(f"  stopped: {self.stopped}")
         if self.planned == 0 and not self.skipped_done:
@@ -162,6 +179,36 @@ def chunks(pairs: list[tuple[str, str]], first: int = CHUNK_EPISODES) -> Iterato
         yield cur
 
 
+BREAKER_FAILURES = 3
+"""Consecutive transport failures that stop an LLM batch (the rest stays pending)."""
+
+
+class CircuitBreaker:
+    """Stops a batch after `BREAKER_FAILURES` consecutive transport failures: the endpoint is down
+    or unreachable, so judging the remaining spans would only turn them into failures. Spans not
+    started stay pending; those that failed are not done either (`store.judging.done_spans`)."""
+
+    def __init__(self, limit: int = BREAKER_FAILURES) -> None:
+        self.limit = limit
+        self.run = 0
+        self.last = ""
+
+    def observe(self, status: str, reason: str | None) -> bool:
+        """Count one result; True when the breaker trips."""
+        if status == "error" and (reason or "").startswith(TRANSPORT + ":"):
+            self.run += 1
+            self.last = (reason or "").split(":", 1)[1].strip()
+        elif status != "interrupted":
+            self.run = 0
+        return self.run >= self.limit
+
+    def message(self, left: int) -> str:
+        return (
+            f"circuit breaker: {self.run} consecutive transport failures ({self.last}); "
+            f"{left} span(s) left pending; run the same command again once the endpoint works"
+        )
+
+
 class ResultWriter:
     """Journal first, then short transactions."""
 
@@ -173,6 +220,7 @@ class ResultWriter:
         self.last = time.monotonic()
 
     def add(self, r: JudgmentResult) -> None:
+        scrub_result(r, secrets(r.settings))  # nothing secret reaches the journal or the tables
         self.journal.append(r)
         self.pending.append(r)
 

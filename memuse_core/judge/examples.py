@@ -15,7 +15,10 @@ from ..rules.context import build_episode_context
 from ..rules.models import SpanContext
 from ..store import connect
 
-TASK = "Dates like 2024-02-30 crash parse_date in src/dates.py with a ValueError. Fix the date parser."
+TASK = (
+    "Dates like 2024-02-30 crash parse_date in src/dates.py with a ValueError "
+    "(tests/test_dates.py). Fix the date parser."
+)
 
 
 def acted_on_episode(eid: str = "acted", *, padding: int = 0) -> list[Event]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import time
 from typing import Any
@@ -24,29 +23,20 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from ..rules.judgment import Attempt, JudgmentResult, verdict_for
+from ..rules.judgment import Attempt, JudgmentResult, scrub_result, verdict_for
 from ..vocab import estimate_tokens
 from .contract import ANSWER_TOOL
+from .endpoint import TRANSPORT, api_key, cause_of, is_transport, secrets
 from .package import EvidencePackage, brief, choose_inline
-from .result import JudgeConfigError, JudgeSettings, Prompts
+from .result import JudgeSettings, Prompts
 from .tools import EvidenceTools, tool_schemas
 from .validate import check_answer, coerce_undetermined, mandatory_chars
 
 
 def make_client(settings: JudgeSettings) -> openai.AsyncOpenAI:
     """An async client for the configured endpoint; the key is read from the environment only."""
-    key = os.environ.get(settings.api_key_env)
-    if not key:
-        if settings.base_url is None:
-            raise JudgeConfigError(
-                f"set {settings.api_key_env} (or pick another variable with --api-key-env) "
-                "to use the LLM judge, or give --base-url for a local endpoint"
-            )
-        key = "not-needed"
-    if not settings.model:
-        raise JudgeConfigError("the LLM judge needs --model")
     return openai.AsyncOpenAI(
-        api_key=key, base_url=settings.base_url, max_retries=0, timeout=settings.timeout
+        api_key=api_key(settings), base_url=settings.base_url, max_retries=0, timeout=settings.timeout
     )
 
 
@@ -93,6 +83,7 @@ async def _create(
 def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any) -> int:
     """Add one response's reported usage and cost; returns its prompt tokens."""
     if usage is None:
+        _add_cost(res, None, first=res.calls <= 1)
         return 0
     pt = int(getattr(usage, "prompt_tokens", 0) or 0)
     ct = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -107,10 +98,22 @@ def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any) -> int:
     if settings.price_input is not None or settings.price_output is not None:
         pin = settings.price_input or 0.0
         pc = settings.price_cached if settings.price_cached is not None else pin
-        res.cost_usd += ((pt - cached) * pin + cached * pc + ct * (settings.price_output or 0.0)) / 1e6
+        cost: float | None = ((pt - cached) * pin + cached * pc + ct * (settings.price_output or 0.0)) / 1e6
     elif isinstance(extra.get("cost"), (int, float)):
-        res.cost_usd += float(extra["cost"])
+        cost = float(extra["cost"])
+    else:
+        cost = None
+    _add_cost(res, cost, first=res.calls <= 1)
     return pt
+
+
+def _add_cost(res: JudgmentResult, cost: float | None, *, first: bool) -> None:
+    """Add one call's cost. A call of unknown cost makes the judgment's cost unknown (None) for
+    good: a partial sum would understate it."""
+    if first:
+        res.cost_usd = cost
+    elif res.cost_usd is not None:
+        res.cost_usd = None if cost is None else res.cost_usd + cost
 
 
 def _assistant_dict(msg: Any) -> dict[str, Any]:
@@ -184,7 +187,8 @@ async def judge_llm(
         try:
             resp = await _create(client, settings, res, log, **kw)
         except openai.APIError as e:
-            return _finish(res, "error", f"api_error: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            kind = TRANSPORT if is_transport(e) else "api_error"
+            return _finish(res, "error", f"{kind}: {cause_of(e, settings)}", settings)
         prompt_tokens = _usage(res, settings, getattr(resp, "usage", None))
         log.append({"call": round_no, "seconds": round(time.time() - t0, 3), "forced": forced})
         if not resp.choices:
@@ -266,10 +270,13 @@ async def judge_llm(
             forced = True
 
 
-def _finish(res: JudgmentResult, status: str, reason: str | None) -> JudgmentResult:
+def _finish(
+    res: JudgmentResult, status: str, reason: str | None, settings: JudgeSettings | None = None
+) -> JudgmentResult:
     res.status = status  # type: ignore[assignment]
     res.reason = reason
     res.ended_at = time.time()
     if status == "accepted":
         verdict_for(res)
+    scrub_result(res, secrets(settings or res.settings))  # an endpoint may echo the key
     return res

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..rules.judgment import JudgmentResult
 from ..rules.models import SpanContext
-from .batch import BatchSummary, ResultWriter, chunks, load_chunk
+from .batch import BatchSummary, CircuitBreaker, ResultWriter, chunks, load_chunk
 from .evidence import EpisodeEvidence
 from .package import build_package
 from .result import JudgeSettings, Prompts
@@ -118,7 +118,7 @@ async def run_llm(
     on_result: Callable[[JudgmentResult], None] | None = None,
 ) -> str:
     """Judge `todo` with the LLM loop at `concurrency` spans in flight; returns done / stopped /
-    interrupted.
+    broken / interrupted (broken: the circuit breaker stopped it, the rest stays pending).
 
     A pipeline without barriers: the next chunk is loaded (and its packages built) in a thread
     while the current one is judged, and a span starts as soon as any slot frees, so chunk
@@ -143,6 +143,8 @@ async def run_llm(
 
     flushing: asyncio.Future[None] | None = None
     write_error: list[BaseException] = []
+    breaker = CircuitBreaker()
+    started = [0]
 
     def flush_in_background() -> None:
         """At most one transaction in flight, in a thread. A failed write stops the batch: its
@@ -191,6 +193,10 @@ async def run_llm(
         if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
             stop.set()
             summary.stopped = f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
+        if breaker.observe(res.status, res.reason) and not summary.broken:
+            stop.set()
+            summary.broken = True
+            summary.stopped = breaker.message(len(todo) - started[0])
         if progress:
             progress(summary)
 
@@ -221,6 +227,7 @@ async def run_llm(
                 if stopped():
                     sem.release()
                     break
+                started[0] += 1
                 task = asyncio.create_task(one(span_id, pkg))
                 running.add(task)
                 task.add_done_callback(running.discard)
@@ -232,6 +239,8 @@ async def run_llm(
             await flushing
         if write_error:
             raise write_error[0]
+        if summary.broken:
+            return "broken"
         return "stopped" if stopped() else "done"
     except (asyncio.CancelledError, KeyboardInterrupt):
         for task in list(running):

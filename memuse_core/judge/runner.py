@@ -44,6 +44,7 @@ def _prepare(
     limit: int | None,
     summary: BatchSummary,
     rank_by_rules: bool = False,
+    retry_errors: bool = False,
 ) -> list[tuple[str, str]]:
     con = connect(db)
     try:
@@ -60,7 +61,7 @@ def _prepare(
                     "spans are judged)"
                 )
         else:
-            done = done_spans(con, settings.judge)
+            done = done_spans(con, settings.judge, retry_errors=retry_errors)
             todo = [p for p in elig if p[0] not in done]
             summary.skipped_done = len(elig) - len(todo)
         if rank_by_rules:
@@ -90,6 +91,7 @@ def run_batch(
     progress: Progress | None = None,
     rank_by_rules: bool = False,
     workers: int | None = 1,
+    retry_errors: bool = False,
 ) -> BatchSummary:
     """Judge every pending eligible span (or the given ones); safe to interrupt and resume.
 
@@ -99,13 +101,20 @@ def run_batch(
     judge one event loop's CPU per call, not the network, bounds a single process at high
     concurrency; the rules judge is CPU-bound throughout (loading and judging). See
     `judge/workers.py`. `workers=None` chooses: one per core for a rules batch of at least
-    AUTO_WORKER_SPANS spans, otherwise one."""
+    AUTO_WORKER_SPANS spans, otherwise one.
+
+    An LLM batch starts with a preflight call (`judge.endpoint.preflight`): an endpoint it cannot
+    use raises `EndpointError` before anything is written. Spans whose judgment failed for a
+    transport failure are judged again by the next batch; `retry_errors` also judges again the
+    spans whose judgment failed validation or the budget."""
     summary = BatchSummary(batch_id=uuid.uuid4().hex[:12], judge=settings.judge)
     t0 = time.monotonic()
     if settings.judge == "llm":
-        from .llm import make_client  # lazy: the openai SDK loads only for the LLM judge
+        from .endpoint import preflight
 
-        make_client(settings)  # fail fast on a missing key or model, before touching the store
+        # fail fast on a missing key or model, an unreachable endpoint, a rejected key or an
+        # unknown model, before touching the store
+        summary.preflight_seconds = preflight(settings)
     pool = None
     method = ""
     auto = workers is None
@@ -116,7 +125,7 @@ def run_batch(
         if method == "spawn" and not auto:
             pool = WorkerPool(db, settings, workers, summary.batch_id, method)  # they import while we prepare
     try:
-        todo = _prepare(db, settings, span_ids, limit, summary, rank_by_rules)
+        todo = _prepare(db, settings, span_ids, limit, summary, rank_by_rules, retry_errors)
     except BaseException:
         if pool is not None:
             pool.cancel()
@@ -146,12 +155,20 @@ def run_batch(
     return summary
 
 
-def judge_span(db: Any, span_id: str, judge: str = "rules", **settings: Any) -> JudgmentResult:
+def judge_span(
+    db: Any, span_id: str, judge: str = "rules", *, fields: str = "", **settings: Any
+) -> JudgmentResult:
     """Judge (or re-judge) one span now and store the result; earlier judgments stay as history.
 
     This is what the app's re-judge button calls. Settings are `JudgeSettings` fields (model,
-    base_url, api_key_env, reference, max_calls, ...)."""
+    base_url, api_key_env, reference, max_calls, ...). The LLM judge first makes its preflight
+    call: an endpoint it cannot use raises `EndpointError` (its message ends with `fields`, e.g.
+    the app's sidebar fields to check) and nothing is written."""
     s = JudgeSettings(judge=judge, **settings)  # type: ignore[arg-type]
+    if s.judge == "llm":
+        from .endpoint import preflight
+
+        preflight(s, fields=fields)
     con = connect(db)
     try:
         replay_journal(con, db)

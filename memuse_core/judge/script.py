@@ -40,12 +40,19 @@ class ScriptedReply(BaseModel):
     """Signal values applied to every auto-answered entry (e.g. {"influence": "none"})."""
     entry_overrides: dict[int, dict[str, Any]] = Field(default_factory=dict)
     """Per-entry overrides of the auto answer, keyed by entry number."""
+    answer_fields: dict[str, Any] = Field(default_factory=dict)
+    """Top-level fields of the auto answer to set (e.g. {"confidence": 1.7})."""
+    drop_answer_fields: list[str] = Field(default_factory=list)
+    """Top-level fields to leave out of the auto answer (e.g. ["confidence"])."""
     status: int = 200
     """HTTP status; 429 or 5xx make an error reply that is consumed like any other reply."""
     error: str = "scripted error"
     """Error message for a non-200 status."""
     retry_after: float | None = None
     """Retry-After header (seconds) for error replies."""
+    echo_headers: bool = False
+    """An error reply whose message echoes the request's Authorization header (as some proxies
+    do): stored error text must never keep it."""
     delay: float = 0.0
     """Extra seconds to wait before replying (simulates a slow reply or a timeout)."""
     usage: dict[str, int] | None = None
@@ -130,4 +137,8 @@ def auto_answer(messages: list[dict[str, Any]], reply: ScriptedReply) -> dict[st
         a.update(reply.answer_overrides)
         a.update(reply.entry_overrides.get(int(e.get("entry", -1)), {}))
         out.append(a)
-    return {"assessments": out, "summary": "scripted", "confidence": 0.5}
+    answer: dict[str, Any] = {"assessments": out, "summary": "scripted", "confidence": 0.5}
+    answer.update(reply.answer_fields)
+    for k in reply.drop_answer_fields:
+        answer.pop(k, None)
+    return answer

@@ -239,9 +239,12 @@ class ScriptedServer:
                     headers = {}
                     if reply.retry_after is not None:
                         headers["Retry-After"] = str(reply.retry_after)
+                    message = reply.error
+                    if reply.echo_headers:
+                        message += f" (request headers: Authorization: {self.headers.get('Authorization')})"
                     self._send(
                         reply.status,
-                        {"error": {"message": reply.error, "type": "scripted", "code": str(reply.status)}},
+                        {"error": {"message": message, "type": "scripted", "code": str(reply.status)}},
                         headers,
                     )
                     return

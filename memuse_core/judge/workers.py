@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from ..rules.judgment import JudgmentResult
-from .batch import BatchSummary, ResultWriter, flush_seconds
+from .batch import BatchSummary, CircuitBreaker, ResultWriter, flush_seconds
 from .loops import run_llm, run_rules
 from .result import JudgeSettings
 
@@ -178,6 +178,8 @@ class WorkerPool:
             sq.put((shards[i], per) if i < len(shards) else None)
         ended, statuses = 0, []
         interrupted = False
+        breaker = CircuitBreaker()
+        seen = 0
         deadline: float | None = None
         while ended < len(procs):
             try:
@@ -201,6 +203,11 @@ class WorkerPool:
                 statuses.append(payload)
                 continue
             summary.add(JudgmentResult(**payload))
+            seen += 1
+            if breaker.observe(payload["status"], payload["reason"]) and not summary.broken:
+                stop.set()
+                summary.broken = True
+                summary.stopped = breaker.message(len(todo) - seen)
             if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
                 stop.set()
                 summary.stopped = (
@@ -212,4 +219,10 @@ class WorkerPool:
         if interrupted or "interrupted" in statuses:
             summary.stopped = "interrupted; run the same command again to resume"
             return "interrupted"
+        if summary.broken or "broken" in statuses:
+            summary.broken = True
+            summary.stopped = (
+                summary.stopped or "circuit breaker: repeated transport failures; rest left pending"
+            )
+            return "broken"
         return "stopped" if stop.is_set() else "done"

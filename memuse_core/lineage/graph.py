@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..store import Connection
 from ..store import metrics as q
+from ..textsafe import graph_text
 
 TRIAGE_COLORS = {
     "positive": "#2e7d32",
@@ -65,10 +66,11 @@ _RANK = {
 
 
 def _e(x: object) -> str:
-    """Recorded text for a label or tooltip, as plain text (None and NaN become ""). Renderers
+    """Recorded text for a label or tooltip, neutralised and escaped exactly once
+    (`textsafe.graph_text`: control and bidi characters made visible, no HTML escaping). Renderers
     escape it for their medium: vis-network shows labels and titles as text (pyvis embeds them
     with `tojson`), the plotly figure escapes hover text; escaping here showed `&lt;` twice."""
-    return "" if x is None or (isinstance(x, float) and pd.isna(x)) else str(x)
+    return graph_text(x)
 
 
 def _v(x: Any) -> Any:
@@ -278,11 +280,13 @@ def build_graph(
 
 
 def _graph(
-    con: Connection, keys: pd.DataFrame, runs: Sequence[str] | None, max_spans: int
+    con: Connection, keys: pd.DataFrame, runs: Sequence[str] | None, max_spans: int, judge: str | None
 ) -> nx.MultiDiGraph:
     if len(keys) == 0:
         return nx.MultiDiGraph()
-    return build_graph(q.lineage_events(con, keys, runs), q.lineage_uses(con, keys, runs), keys, max_spans)
+    return build_graph(
+        q.lineage_events(con, keys, runs), q.lineage_uses(con, keys, runs, judge), keys, max_spans
+    )
 
 
 def item_graph(
@@ -292,16 +296,20 @@ def item_graph(
     *,
     runs: Sequence[str] | None = None,
     max_spans: int = MAX_SPANS,
+    judge: str | None = None,
 ) -> nx.MultiDiGraph:
-    """The graph of one item (in every namespace that has this id when `namespace` is None)."""
+    """The graph of one item (in every namespace that has this id when `namespace` is None);
+    verdict colours and usage labels are one judge's (`judge`, default `resolve_judge`)."""
     keys = q.lineage_items(con, item_id=item_id, namespace=namespace)
-    return _graph(con, keys, runs, max_spans)
+    return _graph(con, keys, runs, max_spans, judge)
 
 
-def episode_graph(con: Connection, episode_id: str, *, max_spans: int = MAX_SPANS) -> nx.MultiDiGraph:
+def episode_graph(
+    con: Connection, episode_id: str, *, max_spans: int = MAX_SPANS, judge: str | None = None
+) -> nx.MultiDiGraph:
     """The graphs of every item delivered in or written by one episode, across all runs."""
     keys = q.lineage_items(con, episode_id=episode_id)
-    return _graph(con, keys, None, max_spans)
+    return _graph(con, keys, None, max_spans, judge)
 
 
 def effect_graph(
@@ -310,8 +318,9 @@ def effect_graph(
     *,
     runs: Sequence[str] | None = None,
     max_spans: int = MAX_SPANS,
+    judge: str | None = None,
 ) -> nx.MultiDiGraph:
     """The graphs of all items with a judged entry of the given kind in the selected runs, e.g.
-    every item with a harmful entry."""
-    keys = q.lineage_items(con, effect=effect, runs=runs)
-    return _graph(con, keys, runs, max_spans)
+    every item with a harmful entry (one judge's verdicts, default `resolve_judge`)."""
+    keys = q.lineage_items(con, effect=effect, runs=runs, judge=judge)
+    return _graph(con, keys, runs, max_spans, judge)

@@ -4,13 +4,13 @@ once, the frame sized to the graph."""
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 
 import networkx as nx
 
 from ..store import Connection
+from ..textsafe import html_text
 from .graph import TRIAGE_COLORS, item_graph
 
 _CDN_TAGS = [
@@ -60,7 +60,7 @@ def render_html(graph: nx.MultiDiGraph, *, height: str = "640px", heading: str =
         page = pat.sub("", page)
     page = _EMPTY_HEADINGS.sub("", page)
     top = _LEGEND + (
-        f"<h3 style='font:16px sans-serif;margin:4px'>{html.escape(heading)}</h3>" if heading else ""
+        f"<h3 style='font:16px sans-serif;margin:4px'>{html_text(heading)}</h3>" if heading else ""
     )
     return page.replace("<body>", "<body>" + top, 1)
 

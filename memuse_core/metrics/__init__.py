@@ -73,15 +73,23 @@ from .render import markdown_table, render_csv, render_json, render_markdown, wr
 from .tables import UNDEFINED, report_tables
 
 
-def overview_frame(con: Connection, runs: Sequence[str] | None = None, level: str = "config") -> pd.DataFrame:
+def overview_frame(
+    con: Connection, runs: Sequence[str] | None = None, level: str = "config", judge: str | None = None
+) -> pd.DataFrame:
     """One row per configuration (or run): profile means, yields, token efficiency, triage rates
-    and coverage. Shares are fractions; undefined values are NaN. Backs the app's overview page."""
-    stats = group_stats(con, runs, level, details=False)  # type: ignore[arg-type]
+    and coverage, from the verdicts of one judge (`judge`, default `store.judging.resolve_judge`),
+    named in the `judge` column and in `frame.attrs["judge"]`. Shares are fractions; undefined
+    values are NaN. Backs the app's overview page."""
+    from ..store.judging import resolve_judge
+
+    judge = resolve_judge(con, judge)
+    stats = group_stats(con, runs, level, details=False, judge=judge)  # type: ignore[arg-type]
     rows = []
     for (cfg, run), g in stats.items():
         row: dict[str, object] = {
             "config": cfg,
             "run_id": run,
+            "judge": judge,
             "episodes": g.episodes,
             "spans": g.spans,
             "profiled_spans": g.profiled_spans,
@@ -107,7 +115,9 @@ def overview_frame(con: Connection, runs: Sequence[str] | None = None, level: st
             "relevance_coverage_without_recurring": g.recurring.relevance_coverage_without,
         }
         rows.append(row)
-    return pd.DataFrame(rows).astype({"run_id": object}) if rows else pd.DataFrame()
+    df = pd.DataFrame(rows).astype({"run_id": object}) if rows else pd.DataFrame()
+    df.attrs["judge"] = judge
+    return df
 
 
 __all__ = [

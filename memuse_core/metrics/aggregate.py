@@ -7,6 +7,7 @@ per-group rows into the result models, dividing only where the denominator is no
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -253,17 +254,19 @@ def group_stats(
     *,
     details: bool = True,
     facts: q.Facts | None = None,
+    judge: str | None = None,
 ) -> dict[Key, GroupStats]:
     """Aggregates per configuration (`level="config"`), per run (`"run"`) or both (`"both"`,
-    keys (config, None) and (config, run)).
+    keys (config, None) and (config, run)), from the verdicts of one judge: `facts.judge`, else
+    `judge`, else the store's default (`store.judging.resolve_judge`).
 
     With `details=False` only the overview is computed (profiles, triage, yields, efficiency,
     coverage, recurring items): this is what the app's overview page needs."""
     if facts is None and details:
         # many queries share the same building blocks: materialise them once
-        with q.facts(con, runs) as f:
+        with q.facts(con, runs, judge) as f:
             return group_stats(con, runs, level, details=details, facts=f)
-    kw = {"facts": facts}
+    kw: dict[str, Any] = {"facts": facts, "judge": facts.judge if facts is not None else judge}
     prof = cov = rec = _rows(q.overview(con, runs, level, **kw))
     out: dict[Key, GroupStats] = {}
     for k, r in cov.items():
@@ -279,7 +282,7 @@ def group_stats(
     use = _rows(q.use_effects(con, runs, level, **kw))
     forms = q.delivery_forms(con, runs, level, **kw)
     costs = _rows(q.group_costs(con, runs, level, **kw))
-    judge = _rows(q.judge_costs(con, runs, level, **kw))
+    jcost = _rows(q.judge_costs(con, runs, level, **kw))
     origins = q.effect_origins(con, runs, **kw)
     run_out = q.run_outcomes(con, runs, **kw)
     for k, g in out.items():
@@ -290,7 +293,7 @@ def group_stats(
         g.forms = _forms(fsel)
         osel = origins[origins.config == cfg] if run is None else origins[origins.run_id == run]
         g.histories = histories(osel)
-        _cost(g, costs.get(k), judge.get(k))
+        _cost(g, costs.get(k), jcost.get(k))
         rsel = run_out[run_out.config == cfg] if run is None else run_out[run_out.run_id == run]
         if run is None:
             g.outcome = oc.config_outcome(rsel)
@@ -307,10 +310,14 @@ def build_report(
     *,
     replicates: int = oc.BOOTSTRAP_REPLICATES,
     seed: int = oc.DEFAULT_SEED,
+    judge: str | None = None,
 ) -> Report:
     """The full report: every configuration pooled over its selected runs, with each run nested,
-    and the baseline comparison of task outcomes (A.5.4) when `baseline` names a configuration."""
-    with q.facts(con, runs) as f:
+    and the baseline comparison of task outcomes (A.5.4) when `baseline` names a configuration.
+    Every table reads the verdicts of one judge (`judge`, default `store.judging.resolve_judge`),
+    named in `Report.judge`."""
+    with q.facts(con, runs, judge) as f:
+        chosen = f.judge
         both = group_stats(con, runs, "both", facts=f)
         outcomes = q.task_outcomes(con, runs, facts=f)
         pairs = q.run_pair_changes(con, runs, facts=f)
@@ -328,6 +335,7 @@ def build_report(
         bootstrap_replicates=replicates,
         seed=seed,
         runs=list(runs) if runs is not None else None,
+        judge=chosen,
     )
     for cfg in configs:
         cs = ConfigStats(**pooled[(cfg, None)].model_dump())

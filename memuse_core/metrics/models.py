@@ -355,3 +355,7 @@ class Report(BaseModel):
     seed: int = 0
     runs: list[str] | None = None
     """Selected runs (None: every run)."""
+    judge: str = "rules"
+    """The one judge whose verdicts every table of the report reads (`rules` or `llm`); every
+    title names it (`memuse report --judge`; default: the LLM judge where it has accepted
+    verdicts, else the rules judge)."""

@@ -51,17 +51,23 @@ def render_markdown(rep: Report, by: By = "config") -> str:
     tables = report_tables(rep, by)
     scope = "all runs" if rep.runs is None else ", ".join(rep.runs)
     parts = [
-        f"# MemUse report\n\nScope: {scope}. Baseline: {rep.baseline or '—'}. "
+        f"# MemUse report ({judge_label(rep.judge)})\n\nScope: {scope}. Verdicts: {judge_label(rep.judge)} "
+        f"only (choose with --judge). Baseline: {rep.baseline or '—'}. "
         f"Paired bootstrap: {rep.bootstrap_replicates} replicates, seed {rep.seed}. "
         f"Undefined statistics (empty denominator) print as {UNDEFINED}."
     ]
     for name, (title, _) in TABLES.items():
-        parts.append(f"## {title}\n\n{markdown_table(tables[name])}")
+        parts.append(f"## {title} — {judge_label(rep.judge)}\n\n{markdown_table(tables[name])}")
         if name == "outcomes":
             parts.append(no_outcome_note(rep))
         if name == "histories":
             parts.append("### Items with harmful entries\n\n" + markdown_table(tables["harmful_items"]))
     return "\n\n".join(parts) + "\n"
+
+
+def judge_label(judge: str) -> str:
+    """How a table title names the judge whose verdicts it shows."""
+    return {"rules": "rules judge", "llm": "LLM judge"}.get(judge, f"{judge} judge")
 
 
 def no_outcome_note(rep: Report) -> str:
@@ -84,7 +90,12 @@ def render_json(rep: Report) -> str:
 
 def render_csv(rep: Report, by: By = "config") -> dict[str, str]:
     """Each table as CSV text, keyed by file name (`<table>.csv`); undefined cells are empty."""
-    return {f"{name}.csv": df.to_csv(index=False) for name, df in report_tables(rep, by).items()}
+    out = {}
+    for name, df in report_tables(rep, by).items():
+        df = df.copy()
+        df.insert(0, "verdict_judge", rep.judge)  # a CSV read on its own still names its judge
+        out[f"{name}.csv"] = df.to_csv(index=False)
+    return out
 
 
 def write_report(rep: Report, fmt: str, by: By, out_dir: Path | None) -> str | list[Path]:

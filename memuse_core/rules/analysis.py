@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..episode import CallView, EpisodeRecord
 from ..events import Entry, HistoryRewrite, MemoryDelivery, Retraction, text_digest
+from ..vocab import MIN_CLIPPED_PREFIX
 from .attribution import Attribution, attribute_delivery, processing_order
 from .checks import ResolvedPlacement, as_checks, call_level_checks, input_checks, resolve_placement
 from .exposure import UNKNOWN, ExposureMatch, PlacementText, contains_exposed, match_exposure
@@ -106,7 +107,8 @@ class EpisodeAnalysis:
     _id_index: dict[str, dict[tuple[int, int], int]] = field(default_factory=dict)
 
     _texts: dict[int, str] = field(default_factory=dict)
-    _alive: dict[tuple[int, str], list[ResolvedPlacement]] = field(default_factory=dict)
+    _alive: dict[tuple[int, str], list[tuple[int, str]]] = field(default_factory=dict)
+    _parts: dict[tuple[int, int, str], str | None] = field(default_factory=dict)
     _contains: dict[tuple, bool] = field(default_factory=dict)
 
     @property
@@ -165,48 +167,83 @@ class EpisodeAnalysis:
             self._id_index[call_id] = idx
         return idx.get(ident)
 
-    def placement_survives(self, src: DInfo, rp: ResolvedPlacement, call: CallView) -> bool:
-        """Whether a proven placement of an earlier delivery is still in `call`'s input (A.1.4):
-        its host message persists (same identity after replaying removals) and still holds the
-        placement text."""
+    def visible_part(self, src: DInfo, rp: ResolvedPlacement, call: CallView) -> str | None:
+        """What of a proven placement of an earlier delivery is still in `call`'s input (A.1.4,
+        A.2.1): None when its host message no longer persists (same identity after replaying
+        removals) or holds none of it; the whole placement text when the host still holds it;
+        and, when the host now holds only an opening part of it (a block cut at a length limit),
+        that longest prefix of at least `MIN_CLIPPED_PREFIX` characters. A.2.1: "Visibility is
+        checked against surviving proven placements, retaining only the exposed prefix when a
+        copy is partly visible." """
         if not rp.verified or src.cid is None or rp.host is None or rp.text is None:
-            return False
+            return None
+        key = (src.order, rp.pos, call.call_id)
+        if key in self._parts:
+            return self._parts[key]
+        out: str | None = None
         ids = self.msg_ids.get(src.cid)
-        if ids is None or rp.host >= len(ids):
-            return False
-        j = self.index_in(call.call_id, ids[rp.host])
-        if j is None:
-            return False
-        return rp.text in self.text(call.messages[j])
+        j = self.index_in(call.call_id, ids[rp.host]) if ids is not None and rp.host < len(ids) else None
+        if j is not None:
+            host = self.text(call.messages[j])
+            out = rp.text if rp.text in host else longest_prefix_in(rp.text, host, MIN_CLIPPED_PREFIX)
+        self._parts[key] = out
+        return out
+
+    def placement_survives(self, src: DInfo, rp: ResolvedPlacement, call: CallView) -> bool:
+        """Whether a proven placement of an earlier delivery is still wholly in `call`'s input
+        (A.1.4): its host message persists and still holds the whole placement text."""
+        part = self.visible_part(src, rp, call)
+        return part is not None and part == rp.text
 
     def copy_visible(
         self, src: DInfo, pos: int, call: CallView, exposed: str | None, display_key: str | None
     ) -> bool:
         """An earlier copy of entry `pos` of `src` is visible in `call`'s input (A.1.4): the
-        exposed text matches in full within a surviving proven placement of that copy, and any
-        displayed key is still visible in the copy's surviving placements."""
+        exposed text matches in full within a surviving proven placement of that copy (of a
+        partly visible placement, only its surviving prefix counts, A.2.1), and any displayed key
+        is still visible in the copy's surviving placement text."""
         cid = call.call_id
         if exposed is None or cid in self.gap_calls:
             return False
         key = (src.order, cid)
         alive = self._alive.get(key)
         if alive is None:
-            alive = self._alive[key] = [rp for rp in src.placements if self.placement_survives(src, rp, call)]
+            alive = self._alive[key] = [
+                (rp.pos, part)
+                for rp in src.placements
+                if (part := self.visible_part(src, rp, call)) is not None
+            ]
         if not alive:
             return False
         x = src.exposures[pos] if pos < len(src.exposures) else None
+        whole = {p for p, part in alive if part == src.placements[p].text}
         if (
             x is not None
             and x.exposure != "unknown"
             and x.exposed_text == exposed
-            and any(rp.pos == x.placement_pos for rp in alive)
+            and x.placement_pos in whole
         ):
-            pass  # the copy's own matched placement survives: its exposed text is in it
-        elif not any(self.contains(rp.text, exposed, src.d.route == "agent") for rp in alive):
-            return False
-        if display_key and not any(display_key in (rp.text or "") for rp in alive):
+            pass  # the copy's own matched placement survives whole: its exposed text is in it
+        elif not any(self.contains(part, exposed, src.d.route == "agent") for _, part in alive):
+            return False  # a partly visible copy counts with its surviving prefix only (A.2.1)
+        if display_key and not any(display_key in part for _, part in alive):
             return False
         return True
+
+
+def longest_prefix_in(text: str, hay: str, minimum: int) -> str | None:
+    """The longest prefix of `text` (at least `minimum` characters) that occurs in `hay`, or None.
+    Containment of prefixes is monotone in their length, so a binary search finds it."""
+    if len(text) < minimum or text[:minimum] not in hay:
+        return None
+    lo, hi = minimum, len(text)  # text[:lo] occurs; find the largest such length
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if text[:mid] in hay:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
 
 
 class _LazyTexts:

@@ -9,6 +9,7 @@ Any failure makes every nonempty span with an attributed step of the episode an 
 Rule names (stored in `recording_checks.rule` and in the error span's reason):
 
 `proof_missing`, `proof_invalid`, `proof_unresolved`, `proof_duplicated`, `host_ambiguous`,
+`proof_slot_mismatch`,
 `placement_unverified`, `placement_missing`, `text_not_found`, `text_not_unique`,
 `shared_host_unresolved`, `consuming_call_missing`, `input_gap`, `retraction_unresolved`,
 `retraction_without_targets`, `invalid_retained_prefix`, `task_missing`,
@@ -65,6 +66,31 @@ def _pointer_host(pointer: str, messages: list[Message]) -> tuple[int | None, st
     if idx >= len(messages):
         return None, f"json_pointer {pointer!r} is outside the {len(messages)} input messages"
     return idx, None
+
+
+_SLOT_ROLES: dict[str, tuple[str, ...]] = {
+    "system": ("system", "developer"),
+    "developer": ("system", "developer"),
+    "user": ("user",),
+    "prompt": ("user",),
+    "assistant": ("assistant",),
+    # observations reach the model as tool messages or, in harnesses without tool calling, as
+    # user messages (mini-SWE-agent)
+    "tool": ("tool", "function", "user"),
+    "observation": ("tool", "function", "user"),
+    "function": ("tool", "function", "user"),
+}
+
+
+def slot_roles(slot: str) -> tuple[str, ...] | None:
+    """Message roles a slot's name allows for its host message, from the name's first word
+    (`system_suffix`, `system:memory_blocks/x` -> system; `tool_result`, `observation` -> tool or
+    user; `user_prefix`, `user:extra_info/x` -> user). None for an adapter-specific name that
+    names no role: the check then has nothing to compare (importers name slots differently)."""
+    head = slot.strip().lower()
+    for sep in ":/._- ":
+        head = head.split(sep, 1)[0]
+    return _SLOT_ROLES.get(head)
 
 
 class TextSeq(Protocol):
@@ -170,6 +196,18 @@ def resolve_placement(
     if proof.start is not None and proof.start != start:
         rp.rule = "proof_invalid"
         rp.detail = f"placement {pos}: proof offset {proof.start} but text is at {start} in message {host}"
+        return rp
+    # the text is where the proof says; the slot check comes last so a proof whose text is missing
+    # is reported as such first
+    roles = slot_roles(p.slot)
+    if roles is not None and msgs[host].role not in roles:
+        # A.1.3: "exactly one slot-matched proof resolving to one visible host message": a proof
+        # whose host is not the kind of message the slot names does not prove this placement
+        rp.rule = "proof_slot_mismatch"
+        rp.detail = (
+            f"placement {pos}: slot {p.slot!r} names a {'/'.join(roles)} message, but its proof "
+            f"names message {host} ({msgs[host].role})"
+        )
         return rp
     rp.start = start
     return rp

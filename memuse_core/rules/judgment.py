@@ -10,6 +10,7 @@ journal), so they live below it. `judge.contract` generates the answer tool's JS
 from __future__ import annotations
 
 import math
+import re
 import time
 import uuid
 from typing import Any
@@ -56,8 +57,10 @@ class JudgeAnswer(BaseModel):
     """Exactly one assessment per delivered entry."""
     summary: str = ""
     """Span summary that keeps entry-level uncertainty visible."""
-    confidence: float = 0.5
-    """Confidence in [0, 1]; it supports inspection and never weights counts."""
+    confidence: float
+    """Confidence in [0, 1]; it supports inspection and never weights counts. Required: a missing
+    confidence is a structural violation, never a default value (A.3.1: "Confidence must be finite
+    and numeric and is clipped to [0,1] during verdict assembly")."""
 
     @field_validator("confidence")
     @classmethod
@@ -127,8 +130,9 @@ class JudgmentResult(BaseModel):
     """Reported cached input tokens."""
     output_tokens: int = 0
     """Reported output tokens."""
-    cost_usd: float = 0.0
-    """Cost from prices or provider-reported cost."""
+    cost_usd: float | None = None
+    """Cost from prices or provider-reported cost; None while unknown (no price given and a call
+    without a provider-reported cost): unknown stays null, never 0. The rules judge costs 0."""
     started_at: float = Field(default_factory=time.time)
     """Unix time."""
     ended_at: float | None = None
@@ -149,6 +153,49 @@ class JudgmentResult(BaseModel):
     @property
     def uncached_tokens(self) -> int:
         return max(0, self.input_tokens - self.cached_tokens)
+
+
+_SECRET_PATTERNS = [
+    re.compile(r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(?:bearer|basic|token)?\s*[^\s'\",}]+"),
+    re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(
+        r"(?i)((?:api[_-]?key|x-api-key|access[_-]?token|secret)['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{6,}"
+    ),
+    re.compile(r"\b()(?:sk|rk|pk)-[A-Za-z0-9_-]{12,}"),
+]
+REDACTED = "[redacted]"
+
+
+def scrub_text(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
+    """`text` without secrets: every given secret value, and anything shaped like an
+    Authorization header, a bearer token, an `api_key=` value or an `sk-` key (an endpoint may
+    echo the request's headers in its error body). Secrets never reach the database."""
+    for sec in secrets:
+        if sec and len(sec) >= 8:
+            text = text.replace(sec, REDACTED)
+    for rx in _SECRET_PATTERNS:
+        text = rx.sub(lambda m: m.group(1) + REDACTED, text)
+    return text
+
+
+def _scrub(obj: Any, secrets: list[str] | tuple[str, ...]) -> Any:
+    if isinstance(obj, str):
+        return scrub_text(obj, secrets)
+    if isinstance(obj, dict):
+        return {k: _scrub(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_scrub(v, secrets) for v in obj]
+    return obj
+
+
+def scrub_result(res: JudgmentResult, secrets: list[str] | tuple[str, ...] = ()) -> JudgmentResult:
+    """Scrub the free text a judgment stores (its reason, transcript and attempts) in place."""
+    if res.reason:
+        res.reason = scrub_text(res.reason, secrets)
+    res.transcript = _scrub(res.transcript, secrets)
+    for a in res.attempts:
+        a.violations = _scrub(a.violations, secrets)
+    return res
 
 
 def verdict_for(res: JudgmentResult) -> None:

@@ -69,11 +69,25 @@ def removed_steps(an: EpisodeAnalysis, target: DInfo) -> list[int]:
     ]
 
 
+def _surviving_exposed(placement: str, part: str, exposed: str) -> str | None:
+    """The exposed text of a copy cut to what survives of its placement (`part`, a prefix of
+    `placement`): the exposed text up to the end of the surviving prefix, or None when nothing of
+    it survives."""
+    at = placement.find(exposed)
+    if at < 0:  # exposure matched after decoding: keep it when the surviving prefix still holds it
+        return exposed if exposed in part else None
+    keep = len(part) - at
+    return exposed[:keep] if keep > 0 else None
+
+
 def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> list[EarlierCopy]:
     """Earlier deliveries of each target item (A.2.1), marked `visible` (a surviving proven
     placement shows the copy), `not_visible`, `same_input` (same consuming call: no prior
     exposure) or `undetermined` (unbound copy, gapped input, or unknown exposure with only some
     placements left), with whether the copy's verified text contains the target's exposed text.
+    A partly visible copy (its host now holds only an opening part of the placement) is visible
+    with the part of its exposed text that survives: "retaining only the exposed prefix when a
+    copy is partly visible" (A.2.1).
     """
     call = target.call
     cid = call.call_id if call is not None else None
@@ -90,6 +104,7 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
             p0 = d0.ikeys.index(key)
             x0 = d0.exposures[p0]
             vis: Visibility
+            seen = x0.exposed_text  # what of the copy the agent can still see
             if call is None or d0.call is None or d0.step is None:
                 vis = "undetermined"
             elif d0.cid == cid:
@@ -101,7 +116,11 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
                 if rp is None or not rp.verified:
                     vis = "undetermined"
                 else:
-                    vis = "visible" if an.placement_survives(d0, rp, call) else "not_visible"
+                    part = an.visible_part(d0, rp, call)
+                    vis = "visible" if part is not None else "not_visible"
+                    if part is not None and part != rp.text and seen is not None:
+                        # partly visible: only the exposed prefix that survives counts (A.2.1)
+                        seen = _surviving_exposed(rp.text or "", part, seen)
             else:
                 proven = [rp for rp in d0.placements if rp.verified]
                 alive = [rp for rp in proven if an.placement_survives(d0, rp, call)]
@@ -115,8 +134,8 @@ def earlier_copies(an: EpisodeAnalysis, target: DInfo, span_ids: set[str]) -> li
                     vis = "undetermined"
             contains: bool | None = None
             if target_exposed is not None:
-                if x0.exposed_text is not None:
-                    contains = an.contains(x0.exposed_text, target_exposed)
+                if seen is not None:
+                    contains = an.contains(seen, target_exposed)
                 elif any(rp.verified for rp in d0.placements):
                     contains = any(
                         an.contains(rp.text, target_exposed, d0.d.route == "agent")

@@ -35,9 +35,13 @@ def _token_in(key: str, text: str) -> bool:
 
 def resident_entries(an: EpisodeAnalysis, span: SpanBuild) -> list[bool]:
     """Resident copies (A.1.5): an entry of a new span is resident when a proven copy of the same
-    item, delivered earlier (same input included) and still visible in its consuming input,
+    item, delivered to an earlier input and still visible in this span's consuming input,
     already shows all of its exposed text and its displayed key. The earlier owner keeps the
-    credit and the resident entry gets an empty window. Not for a selected full read."""
+    credit and the resident entry gets an empty window. Not for a selected full read.
+
+    A copy arriving in the same input is not a resident owner: "Same-input copies do not
+    establish prior exposure" (A.2.1); the same-step rule of `credit_windows` splits the shared
+    step between them instead (A.1.5 "Same-step deliveries")."""
     di = span.first
     out = [False] * len(di.d.entries)
     if di.call is None or di.step is None or _selected_read(an, di):
@@ -49,7 +53,7 @@ def resident_entries(an: EpisodeAnalysis, span: SpanBuild) -> list[bool]:
             continue
         key = di.ikeys[pos]
         for d0 in reversed(by_item.get(key, [])):  # latest copies first
-            if d0.order >= di.order or d0.step is None:
+            if d0.order >= di.order or d0.step is None or d0.cid == di.cid:
                 continue
             p0 = d0.ikeys.index(key)
             x0 = d0.exposures[p0]
@@ -59,6 +63,36 @@ def resident_entries(an: EpisodeAnalysis, span: SpanBuild) -> list[bool]:
                 out[pos] = True
                 break
     return out
+
+
+def _adds_nothing_at_shared_step(
+    an: EpisodeAnalysis, s: SpanBuild, pos: int, same_item: list[tuple[SpanBuild, int]]
+) -> bool:
+    """A.1.5 "Same-step deliveries": when an earlier span of the same item has its last consuming
+    step at this span's first step, one call consumed both copies. This (later) copy includes the
+    shared step only when it adds verified text or a newly exposed identifier to the earlier copy;
+    otherwise its window starts after that step. Unknown exposure on this side never shows added
+    verified text; unknown exposure on the earlier side cannot show that the text was there. A
+    separately recorded read reached through a proven selection takes over at its consuming step
+    (3.3: a later entry can take over when it is "a separately recorded full read reached through
+    an explicit selection")."""
+    di = s.first
+    if _selected_read(an, di):
+        return False  # a read reached through a proven selection takes over from its consuming step
+    x = di.exposures[pos]
+    key = di.d.entries[pos].display_key
+    for o, opos in same_item:
+        if o is s or o.first.order >= di.order or o.last_step != s.first_step:
+            continue
+        if x.exposed_text is None:
+            return True
+        ox = o.first.exposures[opos]
+        if ox.exposed_text is None or not an.contains(ox.exposed_text, x.exposed_text):
+            continue  # this copy adds verified text
+        if key and not any(key in (rp.text or "") for rp in o.first.placements):
+            continue  # it exposes an identifier the earlier copy did not show
+        return True
+    return False
 
 
 def credit_windows(an: EpisodeAnalysis, spans: list[SpanBuild]) -> None:
@@ -71,7 +105,8 @@ def credit_windows(an: EpisodeAnalysis, spans: list[SpanBuild]) -> None:
     Resident copies get an empty window and set no boundary, so the earlier owner keeps the
     credit. A later copy with different or narrower text sets no boundary (windows overlap); a
     full read containing a preview's text ends the preview window just before it. A same-step
-    later copy whose exposure is unknown starts after the shared step. Only entries of the same
+    later copy that adds no verified text or identifier starts after the shared step (a copy in
+    the same input is never resident, A.2.1). Only entries of the same
     item interact, and everything is per episode (ownership resets at episode boundaries).
     """
     T = an.rec.T
@@ -93,11 +128,8 @@ def credit_windows(an: EpisodeAnalysis, spans: list[SpanBuild]) -> None:
                 continue
             exposed = di.exposures[pos].exposed_text
             start = t_first
-            if di.exposures[pos].exposure == "unknown" and any(
-                o is not s and o.first.order < di.order and o.last_step == t_first
-                for o, _ in by_item.get(di.ikeys[pos], [])
-            ):
-                start = t_first + 1  # same-step copy that adds no verified text
+            if _adds_nothing_at_shared_step(an, s, pos, by_item.get(di.ikeys[pos], [])):
+                start = t_first + 1
             end = T
             for o, opos in by_item.get(di.ikeys[pos], []):
                 if o is s or o.first.order <= di.order or o.resident[opos]:

@@ -45,6 +45,13 @@ CONTEXT_DDL = [
 ]
 
 # ---- Judging and verdicts (MemUse 3.4-3.5, A.2-A.4.2) ------------------------------------------
+VERDICTS_DDL = """CREATE TABLE IF NOT EXISTS verdicts (
+        span_id VARCHAR, judgment_id VARCHAR, triage VARCHAR, profiled BOOLEAN,
+        n_entries INTEGER, relevance DOUBLE, corroboration DOUBLE, information_gain DOUBLE,
+        acted_on DOUBLE, benefit DOUBLE, harm DOUBLE, u_accuracy DOUBLE, u_novelty DOUBLE,
+        u_influence DOUBLE, u_effect DOUBLE, effect_resets INTEGER, judge VARCHAR,
+        usage_labels JSON, counts JSON, decided_at TIMESTAMP, PRIMARY KEY (span_id, judge))"""
+
 JUDGE_DDL = [
     """CREATE TABLE IF NOT EXISTS judge_batches (
         batch_id VARCHAR PRIMARY KEY, judge VARCHAR, model VARCHAR, settings JSON,
@@ -64,20 +71,16 @@ JUDGE_DDL = [
         accuracy VARCHAR, novelty VARCHAR, influence VARCHAR, effect VARCHAR,
         anchors INTEGER[], evidence INTEGER[], notes VARCHAR, usage_label VARCHAR,
         window_read BOOLEAN, raw_effect VARCHAR)""",
-    # Current verdict per span: the latest accepted judgment, or a rule (auto_neutral: triage only).
-    """CREATE TABLE IF NOT EXISTS verdicts (
-        span_id VARCHAR PRIMARY KEY, judgment_id VARCHAR, triage VARCHAR, profiled BOOLEAN,
-        n_entries INTEGER, relevance DOUBLE, corroboration DOUBLE, information_gain DOUBLE,
-        acted_on DOUBLE, benefit DOUBLE, harm DOUBLE, u_accuracy DOUBLE, u_novelty DOUBLE,
-        u_influence DOUBLE, u_effect DOUBLE, effect_resets INTEGER, judge VARCHAR,
-        usage_labels JSON, counts JSON, decided_at TIMESTAMP)""",
+    # Current verdict per span and judge: the latest accepted judgment of that judge kind (`rules`,
+    # `llm`), or a rule's (`vocab.RULE_JUDGE`, automatic neutral spans: triage only). Readers choose
+    # one judge (`store.judging.verdicts_of`); a span never mixes two judges in one table.
+    VERDICTS_DDL,
 ]
 
 # ---- Span outcome classes (MemUse A.4.1, A.4.2) -----------------------------------------------
-# One row per span and judge view: the outcome class and whether the span is profiled, decided by
-# `rules.outcome` when the context is built and whenever judgments or verdicts are written.
-# `judge` is `vocab.ANY_JUDGE` (the latest accepted verdict of any judge) until verdicts are kept
-# per judge; then each judge gets its own row and readers choose one.
+# One row per span and judge kind (`vocab.JUDGE_KINDS`): the outcome class and whether the span is
+# profiled as that judge's verdicts see it, decided by `rules.outcome` when the context is built
+# and whenever judgments or verdicts are written. Readers choose one judge.
 OUTCOME_DDL = [
     """CREATE TABLE IF NOT EXISTS span_outcomes (
         span_id VARCHAR, judge VARCHAR, episode_id VARCHAR, outcome VARCHAR, profiled BOOLEAN,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from ..vocab import RULE_JUDGE
 from .outcomes import backfill_outcomes
 from .schema import SCHEMA_VERSION, all_ddl
 
@@ -217,9 +218,26 @@ MIGRATIONS: dict[int, list[str] | Callable[[duckdb.DuckDBPyConnection], None]] =
                version, version_portable, digest, value_hash, display_key, labels FROM delivery_entries""",
         "DROP TABLE delivery_entries",
     ],
+    # 3: verdicts and outcome classes per judge kind (one row per span and judge): the
+    # rule verdicts are kept, every judge's current verdict is rebuilt from its latest accepted
+    # judgment, and `span_outcomes` is refilled per judge.
+    3: lambda con: _per_judge_verdicts(con),
 }
 """Steps from version v-1 to v. Add one (and bump SCHEMA_VERSION) for every change to an
 existing table; new tables appear by themselves through CREATE TABLE IF NOT EXISTS."""
+
+
+def _per_judge_verdicts(con: duckdb.DuckDBPyConnection) -> None:
+    from .area_tables import VERDICTS_DDL
+    from .judging import rebuild_verdicts
+
+    con.execute("CREATE TEMP TABLE _verdicts_v2 AS SELECT * FROM verdicts")
+    con.execute("DROP TABLE verdicts")
+    con.execute(VERDICTS_DDL)
+    con.execute("INSERT INTO verdicts SELECT * FROM _verdicts_v2 WHERE judge = ?", [RULE_JUDGE])
+    con.execute("DROP TABLE _verdicts_v2")
+    rebuild_verdicts(con)
+    con.execute("DELETE FROM span_outcomes")  # refilled per judge right after the migration
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:

@@ -14,9 +14,9 @@ import duckdb
 import pyarrow as pa
 from pydantic_core import to_json
 
-from ..rules.judgment import JudgmentResult
+from ..rules.judgment import JudgmentResult, scrub_result
 from ..rules.verdicts import SpanVerdict, auto_neutral_verdict
-from ..vocab import RULE_JUDGE
+from ..vocab import DEFAULT_JUDGE_ORDER, JUDGE_KINDS, RULE_JUDGE, TRANSPORT_REASON, JudgeKind
 from .outcomes import refresh_outcomes
 
 
@@ -49,6 +49,8 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
         return 0
     jrows, arows = [], []
     verdicts: dict[str, tuple[JudgmentResult, SpanVerdict]] = {}
+    for r in new:
+        scrub_result(r)  # secret-shaped text never reaches the tables (the writers scrub the key)
     for r in new:
         jrows.append(
             (
@@ -102,9 +104,10 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
                         a.effect,
                     )
                 )
-            prev = verdicts.get(r.span_id)
+            key = f"{r.span_id}\x00{r.judge}"  # one current verdict per span and judge kind
+            prev = verdicts.get(key)
             if prev is None or (r.ended_at or 0) >= (prev[0].ended_at or 0):
-                verdicts[r.span_id] = (r, r.verdict)
+                verdicts[key] = (r, r.verdict)
     jcols = [
         "judgment_id",
         "span_id",
@@ -159,7 +162,7 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
         if arows:
             con.execute(f"INSERT INTO assessments ({', '.join(acols)}) SELECT * FROM _adf")
         if verdicts:
-            con.execute("DELETE FROM verdicts WHERE span_id IN (SELECT span_id FROM _vdf)")
+            con.execute("DELETE FROM verdicts WHERE (span_id, judge) IN (SELECT (span_id, judge) FROM _vdf)")
             con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _vdf")
         refresh_outcomes(con, span_ids=sorted({r.span_id for r in new}))
         con.execute("COMMIT")
@@ -250,9 +253,9 @@ def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
     try:
         added = con.execute(
             f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT {', '.join(exprs)} FROM spans s "
-            "LEFT JOIN verdicts v USING (span_id) WHERE s.status = 'auto_neutral' AND v.span_id IS NULL "
-            "RETURNING span_id",
-            params,
+            "LEFT JOIN verdicts v ON v.span_id = s.span_id AND v.judge = ? "
+            "WHERE s.status = 'auto_neutral' AND v.span_id IS NULL RETURNING span_id",
+            [*params, RULE_JUDGE],
         ).fetchall()
         if added:
             refresh_outcomes(con, span_ids=[r[0] for r in added])
@@ -263,10 +266,14 @@ def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
     return len(added)
 
 
-def done_spans(con: duckdb.DuckDBPyConnection, judge: str) -> set[str]:
-    """Spans that already have a final judgment (accepted or error) from this judge kind."""
+def done_spans(con: duckdb.DuckDBPyConnection, judge: str, *, retry_errors: bool = False) -> set[str]:
+    """Spans that already have a final judgment from this judge kind: an accepted one, or (unless
+    `retry_errors`) an error of the judge itself. A transport failure (`vocab.TRANSPORT_REASON`)
+    is not final: the span is judged again by the next batch."""
     rows = con.execute(
-        "SELECT DISTINCT span_id FROM judgments WHERE judge = ? AND status IN ('accepted', 'error')", [judge]
+        """SELECT DISTINCT span_id FROM judgments WHERE judge = $judge AND (status = 'accepted'
+               OR (NOT $retry AND status = 'error' AND coalesce(reason, '') NOT LIKE $transport))""",
+        {"judge": judge, "retry": retry_errors, "transport": TRANSPORT_REASON + ":%"},
     ).fetchall()
     return {r[0] for r in rows}
 
@@ -324,3 +331,138 @@ def rules_ranks(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
            FROM r JOIN assessments a USING (judgment_id) WHERE r.rn = 1 GROUP BY 1"""
     ).fetchall()
     return {r[0]: int(r[1]) for r in rows}
+
+
+# ---- One judge per table ---------------------------------------------------------------------
+
+
+def verdicts_of(judge: str, spans: str = "s") -> str:
+    """The join condition of the verdict a table shows for judge kind `judge` (validated): that
+    judge's current verdict, or the rule verdict of an automatic neutral span. Use as
+    `LEFT JOIN verdicts v ON {verdicts_of(judge)}` with the spans aliased `spans`."""
+    if judge not in JUDGE_KINDS:
+        raise ValueError(f"judge must be one of {', '.join(JUDGE_KINDS)}, not {judge!r}")
+    return (
+        f"v.span_id = {spans}.span_id AND v.judge = CASE WHEN {spans}.status = 'auto_neutral' "
+        f"THEN '{RULE_JUDGE}' ELSE '{judge}' END"
+    )
+
+
+def judges_with_verdicts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Judge kind -> number of spans with an accepted verdict of that judge."""
+    rows = con.execute(
+        "SELECT judge, count(*) FROM verdicts WHERE judge IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1",
+        [list(JUDGE_KINDS)],
+    ).fetchall()
+    return {j: int(n) for j, n in rows}
+
+
+def resolve_judge(con: duckdb.DuckDBPyConnection, judge: str | None = None) -> JudgeKind:
+    """The judge a table shows: `judge` when given (validated), else the LLM judge when the store
+    holds accepted LLM verdicts, else the rules judge (`vocab.DEFAULT_JUDGE_ORDER`) unless only the
+    LLM judge has tried any span (its failures are then what there is to show). Every table shows
+    one judge; its title names it."""
+    if judge is not None:
+        if judge not in JUDGE_KINDS:
+            raise ValueError(f"judge must be one of {', '.join(JUDGE_KINDS)}, not {judge!r}")
+        return judge  # type: ignore[return-value]
+    have = judges_with_verdicts(con)
+    for j in DEFAULT_JUDGE_ORDER:
+        if have.get(j):
+            return j
+    tried = {
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT judge FROM judgments WHERE judge IN (SELECT unnest(?::VARCHAR[]))",
+            [list(JUDGE_KINDS)],
+        ).fetchall()
+    }
+    if tried == {"llm"}:
+        return "llm"
+    return DEFAULT_JUDGE_ORDER[-1]
+
+
+def rebuild_verdicts(con: duckdb.DuckDBPyConnection) -> int:
+    """Rebuild the current verdict of every (span, judge kind) from its latest accepted judgment's
+    stored assessments (verdict assembly, 3.5; used when a store written before verdicts were kept
+    per judge is opened). Rule verdicts are kept. Returns the number of verdicts written."""
+    from ..rules.verdicts import EntrySignals, span_verdict
+
+    rows = con.execute(
+        """WITH latest AS (
+               SELECT span_id, judge, judgment_id, ended_at,
+                      row_number() OVER (PARTITION BY span_id, judge ORDER BY ended_at DESC) AS k
+               FROM judgments WHERE status = 'accepted')
+           SELECT l.span_id, l.judge, l.judgment_id, l.ended_at, a.relevance, a.accuracy, a.novelty,
+                  a.influence, coalesce(a.raw_effect, a.effect), a.window_read
+           FROM latest l JOIN assessments a ON a.judgment_id = l.judgment_id
+           WHERE l.k = 1 ORDER BY l.span_id, l.judge, a.pos"""
+    ).fetchall()
+    groups: dict[tuple[str, str], list[tuple]] = {}
+    for r in rows:
+        groups.setdefault((r[0], r[1]), []).append(r)
+    out = []
+    for (span_id, judge), rs in groups.items():
+        sig = [
+            EntrySignals(
+                relevance=bool(rel),
+                accuracy=acc or "uncontradicted",
+                novelty=nov,
+                influence=inf,
+                effect=eff,
+                window_read=bool(wr),
+            )
+            for _, _, _, _, rel, acc, nov, inf, eff, wr in rs
+        ]
+        v = span_verdict(span_id, sig, rs[0][2])
+        ended = rs[0][3]
+        at = ended.replace(tzinfo=UTC).timestamp() if ended is not None else None
+        out.append(_verdict_row(v, judge, at))
+    con.execute("DELETE FROM verdicts WHERE judge <> ?", [RULE_JUDGE])
+    if out:
+        con.register("_rebuilt", _table(out, VCOLS))
+        try:
+            con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _rebuilt")
+        finally:
+            con.unregister("_rebuilt")
+    return len(out)
+
+
+def episode_verdicts(con: duckdb.DuckDBPyConnection, episode_id: str) -> dict[str, dict[str, Any]]:
+    """span id -> {"outcomes": {judge kind: outcome class}, "verdicts": {judge: verdict}} of one
+    episode, every judge side by side (never merged): each verdict with its triage, judge,
+    judgment id and, for a judged span, per entry the five signals and the usage label."""
+    out: dict[str, dict[str, Any]] = {}
+    for sid, judge, outcome in con.execute(
+        """SELECT o.span_id, o.judge, o.outcome FROM span_outcomes o JOIN spans s USING (span_id)
+           WHERE s.episode_id = ? ORDER BY 1, 2""",
+        [episode_id],
+    ).fetchall():
+        out.setdefault(sid, {"outcomes": {}, "verdicts": {}})["outcomes"][judge] = outcome
+    rows = con.execute(
+        """SELECT v.span_id, v.judge, v.triage, v.judgment_id, a.pos, a.item_id, a.relevance,
+                  a.accuracy, a.novelty, a.influence, a.effect, a.usage_label
+           FROM verdicts v JOIN spans s USING (span_id)
+           LEFT JOIN assessments a ON a.judgment_id = v.judgment_id AND a.span_id = v.span_id
+           WHERE s.episode_id = ? ORDER BY v.span_id, v.judge, a.pos""",
+        [episode_id],
+    ).fetchall()
+    for sid, judge, triage, jid, pos, item, rel, acc, nov, inf, eff, usage in rows:
+        span = out.setdefault(sid, {"outcomes": {}, "verdicts": {}})
+        v = span["verdicts"].setdefault(
+            judge, {"judge": judge, "triage": triage, "judgment_id": jid, "entries": []}
+        )
+        if pos is not None:
+            v["entries"].append(
+                {
+                    "pos": pos,
+                    "item_id": item,
+                    "relevance": rel,
+                    "accuracy": acc,
+                    "novelty": nov,
+                    "influence": inf,
+                    "effect": eff,
+                    "usage": usage,
+                }
+            )
+    return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import area_tables
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Store schema version; `connection.migrate` brings older files forward."""
 
 DELIVERY_ENTRIES_VIEW = """CREATE VIEW IF NOT EXISTS delivery_entries AS

@@ -18,7 +18,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ..vocab import CHARS_PER_TOKEN, EFFECT, INFLUENCE, NOVELTY, TRIM_CLASSES
+from ..vocab import CHARS_PER_TOKEN, EFFECT, INFLUENCE, JUDGE_KINDS, NOVELTY, TRIM_CLASSES
+from .judging import resolve_judge
 from .trim import TRIM_COLUMNS, _has
 
 MT_REDUNDANT = TRIM_CLASSES[0]
@@ -98,19 +99,22 @@ def trim_summary(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         GROUP BY 1 ORDER BY 1""").df()
 
 
-def _judged_entries_sql() -> str:
-    """trim_results rows of span first deliveries joined with the current verdict's assessment."""
-    return """
+def _judged_entries_sql(judge: str) -> str:
+    """trim_results rows of span first deliveries joined with the assessment of one judge's current
+    verdict (verdicts are kept per judge; a table shows one)."""
+    if judge not in JUDGE_KINDS:
+        raise ValueError(f"unknown judge {judge!r}")
+    return f"""
         SELECT t.delivery_id, t.pos, t.episode_id, t.memtrim_class, t.jaccard, a.novelty, a.influence,
                a.effect, a.usage_label, coalesce(r.config, '(none)') AS config
         FROM trim_results t
              JOIN spans s ON s.first_delivery_id = t.delivery_id
-             JOIN verdicts v ON v.span_id = s.span_id
+             JOIN verdicts v ON v.span_id = s.span_id AND v.judge = '{judge}'
              JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = t.pos
              JOIN episodes e ON e.episode_id = t.episode_id LEFT JOIN runs r ON r.run_id = e.run_id"""
 
 
-def novelty_agreement(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+def novelty_agreement(con: duckdb.DuckDBPyConnection, judge: str | None = None) -> dict[str, Any]:
     """Cross-table of MemTrim class vs judge novelty, and agreement on "redundant".
 
     Returns {"table": DataFrame(memtrim_class, novelty, n), "n": judged entries,
@@ -125,7 +129,8 @@ def novelty_agreement(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     }
     if not all(_has(con, t) for t in ("trim_results", "spans", "verdicts", "assessments")):
         return empty
-    df = con.execute(f"SELECT * FROM ({_judged_entries_sql()}) WHERE novelty IS NOT NULL").df()
+    sql = _judged_entries_sql(resolve_judge(con, judge))
+    df = con.execute(f"SELECT * FROM ({sql}) WHERE novelty IS NOT NULL").df()
     if df.empty:
         return empty
     table = (
@@ -147,7 +152,7 @@ def novelty_agreement(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     }
 
 
-def overlap_by_usage(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+def overlap_by_usage(con: duckdb.DuckDBPyConnection, judge: str | None = None) -> pd.DataFrame:
     """Query-memory overlap per judged entry in long form: columns group (used / unused /
     beneficial / harmful), jaccard, usage_label, config, delivery_id, pos. An entry counts as
     used when acted on, unused when its influence is none, beneficial when the effect improved,
@@ -157,7 +162,7 @@ def overlap_by_usage(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     return con.execute(
         f"""
-        WITH j AS ({_judged_entries_sql()})
+        WITH j AS ({_judged_entries_sql(resolve_judge(con, judge))})
         SELECT 'used' AS "group", jaccard, usage_label, config, delivery_id, pos FROM j WHERE influence = ?
         UNION ALL SELECT 'unused', jaccard, usage_label, config, delivery_id, pos FROM j WHERE influence = ?
         UNION ALL SELECT 'beneficial', jaccard, usage_label, config, delivery_id, pos FROM j WHERE effect = ?

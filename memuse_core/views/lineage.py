@@ -14,7 +14,9 @@ import plotly.graph_objects as go
 from .. import lineage as graphs
 from ..store.app import items as store_items
 from ..store.app import spans as store_spans
-from .common import Connection, Scope, ViewModel, item_key, records
+from ..store.judging import resolve_judge
+from ..vocab import JudgeKind
+from .common import Connection, Scope, ViewModel, item_key, judge_label, records
 
 DELIVERY_LIMIT = 2000
 """Span-starting deliveries listed per item at most."""
@@ -23,10 +25,13 @@ FOCUS_SPANS = 24
 unresolved, ...); "show all" draws up to `lineage.MAX_SPANS`."""
 
 
-def harmful_entries(con: Connection, runs: Scope = None, limit: int = 200) -> pd.DataFrame:
-    """Entries of current verdicts whose observed effect harmed the episode: span_id, episode_id,
-    config, namespace, item_id, display_key, pos, usage_label, notes."""
-    return store_spans.harmful_entries(con, runs, limit)
+def harmful_entries(
+    con: Connection, runs: Scope = None, limit: int = 200, judge: str | None = None
+) -> pd.DataFrame:
+    """Entries of one judge's current verdicts (default `resolve_judge`) whose observed effect
+    harmed the episode: span_id, episode_id, config, namespace, item_id, display_key, pos,
+    usage_label, notes."""
+    return store_spans.harmful_entries(con, runs, limit, judge=judge)
 
 
 class ItemChoice(ViewModel):
@@ -38,10 +43,14 @@ class ItemChoice(ViewModel):
     """What the picker shows."""
 
 
-def item_choices(con: Connection, query: str = "", limit: int = 200) -> list[ItemChoice]:
-    """Delivered items whose id, display key or namespace contains `query`, most delivered first."""
+def item_choices(
+    con: Connection, query: str = "", limit: int = 200, judge: str | None = None
+) -> list[ItemChoice]:
+    """Delivered items whose id, display key or namespace contains `query`: items with harmful,
+    then beneficial use in one judge's verdicts (default `resolve_judge`) first, then the most
+    delivered."""
     out = []
-    for r in records(store_items.search_items(con, query, limit)):
+    for r in records(store_items.search_items(con, query, limit, judge=judge)):
         use = [f"{r[k]} {k}" for k in ("harmed", "improved") if r.get(k)]
         out.append(
             ItemChoice(
@@ -91,6 +100,8 @@ class ItemView(ViewModel):
     relevance, novelty, influence, effect, usage_label, episode_outcome."""
     changes: list[Change]
     """Recorded changes in order."""
+    judge: JudgeKind = "rules"
+    """The judge whose verdicts give the counts, outcome classes and signals."""
 
     @property
     def truncated(self) -> bool:
@@ -98,13 +109,16 @@ class ItemView(ViewModel):
         return len(self.delivery_rows) >= DELIVERY_LIMIT
 
 
-def item(con: Connection, namespace: str, item_id: str) -> ItemView:
-    """Counts, deliveries and history of one item."""
-    counts = store_items.item_counts(con, namespace, item_id)
+def item(con: Connection, namespace: str, item_id: str, judge: str | None = None) -> ItemView:
+    """Counts, deliveries and history of one item, as one judge's verdicts (default
+    `resolve_judge`) see it."""
+    chosen = resolve_judge(con, judge)
+    counts = store_items.item_counts(con, namespace, item_id, chosen)
     return ItemView(
         namespace=namespace,
         item_id=item_id,
-        delivery_rows=store_items.item_deliveries(con, namespace, item_id, DELIVERY_LIMIT),
+        judge=chosen,
+        delivery_rows=store_items.item_deliveries(con, namespace, item_id, DELIVERY_LIMIT, chosen),
         changes=[
             Change.model_validate(r) for r in records(store_items.item_history(con, namespace, item_id))
         ],
@@ -122,7 +136,9 @@ class ItemGraph(ViewModel):
     spans_shown: int
     """Spans drawn (the most consequential first)."""
     caption: str = graphs.CAPTION
-    """What the columns, colours and lines mean (the legend's words)."""
+    """What the columns, colours and lines mean (the legend's words), naming the judge."""
+    judge: JudgeKind = "rules"
+    """The judge whose verdicts colour the spans and verdict nodes."""
 
     @property
     def focused(self) -> bool:
@@ -131,18 +147,27 @@ class ItemGraph(ViewModel):
 
 
 def item_graph(
-    con: Connection, namespace: str, item_id: str, runs: Scope = None, show_all: bool = False
+    con: Connection,
+    namespace: str,
+    item_id: str,
+    runs: Scope = None,
+    show_all: bool = False,
+    judge: str | None = None,
 ) -> ItemGraph:
-    """The item's graph: focused on its `FOCUS_SPANS` most consequential spans unless `show_all`."""
+    """The item's graph: focused on its `FOCUS_SPANS` most consequential spans unless `show_all`;
+    verdict colours are one judge's (default `resolve_judge`), named in the caption."""
+    chosen = resolve_judge(con, judge)
     cap = graphs.MAX_SPANS if show_all else FOCUS_SPANS
-    g = graphs.item_graph(con, item_id, namespace, runs=runs, max_spans=cap)
+    g = graphs.item_graph(con, item_id, namespace, runs=runs, max_spans=cap, judge=chosen)
     if g.number_of_nodes() == 0:
-        return ItemGraph(figure=None, spans_total=0, spans_shown=0)
+        return ItemGraph(figure=None, spans_total=0, spans_shown=0, judge=chosen)
     shown = sum(1 for _, d in g.nodes(data=True) if d.get("kind") == "span")
     return ItemGraph(
         figure=graphs.graph_figure(g),
         spans_total=shown + int(g.graph.get("truncated", 0)),
         spans_shown=shown,
+        caption=f"{graphs.CAPTION} Verdict colours and usage labels: the {judge_label(chosen)}'s verdicts.",
+        judge=chosen,
     )
 
 

@@ -13,10 +13,12 @@ import plotly.graph_objects as go
 from .. import charts as figures
 from .. import metrics
 from ..metrics import GroupStats
+from ..metrics.render import judge_label
 from ..store.app import outcomes as store_outcomes
 from ..store.app._sql import missing_tables
-from ..vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE, Axis, OutcomeClass
-from .common import Connection, Scope, ViewModel, runs
+from ..store.judging import judges_with_verdicts, resolve_judge
+from ..vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE, Axis, JudgeKind, OutcomeClass
+from .common import Connection, NumberFormat, Scope, ViewModel, runs
 
 Level = Literal["config", "run"]
 """Grouping of the Overview and Compare pages: per configuration or per run."""
@@ -27,6 +29,24 @@ DRILL_LIMIT = 500
 """Spans listed behind a number at most."""
 COVERAGE = ("profiled", "relevant", "beneficial", "harmful")
 """Episode-coverage shares of the overview (A.4.2)."""
+CLASS_COLUMNS = ("group", "spans", "profiled spans", *OUTCOME_CLASSES, "N triage")
+"""Columns of the outcome-class counts table."""
+RATE_FORMATS: dict[str, NumberFormat] = {
+    **{f"{t} rate": "percent" for t in TRIAGE_PRECEDENCE},
+    "benefit /100 spans": "decimal",
+    "harm /100 spans": "decimal",
+    "token efficiency (ben./M tok)": "decimal",
+    "est. delivered tokens": "tokens",
+}
+"""Columns of the rates, yields and efficiency table and how each number is shown."""
+COVERAGE_FORMATS: dict[str, NumberFormat] = {
+    "episodes": "count",
+    **{f"{c} episodes": "percent" for c in COVERAGE},
+    "recurring items": "count",
+    "relevant entries from recurring items": "percent",
+    "relevance coverage without recurring": "percent",
+}
+"""How the coverage table's numbers are shown."""
 
 
 class Group(ViewModel):
@@ -43,10 +63,15 @@ class Group(ViewModel):
 
 
 class Overview(ViewModel):
-    """The overview of a scope at one level."""
+    """The overview of a scope at one level, from one judge's verdicts."""
 
     level: Level
     """Grouping of `groups`."""
+    judge: JudgeKind = "rules"
+    """The one judge whose verdicts every number reads (default: the LLM judge where it has
+    accepted verdicts, else the rules judge); every table and chart title names it."""
+    judges: dict[str, int] = {}
+    """Judge kind -> spans with its verdicts in the store (what the page's judge selector offers)."""
     groups: list[Group]
     """Groups in order."""
 
@@ -69,13 +94,21 @@ class Overview(ViewModel):
             if g.stats.profiled_spans > 0
         }
 
+    def title(self, what: str) -> str:
+        """A table or chart title that names the judge: "Entry-share profiles (rules judge)"."""
+        return f"{what} ({judge_label(self.judge)})"
+
     def radar(self) -> go.Figure:
-        """Figure 3: the profiles on a log radial scale."""
-        return figures.profile_radar(self.profiles)
+        """Figure 3: the profiles on a log radial scale (titled with the judge)."""
+        fig = figures.profile_radar(self.profiles)
+        fig.update_layout(title=self.title("Entry-share profiles"))
+        return fig
 
     def heatmap(self) -> go.Figure:
-        """The profiles as a heatmap on the same scale."""
-        return figures.profile_heatmap(self.profiles)
+        """The profiles as a heatmap on the same scale (titled with the judge)."""
+        fig = figures.profile_heatmap(self.profiles)
+        fig.update_layout(title=self.title("Entry-share profiles"))
+        return fig
 
     def triage_table(self) -> pd.DataFrame:
         """Per group: spans, profiled spans, span counts per outcome class, N_triage, triage rates, benefit and harm
@@ -96,6 +129,33 @@ class Overview(ViewModel):
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def class_table(self) -> pd.DataFrame:
+        """Per group: spans, profiled spans, span counts per outcome class and N_triage (A.4.1)."""
+        t = self.triage_table()
+        return t[list(CLASS_COLUMNS)] if len(t) else t
+
+    def rates_table(self) -> pd.DataFrame:
+        """Per group: triage rates, yields per 100 spans, token efficiency, delivered tokens."""
+        t = self.triage_table()
+        return t[["group", *RATE_FORMATS]] if len(t) else t
+
+    def unprofiled(self) -> list[str]:
+        """Why a group has no profile on the radar, one sentence per such group (Figure 3
+        profiles only spans with an accepted verdict)."""
+        out = []
+        for g in self.groups:
+            s = g.stats
+            if s.profiled_spans > 0:
+                continue
+            if s.spans == 0:
+                out.append(f"{g.label}: no profile — no memory was delivered in its episodes (no spans).")
+            else:
+                out.append(
+                    f"{g.label}: no profile yet — none of its {s.spans:,} spans has an accepted verdict "
+                    "(run `memuse judge`)."
+                )
+        return out
+
     def coverage_table(self) -> pd.DataFrame:
         """Per group: episodes, episode-coverage shares and the recurring-item diagnostic (A.4.2)."""
         rows = []
@@ -112,11 +172,15 @@ class Overview(ViewModel):
         return pd.DataFrame(rows)
 
 
-def overview(con: Connection, runs: Scope = None, level: Level = "config") -> Overview:
-    """Profiles, outcome classes, yields and coverage per configuration or run."""
+def overview(
+    con: Connection, runs: Scope = None, level: Level = "config", judge: JudgeKind | None = None
+) -> Overview:
+    """Profiles, outcome classes, yields and coverage per configuration or run, from one judge's
+    verdicts (`judge`, default: the LLM judge where it has accepted verdicts, else rules)."""
     if missing_tables(con, "spans", "verdicts", "assessments"):
         return Overview(level=level, groups=[])
-    stats = metrics.group_stats(con, runs, level, details=False)
+    chosen = resolve_judge(con, judge)
+    stats = metrics.group_stats(con, runs, level, details=False, judge=chosen)
     groups = [
         Group(
             label=cfg if run is None or level == "config" else f"{cfg} · {run}",
@@ -126,7 +190,7 @@ def overview(con: Connection, runs: Scope = None, level: Level = "config") -> Ov
         )
         for (cfg, run), g in stats.items()
     ]
-    return Overview(level=level, groups=groups)
+    return Overview(level=level, groups=groups, judge=chosen, judges=judges_with_verdicts(con))
 
 
 # ---- Spans behind a number --------------------------------------------------------------------
@@ -154,16 +218,20 @@ def drill_down(
     outcome: OutcomeClass | None = None,
     axis: Axis | None = None,
     form: str | None = None,
+    judge: JudgeKind | None = None,
 ) -> DrillDown:
     """Spans of the scope (narrowed to one configuration or run) with this outcome class, a
-    nonzero share on this profile axis, or this delivery form."""
+    nonzero share on this profile axis, or this delivery form, as the Overview's judge sees them
+    (pass the same `judge` as the overview, so the list and the number agree)."""
     scope = runs
     if config:
         in_cfg = runs_of_config(con, config)
         scope = [r for r in (runs or in_cfg) if r in in_cfg]
     if run:
         scope = [run]
-    return DrillDown(rows=store_outcomes.outcome_spans(con, scope, outcome, axis, form, DRILL_LIMIT))
+    return DrillDown(
+        rows=store_outcomes.outcome_spans(con, scope, outcome, axis, form, DRILL_LIMIT, judge=judge)
+    )
 
 
 def runs_of_config(con: Connection, config: str) -> list[str]:

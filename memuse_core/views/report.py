@@ -12,7 +12,41 @@ from pydantic import Field
 from .. import charts as figures
 from .. import metrics
 from ..metrics import GroupStats
-from .common import Connection, Scope, ViewModel
+from .common import Connection, NumberFormat, Scope, ViewModel
+
+OUTCOME_FORMATS: dict[str, NumberFormat] = {
+    "rate": "percent",
+    "runs": "count",
+    "episodes": "count",
+    "diff vs baseline (pp)": "pp",
+    "95% CI low (pp)": "pp",
+    "95% CI high (pp)": "pp",
+    "gains": "decimal",
+    "losses": "decimal",
+}
+"""How the task-outcome table's numbers are shown."""
+FORM_FORMATS: dict[str, NumberFormat] = {
+    "token_share": "percent",
+    "beneficial_share": "percent",
+    "tokens": "tokens",
+    "beneficial": "count",
+    "judged": "count",
+    "acted_on": "count",
+    "harmful": "count",
+}
+"""How the delivery-form table's numbers are shown."""
+COST_FORMATS: dict[str, NumberFormat] = {
+    "agent $/episode": "usd",
+    "memory $/episode": "usd",
+    "agent tokens/episode": "tokens",
+    "judged spans": "count",
+    "judge attempts": "count",
+    "judge calls": "count",
+    "judge cost $": "usd",
+    "judge $/span": "usd",
+    "resolve rate": "percent",
+}
+"""How the cost table's numbers are shown."""
 
 
 def _pp(x: float | None) -> float | None:
@@ -99,8 +133,10 @@ class CostRow(ViewModel):
 
 
 class Report(ViewModel):
-    """Outcomes, forms and cost of some groups."""
+    """Outcomes, forms and cost of some groups, from one judge's verdicts."""
 
+    judge: str = "rules"
+    """The judge whose verdicts the forms' benefit and the judge cost read (titles name it)."""
     outcomes: list[OutcomeRow]
     """Task outcomes per group."""
     forms: list[FormShare]
@@ -173,10 +209,12 @@ def report(
     baseline: str | None = None,
     *,
     runs_as_groups: Sequence[str] = (),
+    judge: str | None = None,
 ) -> Report:
     """Outcomes, forms and cost per configuration of the scope (compared with `baseline` when
-    given); with `runs_as_groups`, one group per listed run instead."""
-    rep = metrics.build_report(con, runs, baseline)
+    given); with `runs_as_groups`, one group per listed run instead. One judge's verdicts
+    (`judge`, default `store.judging.resolve_judge`), named in `Report.judge`."""
+    rep = metrics.build_report(con, runs, baseline, judge=judge)
     groups: list[tuple[str, GroupStats]] = []
     if runs_as_groups:
         for cs in rep.configs.values():
@@ -184,7 +222,7 @@ def report(
         groups.sort(key=lambda x: list(runs_as_groups).index(x[0]))
     else:
         groups = list(rep.configs.items())
-    out = Report(outcomes=[], forms=[], costs=[])
+    out = Report(judge=rep.judge, outcomes=[], forms=[], costs=[])
     for label, g in groups:
         o, f, c = _rows(label, g)
         out.outcomes.append(o)

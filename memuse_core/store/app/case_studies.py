@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from ..judging import resolve_judge
 from ._sql import frame
 
 
@@ -109,18 +110,22 @@ def store_case_study(
     con.execute("COMMIT")
 
 
-def judge_labels_for(con: duckdb.DuckDBPyConnection, targets: Sequence[tuple[str, int]]) -> pd.DataFrame:
-    """Current judge assessments of (span_id, entry pos) pairs, for human-vs-judge agreement."""
+def judge_labels_for(
+    con: duckdb.DuckDBPyConnection, targets: Sequence[tuple[str, int]], judge: str | None = None
+) -> pd.DataFrame:
+    """Current assessments of one judge (default `resolve_judge`) of (span_id, entry pos) pairs,
+    for human-vs-judge agreement."""
     if not targets:
         return pd.DataFrame(
             columns=["span_id", "pos", "relevance", "accuracy", "novelty", "influence", "effect"]
         )
+    judge = resolve_judge(con, judge)
     return frame(
         con,
         """
         SELECT t.span_id, t.pos, a.relevance, a.accuracy, a.novelty, a.influence, a.effect
         FROM (SELECT unnest(?::VARCHAR[]) AS span_id, unnest(?::INTEGER[]) AS pos) t
-             JOIN verdicts v ON v.span_id = t.span_id
+             JOIN verdicts v ON v.span_id = t.span_id AND v.judge = ?
              JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = t.pos""",
-        [[s for s, _ in targets], [int(p) for _, p in targets]],
+        [[s for s, _ in targets], [int(p) for _, p in targets], judge],
     )

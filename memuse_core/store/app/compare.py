@@ -8,22 +8,25 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
+from ..judging import resolve_judge, verdicts_of
 from ._sql import frame
 
 
 def paired_outcomes(
-    con: duckdb.DuckDBPyConnection, runs_a: Sequence[str], runs_b: Sequence[str]
+    con: duckdb.DuckDBPyConnection, runs_a: Sequence[str], runs_b: Sequence[str], judge: str | None = None
 ) -> pd.DataFrame:
     """One row per task attempted on both sides: each side's resolve rate over its episodes with an
     outcome (NULL when none has one: unknown, not unresolved), whether an entry was acted on (A and
-    B), beneficial or harmful (B), and one episode of each side."""
+    B), beneficial or harmful (B) by `judge`'s verdicts (default `resolve_judge`; one judge for both
+    sides), and one episode of each side."""
+    judge = resolve_judge(con, judge)
     return frame(
         con,
-        """
+        f"""
         WITH acted AS (
             SELECT s.episode_id, bool_or(a.influence = 'acted_on') AS acted,
                    bool_or(a.effect = 'improved') AS beneficial, bool_or(a.effect = 'harmed') AS harmful
-            FROM spans s JOIN verdicts v USING (span_id)
+            FROM spans s JOIN verdicts v ON {verdicts_of(judge)}
                  JOIN assessments a ON a.judgment_id = v.judgment_id GROUP BY 1),
         side AS (
             SELECT e.task_id, CASE WHEN e.run_id IN (SELECT unnest(?::VARCHAR[])) THEN 'a' ELSE 'b' END AS side,

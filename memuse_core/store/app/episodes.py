@@ -9,11 +9,14 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ...vocab import CHARS_PER_TOKEN
+from ...vocab import CHARS_PER_TOKEN, MEMORY_STATES
 from ..blobs import iter_blob_texts
 from ..episode_facts import response_parts
+from ..judging import resolve_judge, verdicts_of
 from ._sql import episode_outcome, frame, scope
 from .outcomes import spans_with_outcome
+
+_NONE, _NOT_BUILT, _BUILT = MEMORY_STATES
 
 
 def _search_hits(con: duckdb.DuckDBPyConnection, search: str) -> None:
@@ -43,9 +46,13 @@ def episode_table(
     repos: Sequence[str] = (),
     task_contains: str | None = None,
     limit: int = 5000,
+    judge: str | None = None,
 ) -> pd.DataFrame:
-    """One row per episode in scope: config, run, repo, task, outcome, the outcome classes of its
-    spans, counts, estimated delivered tokens and recorded cost.
+    """One row per episode in scope: config, run, repo, task, outcome, harness status (the
+    harness report's, NULL when none set the outcome), exit status, steps, deliveries, memory
+    state (`vocab.MemoryState`), the outcome classes of its spans (as one judge's verdicts see
+    them, default `resolve_judge`), counts, estimated delivered
+    tokens and recorded cost.
 
     Filters: `search` matches the task and trajectory text; `outcomes` the episode outcome;
     `span_classes` keeps episodes with a span of every listed outcome class; `repos` the
@@ -67,7 +74,7 @@ def episode_table(
     if span_classes:
         outer.append("list_has_all(span_classes, ?::VARCHAR[])")
         outer_params.append(list(span_classes))
-    with spans_with_outcome(con, runs) as rel:
+    with spans_with_outcome(con, runs, judge=judge) as rel:
         return frame(
             con,
             f"""
@@ -81,14 +88,19 @@ def episode_table(
                         FROM deliveries GROUP BY 1)
             SELECT * FROM (
                 SELECT e.episode_id, r.config, e.run_id, e.repo, e.task_id,
-                       {episode_outcome()} AS outcome, e.exit_status, e.n_steps AS steps,
-                       coalesce(dl.deliveries, 0) AS deliveries, coalesce(sp.spans, 0) AS spans,
+                       {episode_outcome()} AS outcome, o.status AS harness_status, e.exit_status,
+                       e.n_steps AS steps, coalesce(dl.deliveries, 0) AS deliveries,
+                       CASE WHEN coalesce(dl.deliveries, 0) = 0 THEN '{_NONE}'
+                            WHEN cb.episode_id IS NULL THEN '{_NOT_BUILT}' ELSE '{_BUILT}' END AS memory_state,
+                       coalesce(sp.spans, 0) AS spans,
                        coalesce(sp.span_classes, []::VARCHAR[]) AS span_classes,
                        coalesce(sp.span_tokens, dl.chars // {CHARS_PER_TOKEN}, 0) AS delivered_tokens,
                        cost.cost_usd, cost.input_tokens, cost.output_tokens,
                        r.config AS _c, e.position AS _p
                 FROM episodes e LEFT JOIN runs r USING (run_id) LEFT JOIN cost USING (episode_id)
                      LEFT JOIN sp USING (episode_id) LEFT JOIN dl USING (episode_id)
+                     LEFT JOIN episode_outcomes o USING (episode_id)
+                     LEFT JOIN context_built cb USING (episode_id)
                 WHERE {where})
             WHERE {" AND ".join(outer)}
             ORDER BY _c, run_id, _p, episode_id
@@ -214,27 +226,31 @@ def episode_deliveries(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.Da
     )
 
 
-def episode_entries(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.DataFrame:
-    """Span entries of an episode with credit windows and the current verdict's assessment of
-    the entry."""
+def episode_entries(
+    con: duckdb.DuckDBPyConnection, episode_id: str, judge: str | None = None
+) -> pd.DataFrame:
+    """Span entries of an episode with credit windows and the assessment of the entry by one
+    judge's current verdict (default `resolve_judge`)."""
+    judge = resolve_judge(con, judge)
     return frame(
         con,
-        """
+        f"""
         SELECT se.span_id, se.pos, se.namespace, se.item_id, se.display_key, se.exposure,
                se.window_start, se.window_end, s.first_step, s.status, s.form,
                a.relevance, a.accuracy, a.novelty, a.influence, a.effect, a.anchors, a.evidence,
                a.usage_label
         FROM span_entries se JOIN spans s USING (span_id)
-             LEFT JOIN verdicts v USING (span_id)
+             LEFT JOIN verdicts v ON {verdicts_of(judge)}
              LEFT JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
         WHERE se.episode_id = ? ORDER BY s.first_step NULLS LAST, se.span_id, se.pos""",
         [episode_id],
     )
 
 
-def episode_spans(con: duckdb.DuckDBPyConnection, episode_id: str) -> pd.DataFrame:
-    """Spans of an episode with their status and outcome class."""
-    with spans_with_outcome(con, episode_ids=[episode_id]) as rel:
+def episode_spans(con: duckdb.DuckDBPyConnection, episode_id: str, judge: str | None = None) -> pd.DataFrame:
+    """Spans of an episode with their status and outcome class (one judge's, default
+    `resolve_judge`)."""
+    with spans_with_outcome(con, episode_ids=[episode_id], judge=judge) as rel:
         return frame(
             con,
             f"""

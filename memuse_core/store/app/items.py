@@ -7,17 +7,22 @@ import duckdb
 import pandas as pd
 
 from ...vocab import EFFECT, INFLUENCE
+from ..judging import resolve_judge, verdicts_of
 from ._sql import episode_outcome, frame
 from .outcomes import spans_with_outcome
 
 ACTED_ON = INFLUENCE[0]
 
 
-def search_items(con: duckdb.DuckDBPyConnection, query: str = "", limit: int = 200) -> pd.DataFrame:
+def search_items(
+    con: duckdb.DuckDBPyConnection, query: str = "", limit: int = 200, judge: str | None = None
+) -> pd.DataFrame:
     """Delivered items matching `query` in their id, display key or namespace, with the entries of
-    current verdicts that were acted on and harmed or improved the episode (3.4): items with
-    harmful use first, then beneficial use, then the most delivered."""
+    one judge's current verdicts (default `resolve_judge`) that were acted on and harmed or
+    improved the episode (3.4): items with harmful use first, then beneficial use, then the most
+    delivered."""
     q = (query or "").lower()
+    judge = resolve_judge(con, judge)
     improved, _, harmed = EFFECT
     return frame(
         con,
@@ -32,7 +37,7 @@ def search_items(con: duckdb.DuckDBPyConnection, query: str = "", limit: int = 2
         u AS (
             SELECT se.namespace, se.item_id, count(*) FILTER (WHERE a.effect = ?) AS harmed,
                    count(*) FILTER (WHERE a.effect = ?) AS improved
-            FROM span_entries se JOIN verdicts v USING (span_id)
+            FROM span_entries se JOIN spans s USING (span_id) JOIN verdicts v ON {verdicts_of(judge)}
                  JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
             WHERE a.influence = ? GROUP BY 1, 2)
         SELECT d.*, coalesce(u.harmed, 0) AS harmed, coalesce(u.improved, 0) AS improved
@@ -43,10 +48,11 @@ def search_items(con: duckdb.DuckDBPyConnection, query: str = "", limit: int = 2
 
 
 def item_deliveries(
-    con: duckdb.DuckDBPyConnection, namespace: str, item_id: str, limit: int = 2000
+    con: duckdb.DuckDBPyConnection, namespace: str, item_id: str, limit: int = 2000, judge: str | None = None
 ) -> pd.DataFrame:
     """Deliveries of an item that start a span (or lie outside every span), with the span's
-    restatement count, consuming step, outcome class and the entry's current assessment.
+    restatement count, consuming step, outcome class and the entry's current assessment, all as
+    one judge's verdicts see them (default `resolve_judge`).
 
     Restatements are counted, not listed: a host block resent at every step would otherwise list
     tens of thousands of rows."""
@@ -57,7 +63,8 @@ def item_deliveries(
             [namespace, item_id],
         ).fetchall()
     ]
-    with spans_with_outcome(con, episode_ids=eps) as rel:
+    judge = resolve_judge(con, judge)
+    with spans_with_outcome(con, episode_ids=eps, judge=judge) as rel:
         return frame(
             con,
             f"""
@@ -73,7 +80,7 @@ def item_deliveries(
                  LEFT JOIN {rel} o ON o.span_id = dc.span_id
                  LEFT JOIN span_entries se ON se.span_id = dc.span_id AND se.namespace = de.namespace
                       AND se.item_id = de.item_id
-                 LEFT JOIN verdicts v ON v.span_id = dc.span_id
+                 LEFT JOIN verdicts v ON {verdicts_of(judge, "sp")}
                  LEFT JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
             WHERE de.namespace = ? AND de.item_id = ? AND NOT coalesce(dc.restatement, FALSE)
             ORDER BY r.config, e.run_id, e.position, step LIMIT {int(limit)}""",
@@ -81,9 +88,11 @@ def item_deliveries(
         )
 
 
-def item_counts(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) -> dict[str, int]:
-    """Deliveries (restatements included), episodes, and entries of current verdicts that were
-    acted on or harmed."""
+def item_counts(
+    con: duckdb.DuckDBPyConnection, namespace: str, item_id: str, judge: str | None = None
+) -> dict[str, int]:
+    """Deliveries (restatements included), episodes, and entries of one judge's current verdicts
+    (default `resolve_judge`) that were acted on or harmed."""
     row = con.execute(
         """
         SELECT count(*), count(DISTINCT episode_id) FROM delivery_entries
@@ -91,9 +100,9 @@ def item_counts(con: duckdb.DuckDBPyConnection, namespace: str, item_id: str) ->
         [namespace, item_id],
     ).fetchone()
     acted = con.execute(
-        """
+        f"""
         SELECT count(*) FILTER (WHERE a.influence = 'acted_on'), count(*) FILTER (WHERE a.effect = 'harmed')
-        FROM span_entries se JOIN verdicts v USING (span_id)
+        FROM span_entries se JOIN spans s USING (span_id) JOIN verdicts v ON {verdicts_of(resolve_judge(con, judge))}
              JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
         WHERE se.namespace = ? AND se.item_id = ?""",
         [namespace, item_id],

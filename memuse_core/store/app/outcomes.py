@@ -6,7 +6,9 @@ unassessable). The class is decided once by `rules.outcome` and stored in `span_
 counts read too, so a count and the list of spans behind it always agree; in particular a judge
 error on an eligible span without a verdict is `error` everywhere.
 
-`spans_with_outcome` is the only app function that reads where the class is kept.
+`spans_with_outcome` is the only app function that reads where the class is kept. Classes and
+verdicts are kept per judge kind: every function takes the one `judge` it shows (default
+`store.judging.resolve_judge`: the LLM judge when it has accepted verdicts, else the rules judge).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ...vocab import ANY_JUDGE, AXES
+from ...vocab import AXES
+from ..judging import resolve_judge, verdicts_of
 from ._sql import frame, scope
 
 OUTCOME_COLUMNS = (
@@ -43,11 +46,14 @@ def spans_with_outcome(
     runs: Sequence[str] | None = None,
     *,
     episode_ids: Sequence[str] | None = None,
+    judge: str | None = None,
 ) -> Iterator[str]:
-    """A relation (usable after FROM) of the spans in scope with their stored outcome class, valid
-    inside the `with` block: columns `OUTCOME_COLUMNS`.
+    """A relation (usable after FROM) of the spans in scope with their stored outcome class as
+    `judge`'s verdicts see it (default `resolve_judge`), valid inside the `with` block: columns
+    `OUTCOME_COLUMNS`.
 
     `runs` limits it to those runs (None: every run); `episode_ids` to those episodes."""
+    judge = resolve_judge(con, judge)
     where, params = scope(runs)
     if episode_ids is not None:
         where += " AND s.episode_id IN (SELECT unnest(?::VARCHAR[]))"
@@ -59,8 +65,8 @@ def spans_with_outcome(
         SELECT s.span_id, s.episode_id, e.run_id, coalesce(r.config, e.run_id) AS config, s.status,
                s.form, s.first_step, s.est_tokens, so.outcome, {", ".join("v." + a for a in AXES)}
         FROM spans s JOIN episodes e USING (episode_id) LEFT JOIN runs r ON r.run_id = e.run_id
-             LEFT JOIN span_outcomes so ON so.span_id = s.span_id AND so.judge = '{ANY_JUDGE}'
-             LEFT JOIN verdicts v ON v.span_id = s.span_id
+             LEFT JOIN span_outcomes so ON so.span_id = s.span_id AND so.judge = '{judge}'
+             LEFT JOIN verdicts v ON {verdicts_of(judge)}
         WHERE {where}""",
         params,
     )
@@ -70,9 +76,12 @@ def spans_with_outcome(
         con.execute(f"DROP TABLE IF EXISTS temp.{table}")
 
 
-def outcome_counts(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None) -> pd.DataFrame:
-    """Span counts and estimated delivered tokens per configuration and outcome class."""
-    with spans_with_outcome(con, runs) as rel:
+def outcome_counts(
+    con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None, judge: str | None = None
+) -> pd.DataFrame:
+    """Span counts and estimated delivered tokens per configuration and outcome class, as `judge`'s
+    verdicts see them."""
+    with spans_with_outcome(con, runs, judge=judge) as rel:
         return frame(
             con,
             f"""SELECT config, outcome, count(*) AS spans, sum(est_tokens) AS est_tokens
@@ -87,9 +96,10 @@ def outcome_spans(
     axis: str | None = None,
     form: str | None = None,
     limit: int = 500,
+    judge: str | None = None,
 ) -> pd.DataFrame:
-    """Spans behind an Overview number: filter by outcome class, a nonzero profile axis or the
-    span's delivery form."""
+    """Spans behind an Overview number (as `judge`'s verdicts see them): filter by outcome class,
+    a nonzero profile axis or the span's delivery form."""
     where, params = ["TRUE"], list[Any]()
     if outcome:
         where.append("o.outcome = ?")
@@ -101,7 +111,7 @@ def outcome_spans(
     if form:
         where.append("o.form = ?")
         params.append(form)
-    with spans_with_outcome(con, runs) as rel:
+    with spans_with_outcome(con, runs, judge=judge) as rel:
         return frame(
             con,
             f"""

@@ -11,20 +11,24 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from ..judging import resolve_judge, verdicts_of
 from ._sql import frame, scope
 from .outcomes import spans_with_outcome
 
 
-def span_row(con: duckdb.DuckDBPyConnection, span_id: str) -> dict[str, Any] | None:
-    """The span's stored context row with its outcome class and current verdict (None when unknown)."""
+def span_row(con: duckdb.DuckDBPyConnection, span_id: str, judge: str | None = None) -> dict[str, Any] | None:
+    """The span's stored context row with its outcome class and current verdict as one judge's
+    verdicts see it (default `resolve_judge`; the row's `judge` names it), None when unknown."""
     ep = con.execute("SELECT episode_id FROM spans WHERE span_id = ?", [span_id]).fetchone()
     if ep is None:
         return None
-    with spans_with_outcome(con, episode_ids=[ep[0]]) as rel:
+    judge = resolve_judge(con, judge)
+    with spans_with_outcome(con, episode_ids=[ep[0]], judge=judge) as rel:
         cur = con.execute(
             f"""
-            SELECT s.*, o.outcome, v.judgment_id AS verdict_judgment, v.triage, v.profiled
-            FROM spans s LEFT JOIN {rel} o USING (span_id) LEFT JOIN verdicts v USING (span_id)
+            SELECT s.*, o.outcome, v.judgment_id AS verdict_judgment, v.triage, v.profiled,
+                   '{judge}' AS judge
+            FROM spans s LEFT JOIN {rel} o USING (span_id) LEFT JOIN verdicts v ON {verdicts_of(judge)}
             WHERE s.span_id = ?""",
             [span_id],
         )
@@ -119,16 +123,21 @@ def judgment_assessments(con: duckdb.DuckDBPyConnection, judgment_id: str) -> pd
 
 
 def harmful_entries(
-    con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None, limit: int = 200
+    con: duckdb.DuckDBPyConnection,
+    runs: Sequence[str] | None = None,
+    limit: int = 200,
+    judge: str | None = None,
 ) -> pd.DataFrame:
-    """Entries whose current assessment has a harmed effect (for one-click drill-down)."""
+    """Entries whose current assessment by one judge (default `resolve_judge`) has a harmed effect
+    (for one-click drill-down)."""
     where, params = scope(runs)
+    params = [resolve_judge(con, judge), *params]
     return frame(
         con,
         f"""
         SELECT a.span_id, s.episode_id, r.config, se.namespace, se.item_id, se.display_key,
                a.pos, a.usage_label, a.notes
-        FROM verdicts v JOIN assessments a ON a.judgment_id = v.judgment_id
+        FROM verdicts v JOIN assessments a ON a.judgment_id = v.judgment_id AND v.judge = ?
              JOIN spans s ON s.span_id = v.span_id JOIN episodes e ON e.episode_id = s.episode_id
              LEFT JOIN runs r ON r.run_id = e.run_id
              LEFT JOIN span_entries se ON se.span_id = a.span_id AND se.pos = a.pos

@@ -20,14 +20,19 @@ from .blocks import (
 
 
 def span_profiles(
-    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+    con: Con,
+    runs: Runs = None,
+    level: Level = "config",
+    *,
+    facts: Facts | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """Per group: profiled spans, mean shares (equal weight per profiled span), summed counts,
     triage counts per outcome class, automatic neutral spans and estimated delivered tokens over
     every span in scope, also per outcome class (3.5, A.4.1-A.4.2, A.4.4)."""
     sql = f"""{_with(facts, *_PROFILES_NEEDS)}
     SELECT * FROM ({_profiles_inner(level)}) ORDER BY ALL"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 _PROFILES_NEEDS = ("span_cls",)
@@ -59,14 +64,19 @@ def _profiles_inner(level: Level) -> str:
 
 
 def episode_coverage(
-    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+    con: Con,
+    runs: Runs = None,
+    level: Level = "config",
+    *,
+    facts: Facts | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """Per group: E selected episodes (with or without deliveries) and the episodes that have a
     span, a profiled span, and a profiled span with a relevant, beneficial or harmful entry
     (A.4.2 "Episode coverage")."""
     sql = f"""{_with(facts, *_COVERAGE_NEEDS)}
     SELECT * FROM ({_coverage_inner(level)}) ORDER BY ALL"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 _COVERAGE_NEEDS = ("sel_eps", "span_cls")
@@ -92,25 +102,32 @@ def _coverage_inner(level: Level) -> str:
     {_grp(level, "se.")}"""
 
 
-def recurring_items(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
+def recurring_items(
+    con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
+) -> pd.DataFrame:
     """Items (namespace, item_id) delivered in at least max(2, 0.1 E) distinct episodes of a run,
     E being the selected episodes of that run (A.4.2, A.5.4 "Memory statistics")."""
     sql = f"""{_with(facts, "sel_runs", "recurring")}
     SELECT s.config, r.run_id, r.namespace, r.item_id, r.episodes, r.run_episodes, r.threshold
     FROM recurring r JOIN sel_runs s USING (run_id)
     ORDER BY s.config, r.run_id, r.episodes DESC, r.namespace, r.item_id"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 def recurring_diagnostic(
-    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+    con: Con,
+    runs: Runs = None,
+    level: Level = "config",
+    *,
+    facts: Facts | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """Per group: recurring items, relevant judged entries and those from recurring items, and the
     episodes with a relevant entry from a non-recurring item (A.4.2). Recurrence is decided within
     each run, as in A.5.4."""
     sql = f"""{_with(facts, *_RECURRING_NEEDS)}
     SELECT * FROM ({_recurring_inner(level)}) ORDER BY ALL"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 _RECURRING_NEEDS = ("sel_runs", "sel_eps", "judged", "recurring")
@@ -143,7 +160,12 @@ def _recurring_inner(level: Level) -> str:
 
 
 def overview(
-    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+    con: Con,
+    runs: Runs = None,
+    level: Level = "config",
+    *,
+    facts: Facts | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """`episode_coverage`, `span_profiles` and `recurring_diagnostic` in one statement (one row
     per group, their columns side by side): what the app's overview page needs."""
@@ -157,11 +179,16 @@ def overview(
     LEFT JOIN p ON p.config = c.config AND p.run_id IS NOT DISTINCT FROM c.run_id
     LEFT JOIN r ON r.config = c.config AND r.run_id IS NOT DISTINCT FROM c.run_id
     ORDER BY c.config, c.run_id NULLS FIRST"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 def delivery_forms(
-    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+    con: Con,
+    runs: Runs = None,
+    level: Level = "config",
+    *,
+    facts: Facts | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """Per group, form and route: estimated delivered tokens (each span's estimate allocated among
     its entries in proportion to exposed characters; equally when none are recorded), judged
@@ -203,11 +230,16 @@ def delivery_forms(
         ON tok.config = jf.config AND tok.run_id IS NOT DISTINCT FROM jf.run_id
        AND tok.form = jf.form AND tok.route = jf.route
     ORDER BY 1, 2, 5 DESC, 3, 4"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 def use_effects(
-    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+    con: Con,
+    runs: Runs = None,
+    level: Level = "config",
+    *,
+    facts: Facts | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """Per group: acted-on entries by observed effect, delayed use (first anchor after the span's
     first consuming step; at least 5 steps later), unused entries (influence none) grouped as
@@ -265,7 +297,7 @@ def use_effects(
     LEFT JOIN ent ON ent.config = grp.config AND ent.run_id IS NOT DISTINCT FROM grp.run_id
     LEFT JOIN eps ON eps.config = grp.config AND eps.run_id IS NOT DISTINCT FROM grp.run_id
     ORDER BY ALL"""
-    df = _q(con, sql, runs)
+    df = _q(con, sql, runs, judge=judge)
     cnt = [c for c in df.columns if c not in ("config", "run_id")]
     df[cnt] = df[cnt].fillna(0).astype("int64")
     return df

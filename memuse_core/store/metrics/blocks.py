@@ -16,8 +16,9 @@ Conventions taken from the other areas' tables (re-read `area_tables.py` when th
   placement characters over every delivery of the span, restatements included (A.4.4).
 - `span_outcomes` holds each span's outcome class and whether it is profiled, decided once by
   `rules.outcome` (A.4.1, A.4.2); the `span_cls` block reads it, never decides it.
-- `verdicts` holds one row per span; a profiled span's six shares and four uncertainty shares
-  divide by `n_entries` (A.4.2).
+- `verdicts` holds one row per span and judge kind (plus the rule verdict of an automatic neutral
+  span); `span_cls` reads the one judge of the scope (`$judge`); a profiled span's six shares and
+  four uncertainty shares divide by `n_entries` (A.4.2).
 - `assessments` rows of the verdict's `judgment_id` are the accepted entry assessments; influence
   in {acted_on, selected, referenced, none, NULL}; effect in {improved, no_effect, harmed, NULL};
   novelty in {novel, confirming, redundant, NULL}.
@@ -33,7 +34,8 @@ from typing import Literal
 import duckdb
 import pandas as pd
 
-from ...vocab import ANY_JUDGE, CHARS_PER_TOKEN, RECURRING_EPISODE_SHARE, RECURRING_MIN_EPISODES
+from ...vocab import CHARS_PER_TOKEN, RECURRING_EPISODE_SHARE, RECURRING_MIN_EPISODES, RULE_JUDGE
+from ..judging import resolve_judge
 
 Level = Literal["config", "run", "both"]
 """Grouping of an aggregate: per configuration (run_id NULL), per run, or both in one result."""
@@ -68,10 +70,15 @@ def _q(
     sql: str,
     runs: Sequence[str] | None,
     extra: dict[str, object] | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
+    """Run an aggregate query of a scope: its runs and the one judge whose verdicts it reads (the
+    default judge of the store when none is given, `store.judging.resolve_judge`)."""
     params: dict[str, object] = dict(extra or {})
     if "$runs" in sql:
         params["runs"] = list(runs) if runs is not None else None
+    if "$judge" in sql:
+        params["judge"] = resolve_judge(con, judge)
     return con.execute(sql, params).df()
 
 
@@ -139,8 +146,9 @@ _DEFS: dict[str, tuple[tuple[str, ...], str]] = {
                v.u_accuracy, v.u_novelty, v.u_influence, v.u_effect
         FROM spans sp
         JOIN sel_eps se USING (episode_id)
-        LEFT JOIN span_outcomes so ON so.span_id = sp.span_id AND so.judge = '{ANY_JUDGE}'
-        LEFT JOIN verdicts v ON v.span_id = sp.span_id""",
+        LEFT JOIN span_outcomes so ON so.span_id = sp.span_id AND so.judge = $judge
+        LEFT JOIN verdicts v ON v.span_id = sp.span_id
+             AND v.judge = CASE WHEN sp.status = 'auto_neutral' THEN '{RULE_JUDGE}' ELSE $judge END""",
     ),
     # per-entry form labels of first deliveries (a delivery may mix forms, A.6.5)
     "entry_forms": (
@@ -193,9 +201,11 @@ class Facts:
     """Temp tables of one unit of work: each building block is computed at most once and then
     read by every aggregate (see `facts`)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None):
+    def __init__(self, con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None, judge: str | None = None):
         self.con = con
         self.runs = list(runs) if runs is not None else None
+        self.judge = resolve_judge(con, judge)
+        """The one judge whose verdicts every aggregate of this unit reads."""
         self.prefix = f"mu_{uuid.uuid4().hex[:12]}"
         self.tables: dict[str, str] = {}
 
@@ -203,7 +213,9 @@ class Facts:
         if name not in self.tables:
             table = f"{self.prefix}_{name}"
             sql = f"CREATE TEMP TABLE {table} AS {_with(self, name, define=name)} SELECT * FROM {name}"
-            params = {"runs": self.runs} if "$runs" in sql else {}
+            params: dict[str, object] = {"runs": self.runs} if "$runs" in sql else {}
+            if "$judge" in sql:
+                params["judge"] = self.judge
             self.con.execute(sql, params)
             self.tables[name] = table
         return self.tables[name]
@@ -215,10 +227,13 @@ class Facts:
 
 
 @contextmanager
-def facts(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None) -> Iterator[Facts]:
+def facts(
+    con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None, judge: str | None = None
+) -> Iterator[Facts]:
     """Share the scope, span classes and judged entries among several aggregate queries; the temp
-    tables are dropped afterwards. Pass the result as `facts=` to the query functions."""
-    f = Facts(con, runs)
+    tables are dropped afterwards. Pass the result as `facts=` to the query functions. `judge`
+    chooses the verdicts read (default: `store.judging.resolve_judge`); `Facts.judge` names it."""
+    f = Facts(con, runs, judge)
     try:
         yield f
     finally:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
+from ..judging import resolve_judge
 from .blocks import _q, _with
 
 # ---- Memory graph (A.4.3): item histories, deliveries, spans and verdicts ----------------------
@@ -23,6 +24,7 @@ def lineage_items(
     episode_id: str | None = None,
     effect: str | None = None,
     runs: Sequence[str] | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """The (namespace, item_id) pairs of a graph: one item (any namespace when `namespace` is
     None), the items delivered in or written by one episode, or the items with a judged entry of
@@ -49,7 +51,7 @@ def lineage_items(
         raise ValueError(f"effect must be harmful, beneficial or acted_on, not {effect!r}")
     sql = f"""{_with(None, "judged")}
     SELECT DISTINCT namespace, item_id FROM judged WHERE {cond} ORDER BY ALL"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 def _key_params(keys: pd.DataFrame, runs: Sequence[str] | None) -> dict[str, object]:
@@ -79,11 +81,14 @@ def lineage_events(
 
 
 def lineage_uses(
-    con: duckdb.DuckDBPyConnection, keys: pd.DataFrame, runs: Sequence[str] | None = None
+    con: duckdb.DuckDBPyConnection,
+    keys: pd.DataFrame,
+    runs: Sequence[str] | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """Every span entry of the given items in the selected runs: its span (outcome class, first
     step, form, route, deliveries), episode (task, position, outcome) and, when judged, the entry's
-    accepted assessment and usage label."""
+    accepted assessment and usage label, as `judge`'s verdicts (default `resolve_judge`) see it."""
     sql = f"""{_with(None, "span_cls")}, {_KEYS}
     SELECT se.namespace, se.item_id, se.version, se.exposure, se.pos, sc.span_id, sc.episode_id,
            sc.run_id, sc.config, ep.task_id, ep.position, ep.repo, ep.resolved, sc.status, sc.triage,
@@ -96,4 +101,4 @@ def lineage_uses(
     LEFT JOIN assessments a ON a.judgment_id = sc.judgment_id AND a.span_id = sc.span_id
          AND a.pos = se.pos
     ORDER BY se.namespace, se.item_id, sc.run_id, ep.position, sc.first_step, sc.span_id"""
-    return con.execute(sql, _key_params(keys, runs)).df()
+    return con.execute(sql, {**_key_params(keys, runs), "judge": resolve_judge(con, judge)}).df()

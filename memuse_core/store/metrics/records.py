@@ -19,7 +19,9 @@ from .blocks import (
 )
 
 
-def effect_origins(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
+def effect_origins(
+    con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
+) -> pd.DataFrame:
     """Every beneficial or harmful entry with the recorded write that produced its item's delivered
     version, and the origin class (A.4.3, A.6.6, Table 12):
 
@@ -70,10 +72,12 @@ def effect_origins(con: Con, runs: Runs = None, *, facts: Facts | None = None) -
                AS creation_recorded
     FROM eff LEFT JOIN cand c ON c.span_id = eff.span_id AND c.pos = eff.pos AND c.rk = 1
     ORDER BY eff.config, eff.run_id, eff.position, eff.span_id, eff.pos"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
-def item_effects(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
+def item_effects(
+    con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
+) -> pd.DataFrame:
     """Per configuration and item: acted-on, beneficial and harmful entries, the number of distinct
     runs in which the item helped or harmed, and the tasks it harmed (A.6.6: items that harmed in
     several runs are direct targets for revision)."""
@@ -90,28 +94,34 @@ def item_effects(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> 
     WHERE j.influence = 'acted_on'
     GROUP BY ALL
     ORDER BY config, harmful DESC, beneficial DESC, namespace, item_id"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 # ---- Task outcomes (A.5.4) --------------------------------------------------------------------
-def task_outcomes(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
+def task_outcomes(
+    con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
+) -> pd.DataFrame:
     """One row per selected episode: config, run, task and harness outcome (NULL when unknown)."""
     sql = f"""{_with(facts, "sel_eps")}
     SELECT config, run_id, task_id, episode_id, resolved FROM sel_eps ORDER BY config, run_id, task_id"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
-def run_outcomes(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
+def run_outcomes(
+    con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
+) -> pd.DataFrame:
     """Per run: episodes, resolved episodes and episodes without a harness result."""
     sql = f"""{_with(facts, "sel_eps")}
     SELECT config, run_id, count(*) AS episodes,
            count(*) FILTER (WHERE resolved) AS resolved,
            count(*) FILTER (WHERE resolved IS NULL) AS no_result
     FROM sel_eps GROUP BY ALL ORDER BY ALL"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
-def run_pair_changes(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
+def run_pair_changes(
+    con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
+) -> pd.DataFrame:
     """For every ordered pair of distinct selected runs (a, b): tasks resolved in a but not in b
     (gains of a over b) and the reverse (losses), over tasks that both runs attempted; a task
     without an outcome in either run is neither (A.5.4)."""
@@ -122,22 +132,29 @@ def run_pair_changes(con: Con, runs: Runs = None, *, facts: Facts | None = None)
            count(*) FILTER (WHERE b.resolved AND NOT a.resolved) AS losses
     FROM sel_eps a JOIN sel_eps b ON a.task_id = b.task_id AND a.run_id <> b.run_id
     GROUP BY ALL ORDER BY ALL"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 # ---- Cost (A.4.4) -----------------------------------------------------------------------------
-def episode_costs(con: Con, runs: Runs = None, *, facts: Facts | None = None) -> pd.DataFrame:
+def episode_costs(
+    con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
+) -> pd.DataFrame:
     """Per selected episode: recorded calls, tokens (input, cached, output, reasoning; cached and
     reasoning are subsets, never added again) and cost, for agent and memory-system calls, with
     the number of calls whose cost or usage was not recorded (A.4.4). Episodes without calls get
     zeros."""
     sql = f"""{_with(facts, "ep_calls")}
     SELECT * FROM ep_calls ORDER BY config, run_id, episode_id"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 def group_costs(
-    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+    con: Con,
+    runs: Runs = None,
+    level: Level = "config",
+    *,
+    facts: Facts | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """Per group: episodes and summed recorded usage and cost of agent and memory-system calls."""
     cols = [f"{p}_{k}" for p in ("agent", "memory") for k in _CALL_SUMS]
@@ -145,11 +162,16 @@ def group_costs(
     sql = f"""{_with(facts, "ep_calls")}
     SELECT config, {_run_col(level)} AS run_id, count(*) AS episodes, {sums}
     FROM ep_calls {_grp(level)} ORDER BY ALL"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 def judge_costs(
-    con: Con, runs: Runs = None, level: Level = "config", *, facts: Facts | None = None
+    con: Con,
+    runs: Runs = None,
+    level: Level = "config",
+    *,
+    facts: Facts | None = None,
+    judge: str | None = None,
 ) -> pd.DataFrame:
     """Per group: judged spans (spans with at least one judge attempt), attempts, judge calls,
     tokens and cost summed over every attempt, including rejected and failed ones (A.4.4)."""
@@ -166,7 +188,7 @@ def judge_costs(
         string_agg(DISTINCT j.judge, ', ' ORDER BY j.judge) AS judges
     FROM span_cls sc JOIN judgments j USING (span_id)
     {_grp(level, "sc.")} ORDER BY ALL"""
-    return _q(con, sql, runs)
+    return _q(con, sql, runs, judge=judge)
 
 
 def list_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
