@@ -26,7 +26,7 @@ if cur is None:
 seed("tr_episode", "episode")
 if st.session_state.get("tr_episode") not in ids:
     st.session_state["tr_episode"] = ids[0]
-episode_id = st.selectbox("Episode", ids, key="tr_episode")
+episode_id = st.selectbox("Episode", ids, key="tr_episode", format_func=common.display_name)
 if episode_id != sel("episode"):
     set_sel(episode=episode_id, step=None)
 head = cached(common.episode_header, episode_id)

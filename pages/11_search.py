@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memuse_core.views import common
 from memuse_core.views import search as search_view
 from pages._shared import cached, go, md_code, scope, sel, write_url
 
@@ -45,7 +46,7 @@ st.caption(
     + ". Select a row to read it in the transcript."
 )
 ev = st.dataframe(
-    res.hits.drop(columns=["match_at"]),
+    common.display_table(res.hits.drop(columns=["match_at"])),
     hide_index=True,
     key="srch_hits",
     on_select="rerun",

@@ -117,10 +117,7 @@ if len(item.delivery_rows):
     view.insert(
         1,
         "timeline",
-        [
-            url("timeline", episode=e, step=s if s == s else None)
-            for e, s in zip(view["episode_id"], view["step"])
-        ],
+        [url("timeline", episode=e, step=s) for e, s in zip(view["episode_id"], item.delivery_steps())],
     )
     st.dataframe(
         display_table(view),

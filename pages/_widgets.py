@@ -45,7 +45,7 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
         st.caption(f"Credit windows: {NOT_BUILT}.")
     elif len(tl.window_rows):
         with st.expander("Credit windows and why each ends"):
-            st.dataframe(tl.window_rows, hide_index=True, key=f"{key}_windows")
+            st.dataframe(common.display_table(tl.window_rows), hide_index=True, key=f"{key}_windows")
     points = ev.selection.points if ev is not None and hasattr(ev, "selection") else []
     return tl_view.picked_step(points)
 

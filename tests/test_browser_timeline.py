@@ -57,7 +57,9 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
 
     # Filter to failed episodes with the Outcome picker.
     page.get_by_role("combobox", name="Outcome").click()
-    page.get_by_role("option", name="failed", exact=True).click()
+    from memuse_core.views.episodes import OUTCOME_CHOICE_LABELS
+
+    page.get_by_role("option", name=OUTCOME_CHOICE_LABELS["failed"], exact=True).click()
     page.keyboard.press("Escape")
     wait_text(page, "1 episodes")
     settled(page)

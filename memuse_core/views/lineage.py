@@ -108,6 +108,11 @@ class ItemView(ViewModel):
         """More span-starting deliveries exist than are listed."""
         return len(self.delivery_rows) >= DELIVERY_LIMIT
 
+    def delivery_steps(self) -> list[int | None]:
+        """Per delivery row, its consuming step (None when unknown: a missing value of a nullable
+        column is neither NaN nor a number)."""
+        return [None if pd.isna(s) else int(s) for s in self.delivery_rows["step"]]
+
 
 def item(con: Connection, namespace: str, item_id: str, judge: str | None = None) -> ItemView:
     """Counts, deliveries and history of one item, as one judge's verdicts (default
