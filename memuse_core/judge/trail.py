@@ -140,8 +140,7 @@ def parse_step(t: int, text: str) -> StepView:
     reads = tuple(p for p in _read_targets(did) if p not in edits)
     outcome, errors = _outcome(body, codes) if commands else (None, frozenset())
     sents = sentences(said)
-    reverts_ = _revert_targets(did)
-    changes = bool(edits or reverts_)
+    changes = bool(edits or reverts)
     live = " ".join(z for z in sents if not deferred(z))
     return StepView(
         t=t,
