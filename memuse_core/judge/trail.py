@@ -133,7 +133,7 @@ def parse_step(t: int, text: str) -> StepView:
                 tool_edits.append(p)
     saw = sec.get("Results", "")
     codes = tuple(int(c) for c in _EXIT.findall(saw))
-    body = _EXIT.sub("", saw)
+    body = _EXIT.sub("", saw) if codes else saw  # no exit-code header: nothing to remove
     did = "\n".join(commands)
     edits = _dedupe([*tool_edits, *_edit_targets(did)])
     reverts = _revert_targets(did)
@@ -153,7 +153,8 @@ def parse_step(t: int, text: str) -> StepView:
         edits=tuple(p for p in edits if p not in reverts),
         reverts=reverts,
         reads=reads,
-        retrieves=bool(MEMORY_REF.search(saw)) or bool(_RETRIEVE_CMD.search(did)),
+        retrieves=("⟦memory delivery " in saw and bool(MEMORY_REF.search(saw)))
+        or bool(_RETRIEVE_CMD.search(did)),
         missing=_missing(body),
         test=runs_tests(did),
         sentences=sents,
