@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memuse_core.views import common
+from memuse_core.views import common, judgment
 
 st.set_page_config(page_title="MemUse Studio", layout="wide")
 
@@ -26,6 +26,7 @@ defaults: dict[str, object] = {
     "scope_runs": [],
     "_qp_seen": {},
     "judge_kind": "rules",
+    "view_judge": None,
     "judge_model": os.environ.get("MEMUSE_JUDGE_MODEL", ""),
     "judge_base_url": os.environ.get("OPENAI_BASE_URL", ""),
 }
@@ -75,26 +76,81 @@ _path = Path(st.session_state["db_path"])
 if not _path.exists():
     _build_demo(_path)
 
-from pages._shared import cached, sync_from_url  # noqa: E402  (needs the page registry above)
+from pages._nav import link_catcher  # noqa: E402
+from pages._shared import (  # noqa: E402
+    begin_run,
+    cached,
+    end_run,
+    from_url,
+    kept,
+    navigate,
+    pending_check,
+    sync_from_url,
+    write_url,
+)
 
+begin_run()
 sync_from_url()
+all_runs = cached(common.runs)  # first read of the run: a busy database is announced above the page
 with st.sidebar:
-    all_runs = cached(common.runs)
+    clicked = link_catcher(page.url_path)
+    if clicked is not None:
+        navigate(clicked)
+    from_url("configs", "scope_configs", options=all_runs.configs, multi=True)
     st.multiselect(
         "Configurations",
         all_runs.configs,
-        key="scope_configs",
+        format_func=common.display_name,
         help="Limit every page to these configurations (empty: all).",
+        **kept("scope_configs"),
     )
+    from_url("runs", "scope_runs", options=all_runs.run_ids, multi=True)
     choice = common.scope_choice(all_runs, st.session_state["scope_configs"], st.session_state["scope_runs"])
     st.session_state["scope_runs"] = choice.runs
     st.multiselect(
         "Runs",
         choice.run_options,
-        key="scope_runs",
+        format_func=common.display_name,
         help="Limit to these runs (empty: all runs of the chosen configurations).",
+        **kept("scope_runs"),
     )
     choice = common.scope_choice(all_runs, st.session_state["scope_configs"], st.session_state["scope_runs"])
     st.session_state["_scope_effective"] = choice.effective
+    write_url(configs=st.session_state["scope_configs"], runs=st.session_state["scope_runs"])
+    # One judge's verdicts on every page (never mixed); the URL keeps a choice other than the default.
+    judges = cached(common.judge_choice)
+    from_url("judge", "view_judge", options=judgment.JUDGE_KINDS)
+    st.selectbox(
+        "Verdicts of",
+        [None, *judgment.JUDGE_KINDS],
+        format_func=judges.label,
+        help="Whose verdicts the Overview, Episodes, Span inspector, Compare and Case studies show. "
+        "Default: the LLM judge where it has accepted verdicts, else the rules judge.",
+        **kept("view_judge"),
+    )
+    st.session_state["_judge_default"] = judges.default
+    with st.expander("Judge settings (re-judging)"):
+        st.radio(
+            "Judge",
+            judgment.JUDGE_KINDS,
+            horizontal=True,
+            **kept("judge_kind"),
+            help="rules: the deterministic offline judge; llm: any OpenAI-compatible endpoint.",
+        )
+        st.text_input("Model", help="Model name the LLM judge asks the endpoint for.", **kept("judge_model"))
+        st.text_input(
+            "Endpoint base URL",
+            placeholder="https://api.openai.com/v1",
+            help="Base URL of the OpenAI-compatible endpoint of the LLM judge.",
+            **kept("judge_base_url"),
+        )
+        st.caption(
+            "The API key is read from OPENAI_API_KEY "
+            + ("(set)." if os.environ.get("OPENAI_API_KEY") else "(not set).")
+        )
     st.caption(f"Database: `{st.session_state['db_path']}`")
-page.run()
+pending_check()
+try:
+    page.run()
+finally:
+    end_run()

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from .textsafe import html_text, neutralise
 from .vocab import ACCURACY, EFFECT, INFLUENCE, NOVELTY, SIGNALS, UNDETERMINED
 
 CASE_STUDY_FORMAT = 1
@@ -136,7 +137,34 @@ _MD_MARK = "memuse-case-study:"
 
 
 def _esc(s: Any) -> str:
-    return html.escape("" if s is None else str(s), quote=True)
+    return html_text(s)
+
+
+def render_markdown(text: str) -> str:
+    """A user's markdown (a description, a note) as HTML for the export: CommonMark emphasis,
+    code, lists, headings and quotes rendered; raw HTML shown as text; links and images left as
+    their literal text (the file references no URL, so opening it never touches the network);
+    control and bidi characters made visible first."""
+    from markdown_it import MarkdownIt  # lazy: only exports render markdown
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.disable(["image", "link", "autolink"])
+    return md.render(neutralise(text))
+
+
+def _figure_for_export(spec: dict[str, Any]) -> dict[str, Any]:
+    """A figure's JSON laid out for a standalone page: axis labels get the margin they need
+    (the app's tight margins clip long row labels outside Streamlit)."""
+    layout = dict(spec.get("layout") or {})
+    for k in list(layout):
+        if k.startswith(("xaxis", "yaxis")) and isinstance(layout[k], dict):
+            layout[k] = {**layout[k], "automargin": True}
+    if "yaxis" not in layout:
+        layout["yaxis"] = {"automargin": True}
+    margin = dict(layout.get("margin") or {})
+    margin["l"] = max(int(margin.get("l") or 0), 80)
+    layout["margin"] = margin
+    return {**spec, "layout": layout}
 
 
 def _doc_json(cs: CaseStudy) -> str:
@@ -160,7 +188,7 @@ def export_html(
         f"<title>{_esc(cs.name)} · MemUse case study</title>",
         "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
         ".ann{border:1px solid #ddd;border-radius:6px;padding:1em;margin:1em 0}"
-        ".note,.excerpt{white-space:pre-wrap;font-family:inherit}"
+        ".excerpt{white-space:pre-wrap}.note p:first-child{margin-top:0}"
         ".excerpt{background:#f6f6f6;padding:.6em;font-family:monospace;font-size:90%;max-height:30em;overflow:auto}"
         ".tag{background:#eef;border-radius:4px;padding:0 .4em;margin-right:.3em}"
         "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .6em}</style>",
@@ -178,7 +206,7 @@ def export_html(
         f" · created {_esc(cs.created_at.isoformat(timespec='seconds'))}</p>"
     )
     if cs.description:
-        parts.append(f"<div class='note'>{_esc(cs.description)}</div>")
+        parts.append(f"<div class='note description'>{render_markdown(cs.description)}</div>")
     for i, a in enumerate(cs.annotations):
         parts.append("<div class='ann'>")
         parts.append(f"<h2>{i + 1}. {_esc(a.target_kind)} <code>{_esc(a.target_id)}</code></h2>")
@@ -193,13 +221,13 @@ def export_html(
                 + "</tr></table>"
             )
         if a.note:
-            parts.append(f"<div class='note'>{_esc(a.note)}</div>")
+            parts.append(f"<div class='note'>{render_markdown(a.note)}</div>")
         ex = cs.excerpts.get(a.annotation_id)
         if ex:
             parts.append(f"<pre class='excerpt'>{_esc(ex)}</pre>")
         fig = figures.get(a.annotation_id)
         if fig is not None:
-            spec = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
+            spec = _figure_for_export(fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else dict(fig))
             payload = json.dumps(spec, default=_json_default).replace("<", "\\u003c")
             div = f"fig-{i}"
             parts.append(f"<div id='{div}' class='figure' style='height:{_fig_height(spec)}px'></div>")

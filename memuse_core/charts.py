@@ -19,6 +19,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from .textsafe import plot_text
 from .vocab import AXES
 
 AXIS_TITLES = {
@@ -46,9 +47,13 @@ PALETTE = [
 """Categorical colours (action kinds on the timeline, groups on the form chart)."""
 
 
+GRID_COLOUR = "rgba(128,128,128,0.45)"
+"""Grid and axis lines that read on a light and on a dark background."""
+
+
 def escape_hover(text: str) -> str:
     """Recorded text for a hover label: Plotly renders a small HTML subset there, so neutralise it."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return plot_text(text)
 
 
 def is_nan(x: Any) -> bool:
@@ -89,12 +94,18 @@ def profile_radar(profiles: Mapping[str, Mapping[str, float | None]]) -> go.Figu
         )
     fig.update_layout(
         polar={
+            # Transparent with mid-grey grid lines: readable on the app's light and dark themes
+            # (the tick labels take the theme's text colour).
+            "bgcolor": "rgba(0,0,0,0)",
             "radialaxis": {
                 "type": "log",
                 "range": [math.log10(LOG_MIN_PCT), math.log10(LOG_MAX_PCT)],
                 "tickvals": [0.001, 0.01, 0.1, 1, 10, 100],
                 "ticktext": ["0.001%", "0.01%", "0.1%", "1%", "10%", "100%"],
-            }
+                "gridcolor": GRID_COLOUR,
+                "linecolor": GRID_COLOUR,
+            },
+            "angularaxis": {"gridcolor": GRID_COLOUR, "linecolor": GRID_COLOUR},
         },
         height=420,
         margin={"l": 40, "r": 40, "t": 30, "b": 30},
@@ -129,7 +140,10 @@ def profile_heatmap(profiles: Mapping[str, Mapping[str, float | None]]) -> go.Fi
             texttemplate="%{text}",
             zmin=math.log10(LOG_MIN_PCT),
             zmax=math.log10(LOG_MAX_PCT),
-            colorscale="Blues",
+            # Mid to dark blues with white cell text: legible on the light and the dark theme
+            # (a white low end would leave the theme's light text unreadable in dark mode).
+            colorscale=[[0.0, "#6baed6"], [0.5, "#2171b5"], [1.0, "#08306b"]],
+            textfont={"color": "#ffffff"},
             colorbar={
                 "tickvals": [-3, -2, -1, 0, 1, 2],
                 "ticktext": ["0.001%", "0.01%", "0.1%", "1%", "10%", "100%"],
@@ -188,7 +202,7 @@ def form_share_chart(rows: Iterable[Mapping[str, Any]], *, min_token_share: floa
                     "symbol": "diamond",
                     "size": 12,
                     "color": colour,
-                    "line": {"color": "#222", "width": 1},
+                    "line": {"color": GRID_COLOUR, "width": 1},
                 },
             )
         )

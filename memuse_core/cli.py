@@ -18,7 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from .commands import context, core, demo, judge, realruns, record, report, trim
-from .commands.common import DbOption, fail, user_errors
+from .commands.common import DbOption, fail, say, user_errors
 
 HELP = "MemUse Studio: evaluate agent memory at its point of use, from recorded trajectories."
 
@@ -90,4 +90,4 @@ def main(argv: list[str] | None = None) -> None:
     app(args=argv if argv is not None else sys.argv[1:], prog_name="memuse")
 
 
-__all__ = ["COMMANDS", "WORKFLOW_ORDER", "app", "build_app", "main", "fail", "user_errors", "DbOption"]
+__all__ = ["COMMANDS", "WORKFLOW_ORDER", "app", "build_app", "main", "fail", "say", "user_errors", "DbOption"]

@@ -16,7 +16,6 @@ Recorded text (ids, tasks, forms) is HTML-escaped in every label and title.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -26,6 +25,7 @@ import pandas as pd
 
 from .store import Connection
 from .store import metrics as q
+from .textsafe import graph_text, html_text
 
 TRIAGE_COLORS = {
     "positive": "#2e7d32",
@@ -66,8 +66,8 @@ _RANK = {
 
 
 def _e(x: object) -> str:
-    """Escape recorded text for a label or tooltip."""
-    return html.escape("" if x is None or (isinstance(x, float) and pd.isna(x)) else str(x))
+    """Recorded text for a label or tooltip, escaped exactly once (`textsafe.graph_text`)."""
+    return graph_text(x)
 
 
 def _v(x: Any) -> Any:
@@ -334,7 +334,9 @@ def render_html(graph: nx.MultiDiGraph, *, height: str = "640px", heading: str =
     (notes/STACK.md)."""
     from pyvis.network import Network  # lazy: pyvis (and jinja2) load only when a page is drawn
 
-    net = Network(height=height, width="100%", directed=True, cdn_resources="in_line", heading=_e(heading))
+    net = Network(
+        height=height, width="100%", directed=True, cdn_resources="in_line", heading=html_text(heading)
+    )
     for n, d in graph.nodes(data=True):
         attrs = {
             k: v

@@ -10,15 +10,30 @@ import streamlit as st
 
 from memuse_core.views import overview as ov_view
 from memuse_core.views import report as report_view
+from memuse_core.views.common import display_name, display_table, formatted, judge_title
 from memuse_core.vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE
-from pages._shared import NOT_BUILT, cached, scope, url, write_url
+from pages._shared import (
+    NOT_BUILT,
+    cached,
+    from_url,
+    md_escape,
+    scope,
+    text_columns,
+    url,
+    view_judge,
+    write_url,
+)
 
 st.title("Overview")
 runs = scope()
+judge = view_judge()  # every number below reads this one judge's verdicts (sidebar "Verdicts of")
+from_url("level", "ov_level", options=ov_view.LEVELS)
 level = st.segmented_control("Group by", ov_view.LEVELS, default="config", key="ov_level") or "config"
-ov = cached(ov_view.overview, runs, level)
+ov = cached(ov_view.overview, runs, level, judge)
 if not ov.spans:
     st.info(f"No spans in this scope: {NOT_BUILT}.")
+    for why in ov.unprofiled():
+        st.caption(md_escape(why))
     st.stop()
 
 
@@ -26,7 +41,7 @@ def _drill_url(group: ov_view.Group, **kw: str) -> str:
     return url("", drill_config=group.config, drill_run=group.run_id, **kw)
 
 
-st.subheader("Six-axis entry-share profiles")
+st.subheader(ov.title("Six-axis entry-share profiles"))
 st.caption(
     "Mean share of each span's entries on each axis, over profiled spans (each span weighted "
     "equally; MemUse 3.5, Figure 3). Log scale from 0.001% (centre) to 100%; lower harm is better."
@@ -37,8 +52,8 @@ if profiled:
     c1.plotly_chart(ov.radar(), key="ov_radar")
     c2.plotly_chart(ov.heatmap(), key="ov_heatmap")
     means: dict[str, list[Any]] = {
-        "group": [g.label for g in profiled],
-        "profiled spans": [g.stats.profiled_spans for g in profiled],
+        "group": [display_name(g.label) for g in profiled],
+        "profiled spans": [f"{g.stats.profiled_spans:,}" for g in profiled],
     }
     for a in AXES:
         shares = [getattr(g.stats.profile, a) for g in profiled]
@@ -46,7 +61,7 @@ if profiled:
             f"{_drill_url(g, drill_axis=a)}&pct={'—' if v is None else f'{100 * v:.3g}'}"
             for g, v in zip(profiled, shares)
         ]
-    c2.dataframe(
+    st.dataframe(
         means,
         hide_index=True,
         key="ov_means",
@@ -55,65 +70,63 @@ if profiled:
             for a in AXES
         },
     )
-    c2.caption("Each share links to the spans with a nonzero count on that axis.")
+    st.caption("Each share links to the spans with a nonzero count on that axis.")
 else:
     st.info(f"No profiled spans yet: {NOT_BUILT}.")
+for why in ov.unprofiled():
+    st.caption(md_escape(why))
 
-st.subheader("Outcome classes, yields and token efficiency")
-table = ov.triage_table()
+st.subheader(ov.title("Outcome classes"))
+classes = formatted(ov.class_table(), {"spans": "count", "profiled spans": "count", "N triage": "count"})
 for c in OUTCOME_CLASSES:
-    table[c] = [f"{_drill_url(g, drill_outcome=c)}&n={n}" for g, n in zip(ov.groups, table[c])]
+    classes[c] = [f"{_drill_url(g, drill_outcome=c)}&n={n}" for g, n in zip(ov.groups, ov.class_table()[c])]
 st.dataframe(
-    table,
+    classes,
     hide_index=True,
-    key="ov_triage",
+    key="ov_classes",
     column_config={c: st.column_config.LinkColumn(c, display_text=r"n=(\d+)$") for c in OUTCOME_CLASSES}
-    | {f"{t} rate": st.column_config.NumberColumn(format="percent") for t in TRIAGE_PRECEDENCE},
+    | text_columns(["spans", "profiled spans", "N triage"]),
 )
 st.caption(
-    "Each count links to the spans behind it. Rates divide by N triage = positive + negative + "
-    "neutral + unresolved; error, unjudged, empty and unassessable spans are outside it (A.4.1)."
+    "Each count links to the spans behind it. N triage = positive + negative + neutral + "
+    "unresolved; error, unjudged, empty and unassessable spans are outside it (A.4.1)."
 )
-st.subheader("Episode coverage and recurring-item diagnostic")
-coverage = ov.coverage_table()
+st.subheader(ov.title("Triage rates, yields and token efficiency"))
 st.dataframe(
-    coverage,
+    formatted(ov.rates_table(), ov_view.RATE_FORMATS),
+    hide_index=True,
+    key="ov_rates",
+    column_config=text_columns(ov_view.RATE_FORMATS),
+)
+st.caption(
+    f"Rates divide by N triage ({', '.join(TRIAGE_PRECEDENCE)}); yields are per 100 spans; token "
+    "efficiency is beneficial entries per million estimated delivered tokens (A.4.1, A.4.4)."
+)
+st.subheader(ov.title("Episode coverage and recurring-item diagnostic"))
+st.dataframe(
+    formatted(ov.coverage_table(), ov_view.COVERAGE_FORMATS),
     hide_index=True,
     key="ov_cov",
-    column_config={
-        c: st.column_config.NumberColumn(format="percent")
-        for c in coverage.columns
-        if c.endswith(" episodes") or c.startswith("relevan")
-    },
+    column_config=text_columns(ov_view.COVERAGE_FORMATS),
 )
 st.caption("An item is recurring when delivered in at least max(2, 0.1·E) episodes of a run (A.4.2).")
 
 # ---- Drill-down: spans behind a number ------------------------------------------------------
 qp = st.query_params
 drill_form, drill_run = qp.get("drill_form"), qp.get("drill_run")
-drill_outcome = next((c for c in OUTCOME_CLASSES if c == qp.get("drill_outcome")), None)
-drill_axis = next((a for a in AXES if a == qp.get("drill_axis")), None)
-with st.expander("Spans behind a number", expanded=bool(drill_outcome or drill_axis or drill_form)):
+from_url("drill_outcome", "ov_drill_outcome", options=OUTCOME_CLASSES)
+from_url("drill_axis", "ov_drill_axis", options=AXES)
+from_url("drill_config", "ov_drill_config", options=ov.configs)
+drilling = bool(qp.get("drill_outcome") or qp.get("drill_axis") or drill_form)
+with st.expander(ov.title("Spans behind a number"), expanded=drilling):
     c1, c2, c3 = st.columns(3)
-    outcome = c1.selectbox(
-        "Outcome class",
-        [None, *OUTCOME_CLASSES],
-        index=OUTCOME_CLASSES.index(drill_outcome) + 1 if drill_outcome else 0,
-        key="ov_drill_outcome",
-    )
-    axis = c2.selectbox(
-        "Nonzero profile axis",
-        [None, *AXES],
-        index=AXES.index(drill_axis) + 1 if drill_axis else 0,
-        key="ov_drill_axis",
-    )
-    configs = ov.configs
-    drill_config = qp.get("drill_config")
+    outcome = c1.selectbox("Outcome class", [None, *OUTCOME_CLASSES], key="ov_drill_outcome")
+    axis = c2.selectbox("Nonzero profile axis", [None, *AXES], key="ov_drill_axis")
     config = c3.selectbox(
         "Configuration",
-        [None, *configs],
-        index=configs.index(drill_config) + 1 if drill_config in configs else 0,
+        [None, *ov.configs],
         key="ov_drill_config",
+        format_func=lambda c: "all" if c is None else display_name(c),
     )
     if outcome or axis or drill_form:
         drill = cached(
@@ -124,53 +137,65 @@ with st.expander("Spans behind a number", expanded=bool(drill_outcome or drill_a
             outcome=outcome,
             axis=axis,
             form=drill_form,
+            judge=judge,
         )
         st.write(f"{len(drill.rows)} spans" + (f" (first {ov_view.DRILL_LIMIT})" if drill.truncated else ""))
         if len(drill.rows):
             spans = drill.rows.copy()
             spans.insert(0, "open", [url("span", span=s) for s in spans["span_id"]])
             st.dataframe(
-                spans,
+                display_table(spans),
                 hide_index=True,
                 key="ov_drill_table",
                 column_config={"open": st.column_config.LinkColumn("open", display_text="inspect")},
             )
-        write_url(drill_outcome=outcome, drill_axis=axis, drill_config=config)
+    write_url(drill_outcome=outcome, drill_axis=axis, drill_config=config)
 
 # ---- Task outcomes, delivery forms and cost (full report) ---------------------------------
 st.subheader("Task outcomes, delivery forms and cost")
+from_url("baseline", "ov_baseline", options=ov.configs)
 baseline = st.selectbox(
     "Baseline configuration for resolve-rate differences (paired bootstrap)",
     [None, *ov.configs],
     key="ov_baseline",
+    format_func=lambda c: "none" if c is None else display_name(c),
 )
-rep = cached(report_view.report, runs, baseline)
+write_url(level=None if level == "config" else level, baseline=baseline)
+rep = cached(report_view.report, runs, baseline, judge=judge)
+st.markdown("**Resolve rates** (bars: mean over runs; whiskers: ± sample SD across runs)")
 c1, c2 = st.columns([1, 1])
-with c1:
-    st.markdown("**Resolve rates** (bars: mean over runs; whiskers: ± sample SD across runs)")
-    st.plotly_chart(rep.resolve_chart(), key="ov_resolve")
-    st.dataframe(rep.outcome_table(), hide_index=True, key="ov_outcomes")
-with c2:
-    st.markdown(
-        "**Delivery forms**: share of estimated delivered tokens (circles) vs share of beneficial entries (diamonds)"
+c1.plotly_chart(rep.resolve_chart(), key="ov_resolve")
+c2.dataframe(
+    formatted(rep.outcome_table(), report_view.OUTCOME_FORMATS),
+    hide_index=True,
+    key="ov_outcomes",
+    column_config=text_columns(report_view.OUTCOME_FORMATS),
+)
+st.markdown(
+    f"**{judge_title('Delivery forms', rep.judge)}**: share of estimated delivered tokens (circles) vs share of "
+    "beneficial entries (diamonds)"
+)
+if rep.forms:
+    st.plotly_chart(rep.forms_chart(), key="ov_forms")
+    forms = formatted(rep.form_table(), report_view.FORM_FORMATS)
+    forms.insert(
+        0,
+        "spans",
+        [url("", drill_form=f.form, drill_config=f.group) for f in rep.forms],
     )
-    if rep.forms:
-        st.plotly_chart(rep.forms_chart(), key="ov_forms")
-        forms = rep.form_table()
-        forms.insert(
-            0, "spans", [url("", drill_form=f, drill_config=g) for f, g in zip(forms["form"], forms["group"])]
-        )
-        st.dataframe(
-            forms,
-            hide_index=True,
-            key="ov_forms_table",
-            column_config={
-                "spans": st.column_config.LinkColumn("spans", display_text="spans"),
-                "token_share": st.column_config.NumberColumn(format="percent"),
-                "beneficial_share": st.column_config.NumberColumn(format="percent"),
-            },
-        )
-    else:
-        st.info(NOT_BUILT)
-st.markdown("**Recorded cost and judge cost**")
-st.dataframe(rep.cost_table(), hide_index=True, key="ov_cost")
+    st.dataframe(
+        forms,
+        hide_index=True,
+        key="ov_forms_table",
+        column_config={"spans": st.column_config.LinkColumn("spans", display_text="spans")}
+        | text_columns(report_view.FORM_FORMATS),
+    )
+else:
+    st.info(NOT_BUILT)
+st.markdown(f"**{judge_title('Recorded cost and judge cost', rep.judge)}**")
+st.dataframe(
+    formatted(rep.cost_table(), report_view.COST_FORMATS),
+    hide_index=True,
+    key="ov_cost",
+    column_config=text_columns(report_view.COST_FORMATS),
+)

@@ -37,7 +37,7 @@ if cur is None:
 seed("tl_episode", "episode")
 if st.session_state.get("tl_episode") not in ids:
     st.session_state["tl_episode"] = ids[0]
-episode_id = st.selectbox("Episode", ids, key="tl_episode")
+episode_id = st.selectbox("Episode", ids, key="tl_episode", format_func=common.display_name)
 if episode_id != sel("episode"):
     set_sel(episode=episode_id, step=None)
 ep = cached(tl_view.episode, episode_id)
@@ -47,7 +47,7 @@ if ep is None:
 head = ep.header
 st.markdown(
     f"**{md_escape(head.config)}** · run {md_code(head.run_id)} · task {md_code(head.task_id)} · "
-    f"repo {md_code(head.repo or '—')} · {head.outcome} · {head.n_steps} steps"
+    f"{md_escape(head.repository)} · {head.outcome} · {head.n_steps} steps"
 )
 with st.expander("Task"):
     show_text(head.task)
@@ -64,7 +64,7 @@ with right:
         view = ep.spans.copy()
         view.insert(0, "inspect", [url("span", span=s) for s in view["span_id"]])
         st.dataframe(
-            view,
+            common.display_table(view),
             hide_index=True,
             key="tl_spans",
             column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")},

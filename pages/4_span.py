@@ -3,27 +3,33 @@ rationales with clickable citations, the judge transcript and history, and one-c
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
 from memuse_core.views import common
+from memuse_core.views import episode_facts as ep_facts
 from memuse_core.views import judgment as judgment_view
 from memuse_core.views import span as span_view
-from memuse_core.views.common import item_key
+from memuse_core.views.common import StoreLocked, formatted, item_key, judge_label, judge_title
+from memuse_core.vocab import JudgeKind
+from pages._nav import scroll_to
 from pages._shared import (
     NOT_BUILT,
+    WRITE_TIMEOUT,
     annotation_form,
     cached,
     db_path,
+    from_url,
     link,
     md_code,
     md_escape,
+    nav_seq,
     seed,
     sel,
     set_sel,
     show_text,
+    text_columns,
     url,
+    view_judge,
     write_url,
 )
 from pages._widgets import show_step
@@ -50,12 +56,33 @@ def highlighted(lines: list[span_view.SharedLine]) -> str:
     return "  \n".join(out)
 
 
+def rejudge_when_free(req: judgment_view.RejudgeRequest) -> None:
+    """Run a requested re-judge now, or every 2 s while another process holds the database."""
+
+    @st.fragment(run_every=2.0)
+    def attempt() -> None:
+        try:
+            with st.spinner(f"Re-judging with the {req.judge} judge…"):
+                out = judgment_view.run_rejudge(db_path(), req, WRITE_TIMEOUT)
+        except StoreLocked as e:
+            st.warning(
+                f"Re-judge queued: the database is busy ({md_escape(e)}). It starts as soon as the "
+                "database is free; you can keep working."
+            )
+            return
+        st.session_state.pop("sp_rejudge_req", None)
+        st.session_state["sp_rejudged"] = out
+        if out.result is not None:  # show the new judgment's attempts and transcript
+            st.session_state["_sp_judgment_next"] = out.result.judgment_id
+        st.rerun(scope="app")  # the history and the verdict are read again, the new one marked
+
+    attempt()
+
+
 st.title("Span inspector")
-for param, prefix in (("source", "P"), ("step", "S")):
-    v = st.query_params.get(param)
-    if v and st.session_state.get(f"_sp_{param}_seen") != v:
-        st.session_state[f"_sp_{param}_seen"] = v
-        st.session_state["sp_cite"] = f"{prefix}{v}"
+# A citation in the URL (a followed [S12] link, a pasted deep link) picks the cited evidence.
+from_url("source", "sp_cite", cast=lambda v: f"P{int(v)}", marker="span:source")
+from_url("step", "sp_cite", cast=lambda v: f"S{int(v)}", marker="span:step")
 
 episode = sel("episode")
 choices = cached(span_view.span_choices, episode) if episode else []
@@ -77,18 +104,24 @@ if choices:
         st.session_state["_seed_sp_span"] = None
         st.rerun()
 if not span_id:
-    st.info("Pick a span: paste its id, or choose an episode on the Timeline page first. " + NOT_BUILT)
+    facts = cached(ep_facts.episode_facts, episode) if episode else None
+    why = common.memory_note(facts.memory_state, facts.episode_id) if facts is not None else ""
+    st.info(
+        md_escape(why)
+        if why
+        else "Pick a span: paste its id, or choose an episode on the Timeline page first. " + NOT_BUILT
+    )
     st.stop()
-sv = cached(span_view.span, span_id)
+sv = cached(span_view.span, span_id, view_judge())
 if sv is None:
     st.warning(f"Span {md_code(span_id)} is not in the database ({NOT_BUILT}).")
     st.stop()
 h = sv.header
 set_sel(span=span_id, episode=h.episode_id)
 st.markdown(
-    f"**{md_escape(span_id)}** · status `{h.status}` · outcome **{h.outcome}** · steps "
-    f"{h.first_step}–{h.last_step} · form {md_code(h.form)} · route `{h.route}` · "
-    f"{h.n_entries} entries · {h.restatements} restatements · ≈{h.est_tokens} tokens"
+    f"**{md_escape(span_id)}** · status `{h.status}` · outcome **{h.outcome}** ({judge_label(h.judge)}) · {h.steps} · "
+    f"form {md_code(h.form or '—')} · route `{h.route or '—'}` · {h.n_entries} entries · "
+    f"{h.restatements} restatements · ≈{h.est_tokens} tokens"
     + (f" · reason: {md_escape(h.reason)}" if h.reason else "")
 )
 lc1, lc2, _ = st.columns([1, 1, 3])
@@ -120,20 +153,20 @@ with right:
             show_text(s.text, max_chars=4000)
 
 # ---- Entries and signals --------------------------------------------------------------------
-st.subheader("Entries, signals and usage labels")
+st.subheader(judge_title("Entries, signals and usage labels", h.judge))
 entries = sv.entries.copy()
 if sv.judged:
     entries["lineage"] = [
         url("lineage", item=item_key(ns, iid)) for ns, iid in zip(entries["namespace"], entries["item_id"])
     ]
     st.dataframe(
-        entries,
+        formatted(entries, {}),
         hide_index=True,
         key="sp_entries",
         column_config={"lineage": st.column_config.LinkColumn("item history", display_text="lineage")},
     )
 else:
-    st.dataframe(entries, hide_index=True, key="sp_entries")
+    st.dataframe(formatted(entries, {}), hide_index=True, key="sp_entries")
     st.info("No accepted judgment for this span yet — run `memuse judge` or use Re-judge below.")
 with st.expander("Exposed text of each entry"):
     for e in sv.entry_texts:
@@ -142,7 +175,7 @@ with st.expander("Exposed text of each entry"):
 
 # ---- Rationales with clickable citations ----------------------------------------------------
 if sv.judged:
-    st.subheader("Rationales")
+    st.subheader(judge_title("Rationales", h.judge))
     if sv.summary:
         st.markdown("**Span summary**")
         render_cited(sv.summary, span_id)
@@ -163,35 +196,51 @@ if sv.citations or current_cite:
         if kind == "S":
             set_sel(step=n)
             txt = cached(common.step_text, h.episode_id, n)
-            if txt is None:
-                st.warning(f"Step {n} not found.")
-            else:
-                with st.container(border=True, key="sp_cited_step"):
+            with st.container(border=True, key="sp_cited_step"):
+                if txt is None:
+                    st.warning(f"Step {n} not found.")
+                else:
                     show_step(txt, max_chars=6000)
-                link("timeline", f"Open S{n} in the timeline", episode=h.episode_id, step=n)
+            link("timeline", f"Open S{n} in the timeline", episode=h.episode_id, step=n)
         else:
             src = next((s for s in sv.prior if s.pos == n), None)
-            with st.container(border=True, key="sp_cited_source"):
+            with st.container(border=True, key="sp_cited_step"):
                 if src is None:
                     st.warning(f"Prior source P{n} not found.")
                 else:
                     st.markdown(f"**[P{n}]** {md_escape(src.role)} · message {src.message_index}")
                     show_text(src.text)
+        # Bring the cited evidence into view once per citation picked (a click, a followed link).
+        scroll_to(".st-key-sp_cited_step", f"{span_id}|{cite}|{nav_seq()}", key="sp_scroll")
 
 # ---- Judge transcript and history -----------------------------------------------------------
 st.subheader("Judgment history")
 if not len(sv.judgments):
     st.info("Never judged.")
 else:
-    st.dataframe(sv.judgments, hide_index=True, key="sp_history")
+    st.dataframe(
+        formatted(sv.judgments, span_view.HISTORY_FORMATS),
+        hide_index=True,
+        key="sp_history",
+        column_config={
+            "current": st.column_config.CheckboxColumn("current", help="The judgment behind the verdict."),
+        }
+        | text_columns(span_view.HISTORY_FORMATS),
+    )
     kinds = dict(zip(sv.judgments["judgment_id"], zip(sv.judgments["judge"], sv.judgments["status"])))
+    ids = list(kinds)
+    if st.session_state.get("_sp_judgment_next") in ids:
+        st.session_state["sp_judgment"] = st.session_state.pop("_sp_judgment_next")
+    if st.session_state.get("sp_judgment") not in ids:
+        st.session_state["sp_judgment"] = sv.current_judgment if sv.current_judgment in ids else ids[0]
+    current = sv.current_judgment
     jid = st.selectbox(
         "Judgment",
-        list(kinds),
+        ids,
         key="sp_judgment",
-        format_func=lambda j: f"{j} ({kinds[j][0]}, {kinds[j][1]})",
+        format_func=lambda j: f"{j} ({kinds[j][0]}, {kinds[j][1]})" + (" · current" if j == current else ""),
     )
-    det = cached(judgment_view.detail, jid)
+    det = cached(judgment_view.detail, jid) if jid else None
     if det is not None:
         st.markdown(
             f"**Validation attempts**: {len(det.attempts)} · follow-ups {det.followups} · "
@@ -212,54 +261,34 @@ else:
                 for call in m.tool_calls:
                     show_text(call, max_chars=4000)
 
-# ---- Re-judge ------------------------------------------------------------------------------
-with st.sidebar:
-    st.markdown("**Re-judge settings**")
-    st.radio(
-        "Judge",
-        judgment_view.JUDGE_KINDS,
-        key="judge_kind",
-        horizontal=True,
-        help="rules: the deterministic offline judge; llm: any OpenAI-compatible endpoint.",
-    )
-    if st.session_state["judge_kind"] == "llm":
-        st.text_input("Model", key="judge_model")
-        st.text_input("Endpoint base URL", key="judge_base_url", placeholder="https://api.openai.com/v1")
-        st.caption(
-            "The API key is read from OPENAI_API_KEY "
-            + ("(set)." if os.environ.get("OPENAI_API_KEY") else "(not set).")
-        )
-
+# ---- Re-judge (settings live in the sidebar, app.py) ----------------------------------------
 st.subheader("Re-judge this span")
-kind = st.session_state["judge_kind"]
+judge: JudgeKind = "llm" if st.session_state.get("judge_kind") == "llm" else "rules"
 if not h.judgeable:
     st.caption(f"Only eligible spans are judged (this one is {h.status}).")
-elif st.button(f"Re-judge with the {kind} judge", key="sp_rejudge", type="primary"):
-    bar = st.progress(0.0, text="Judging…")
-    try:
-        with st.spinner("Judging…"):
-            rejudged = judgment_view.rejudge(
-                db_path(),
-                span_id,
-                kind,
-                model=st.session_state.get("judge_model"),
-                base_url=st.session_state.get("judge_base_url"),
-            )
-        bar.progress(1.0, text="Done.")
-        st.session_state["sp_rejudged"] = rejudged
-    except Exception as e:  # the judge reports user-facing problems as exceptions
-        bar.empty()
-        st.error(f"Re-judge failed: {e}")
-done = st.session_state.get("sp_rejudged")
-if isinstance(done, judgment_view.Rejudged) and done.span_id == span_id:
-    st.success(
-        f"New judgment {done.judgment_id}: {done.status}" + (f" ({done.reason})" if done.reason else "")
+elif st.button(f"Re-judge with the {judge} judge", key="sp_rejudge", type="primary"):
+    st.session_state.pop("sp_rejudged", None)
+    st.session_state["sp_rejudge_req"] = judgment_view.RejudgeRequest(
+        span_id=span_id,
+        judge=judge,
+        model=st.session_state.get("judge_model") or None,
+        base_url=st.session_state.get("judge_base_url") or None,
     )
-    before, after = st.columns(2)
-    before.markdown("**Before**")
-    before.dataframe(done.before, hide_index=True, key="sp_old")
-    after.markdown("**After**")
-    after.dataframe(done.after, hide_index=True, key="sp_new")
+req = st.session_state.get("sp_rejudge_req")
+if isinstance(req, judgment_view.RejudgeRequest) and req.span_id == span_id:
+    rejudge_when_free(req)
+done = st.session_state.get("sp_rejudged")
+if isinstance(done, judgment_view.RejudgeOutcome) and done.request.span_id == span_id:
+    if done.ok and done.result is not None:
+        st.success(f"New judgment {done.result.judgment_id} accepted; it is now the current judgment.")
+    else:
+        st.error(done.error)
+    if done.result is not None:
+        before, after = st.columns(2)
+        before.markdown("**Before**")
+        before.dataframe(formatted(done.result.before, {}), hide_index=True, key="sp_old")
+        after.markdown("**After**" + ("" if done.ok else " (not accepted: the verdict is unchanged)"))
+        after.dataframe(formatted(done.result.after, {}), hide_index=True, key="sp_new")
 
 with st.expander("Annotate this span"):
     annotation_form("span", span_id, h.episode_id, key="sp")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import lineage as lin_view
-from memuse_core.views.common import item_key, split_item
+from memuse_core.views.common import display_name, display_table, item_key, split_item
 from pages._shared import (
     annotation_form,
     cached,
@@ -36,7 +36,7 @@ if len(harm):
         )
         view.insert(1, "span ", [url("span", span=s) for s in view["span_id"]])
         ev = st.dataframe(
-            view,
+            display_table(view),
             hide_index=True,
             key="lin_harm",
             on_select="rerun",
@@ -65,7 +65,7 @@ if not cur:
 seed("lin_item", "item")
 if st.session_state.get("lin_item") not in keys:
     st.session_state["lin_item"] = keys[0]
-picked = st.selectbox("Item", keys, key="lin_item", format_func=lambda k: labels.get(k, k))
+picked = st.selectbox("Item", keys, key="lin_item", format_func=lambda k: display_name(labels.get(k, k)))
 set_sel(item=picked)
 namespace, item_id = split_item(picked)
 
@@ -104,7 +104,7 @@ if len(item.delivery_rows):
         ],
     )
     st.dataframe(
-        view,
+        display_table(view),
         hide_index=True,
         key="lin_dels",
         column_config={

@@ -7,9 +7,25 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import case_studies as cs_view
-from pages._shared import PAGES, annotation_form, cached, md_code, md_escape, note_md, sel, write
+from memuse_core.views import writes
+from memuse_core.views.common import display_name, formatted, judge_label, judge_title
+from pages._shared import (
+    PAGES,
+    annotation_form,
+    cached,
+    from_url,
+    md_code,
+    md_escape,
+    note_md,
+    sel,
+    submit,
+    view_judge,
+    write_notice,
+    write_url,
+)
 
 st.title("Case studies")
+write_notice()
 
 # ---- Create a case study and annotate anything -----------------------------------------------
 cases = cached(cs_view.case_studies)
@@ -20,8 +36,8 @@ with st.expander("New case study", expanded=not cases):
         desc = st.text_area("Description (markdown)", key="cs_new_desc")
         if st.form_submit_button("Create case study") and name.strip():
             study = cs_view.CaseStudy(name=name.strip(), description=desc)
-            if write(cs_view.create_case_study, study):
-                st.session_state["cs_pick"] = study.case_study_id
+            if submit(writes.case_study_write(study)):
+                st.session_state["_cs_pick_next"] = study.case_study_id
                 st.rerun()
 
 with st.expander("Annotate a step, span or item"):
@@ -52,7 +68,11 @@ if not anns.annotations:
     )
 else:
     ev = st.dataframe(
-        anns.table, hide_index=True, key="cs_anns", on_select="rerun", selection_mode="multi-row"
+        formatted(anns.table, {}),
+        hide_index=True,
+        key="cs_anns",
+        on_select="rerun",
+        selection_mode="multi-row",
     )
     chosen = [anns.annotations[i].annotation_id for i in (ev.selection.rows if ev is not None else [])]
     if chosen and cases:
@@ -63,9 +83,11 @@ else:
             format_func=lambda c: names.get(c, c),
             key="cs_collect_into",
         )
-        if c2.button(f"Collect {len(chosen)}", key="cs_collect") and write(cs_view.collect, chosen, into):
+        if c2.button(f"Collect {len(chosen)}", key="cs_collect") and submit(
+            writes.collect_write(chosen, into)
+        ):
             st.rerun()
-        if c2.button(f"Delete {len(chosen)}", key="cs_delete") and write(cs_view.delete, chosen):
+        if c2.button(f"Delete {len(chosen)}", key="cs_delete") and submit(writes.delete_write(chosen)):
             st.rerun()
 
 # ---- One case study: view and export ---------------------------------------------------------
@@ -73,17 +95,17 @@ st.subheader("Case study")
 if not cases:
     st.caption("Create a case study to collect annotations.")
 else:
-    qcase = st.query_params.get("case")
-    if qcase in names and st.session_state.get("_cs_case_seen") != qcase:
-        st.session_state["_cs_case_seen"] = qcase
-        st.session_state["_cs_pick_next"] = qcase
+    from_url("case", "cs_pick", options=list(names))
     if st.session_state.get("_cs_pick_next") in names:
         st.session_state["cs_pick"] = st.session_state.pop("_cs_pick_next")
     if st.session_state.get("cs_pick") not in names:
         st.session_state["cs_pick"] = cases[0].case_study_id
-    pick = str(st.selectbox("Case study", list(names), format_func=lambda c: names.get(c, c), key="cs_pick"))
-    st.query_params["case"] = pick
-    st.session_state["_cs_case_seen"] = pick
+    pick = str(
+        st.selectbox(
+            "Case study", list(names), format_func=lambda c: display_name(names.get(c, c)), key="cs_pick"
+        )
+    )
+    write_url(case=pick)
     view = cached(cs_view.case_study, pick)
     if view is not None:
         st.markdown(f"**{md_escape(view.case.name)}** · {len(view.members)} annotations")
@@ -95,14 +117,14 @@ else:
                 tags = " · tags: " + ", ".join(md_escape(t) for t in a.tags) if a.tags else ""
                 st.markdown(f"**{md_escape(a.target_kind)}** {md_code(a.target_id)}{tags}")
                 if a.labels:
-                    st.caption(" · ".join(f"{k}: {v}" for k, v in a.labels.items()))
+                    st.caption(" · ".join(f"{k}: {md_escape(v)}" for k, v in a.labels.items()))
                 if a.note:
                     st.markdown(note_md(a.note))
                 if m.link is not None:
                     st.page_link(PAGES[m.link.page], label=m.link.label, query_params=m.link.params)
         if view.members and st.button("Prepare export (HTML and Markdown)", key="cs_prepare"):
             with st.spinner("Rendering the case study…"):
-                st.session_state["cs_export"] = cached(cs_view.export, pick)
+                st.session_state["cs_export"] = cached(cs_view.export, pick, view_judge())
         exp = st.session_state.get("cs_export")
         if isinstance(exp, cs_view.Export) and exp.case_study_id == pick:
             c1, c2 = st.columns(2)
@@ -122,7 +144,10 @@ else:
                 key="cs_dl_md",
                 on_click="ignore",
             )
-            st.caption(f"HTML: {len(exp.html) / 1e6:.1f} MB, self-contained (plotly inline, no network).")
+            st.caption(
+                f"HTML: {len(exp.html) / 1e6:.1f} MB, self-contained (plotly inline, no network); "
+                f"timelines from the {judge_label(exp.judge)}'s verdicts."
+            )
 
 # ---- Import ----------------------------------------------------------------------------------
 st.subheader("Import a case-study file")
@@ -133,15 +158,15 @@ if up is not None and st.session_state.get("_cs_imported") != up.file_id:
     except cs_view.CaseStudyError as e:
         st.error(str(e))
     else:
-        if write(cs_view.import_case_study, doc):
+        if submit(writes.import_write(doc)):
             st.session_state["_cs_imported"] = up.file_id
             st.session_state["_cs_pick_next"] = doc.case_study_id
             st.success(f"Imported {doc.name!r} with {len(doc.annotations)} annotations.")
             st.rerun()
 
 # ---- Judge agreement -------------------------------------------------------------------------
-st.subheader("Human vs judge agreement")
-agreement = cached(cs_view.agreement)
+agreement = cached(cs_view.agreement, view_judge())
+st.subheader(judge_title("Human vs judge agreement", agreement.judge))
 if not agreement.entries:
     st.caption(
         "Give span annotations human labels (target `<span_id>#<entry pos>`) to compare them with the judge."

@@ -8,47 +8,80 @@ import streamlit as st
 
 from memuse_core.views import common
 from memuse_core.views import compare as cmp_view
+from memuse_core.views import report as report_view
+from memuse_core.views.common import display_name, display_table, formatted, judge_title
 from memuse_core.views.overview import LEVELS
-from pages._shared import NOT_BUILT, cached, md_code, set_sel, url
+from pages._shared import (
+    NOT_BUILT,
+    cached,
+    from_url,
+    link,
+    md_code,
+    md_escape,
+    set_sel,
+    text_columns,
+    url,
+    view_judge,
+    write_url,
+)
 from pages._widgets import render_timeline
 
 st.title("Compare")
+# The URL holds what differs from the defaults (run mode, A, B, pair filter, task): opening the
+# page leaves its URL alone, a pasted or followed link restores the same comparison.
+from_url("level", "cmp_level", options=LEVELS)
 level = st.segmented_control("Compare", LEVELS, default="config", key="cmp_level") or "config"
 options = cmp_view.options(cached(common.runs), level)
 if len(options) < 2:
     st.info("Need at least two configurations or runs to compare.")
     st.stop()
-qp = st.query_params
-for side, default in (("a", options[0]), ("b", options[1])):
-    v = qp.get(side)
-    if v in options and st.session_state.get(f"_cmp_seen_{side}") != v:
-        st.session_state[f"cmp_{side}"] = v
-        st.session_state[f"_cmp_seen_{side}"] = v
+defaults = {"a": options[0], "b": options[1]}
+for side, default in defaults.items():
+    from_url(side, f"cmp_{side}", options=options)
     if st.session_state.get(f"cmp_{side}") not in options:
         st.session_state[f"cmp_{side}"] = default
 c1, c2 = st.columns(2)
-a = c1.selectbox("A", options, key="cmp_a")
-b = c2.selectbox("B", options, key="cmp_b")
-qp["a"], qp["b"] = a, b
-cmp = cached(cmp_view.compare, level, a, b)
+a = c1.selectbox("A", options, key="cmp_a", format_func=display_name)
+b = c2.selectbox("B", options, key="cmp_b", format_func=display_name)
+cmp = cached(cmp_view.compare, level, a, b, view_judge())
+write_url(
+    level=None if level == "config" else level,
+    a=None if a == defaults["a"] else a,
+    b=None if b == defaults["b"] else b,
+)
 
-st.subheader("Profiles (log scale 0.001%–100%)")
+st.subheader(judge_title("Profiles (log scale 0.001%–100%)", cmp.judge))
 if cmp.built:
     c1, c2 = st.columns(2)
     c1.plotly_chart(cmp.radar(), key="cmp_radar")
     c2.plotly_chart(cmp.heatmap(), key="cmp_heatmap")
-    st.subheader("Outcome classes, yields and efficiency")
-    st.dataframe(cmp.metrics, hide_index=True, key="cmp_diff")
 else:
     st.info(f"Profiles: {NOT_BUILT}.")
+for why in cmp.unprofiled:
+    st.caption(md_escape(why))
+st.subheader(judge_title("Outcome classes, yields and efficiency", cmp.judge))
+st.dataframe(
+    cmp.metrics_display(), hide_index=True, key="cmp_diff", column_config=text_columns([a, b, "B − A"])
+)
 
-st.subheader("Cost and delivery forms")
-st.dataframe(cmp.report.cost_table(), hide_index=True, key="cmp_cost")
+st.subheader(judge_title("Cost and delivery forms", cmp.judge))
+st.dataframe(
+    formatted(cmp.report.cost_table(), report_view.COST_FORMATS),
+    hide_index=True,
+    key="cmp_cost",
+    column_config=text_columns(report_view.COST_FORMATS),
+)
 if cmp.report.forms:
     st.plotly_chart(cmp.report.forms_chart(), key="cmp_forms")
-    st.dataframe(cmp.form_pivot(), hide_index=True, key="cmp_forms_table")
+    pivot = cmp.form_pivot()
+    st.dataframe(
+        formatted(pivot, cmp.form_pivot_formats(pivot)),
+        hide_index=True,
+        key="cmp_forms_table",
+        column_config=text_columns(cmp.form_pivot_formats(pivot)),
+    )
 
-st.subheader("Paired per-task outcomes")
+st.subheader(judge_title("Paired per-task outcomes", cmp.judge))
 if not len(cmp.pairs):
     st.info("The two sides share no tasks.")
     st.stop()
@@ -66,12 +99,13 @@ st.caption(
     f"Gains with beneficial use: {cmp.count('gained', 'beneficial_b')}; losses with harmful use: "
     f"{cmp.count('lost', 'harmful_b')}."
 )
+from_url("show", "cmp_show", options=cmp_view.PAIR_FILTERS)
 which = st.segmented_control("Show", cmp_view.PAIR_FILTERS, default="changed", key="cmp_show") or "changed"
-view = cmp.listed(which).copy()
+view = cmp.listed_display(which)
 view.insert(0, "A", [url("timeline", episode=e) for e in view["episode_a"]])
 view.insert(1, "B", [url("timeline", episode=e) for e in view["episode_b"]])
 ev = st.dataframe(
-    view,
+    display_table(view),
     hide_index=True,
     key="cmp_pairs",
     on_select="rerun",
@@ -79,33 +113,33 @@ ev = st.dataframe(
     column_config={
         "A": st.column_config.LinkColumn("A", display_text="open"),
         "B": st.column_config.LinkColumn("B", display_text="open"),
-        "resolved_a": st.column_config.NumberColumn(format="%.2f"),
-        "resolved_b": st.column_config.NumberColumn(format="%.2f"),
+        "resolved_a": st.column_config.TextColumn(
+            "resolved A", help="Share of A's episodes of the task resolved."
+        ),
+        "resolved_b": st.column_config.TextColumn(
+            "resolved B", help="Share of B's episodes of the task resolved."
+        ),
     },
 )
 
 tasks = list(cmp.pairs["task_id"])
-v = qp.get("task")
-if v in tasks and st.session_state.get("_cmp_seen_task") != v:
-    st.session_state["cmp_task"] = v
-    st.session_state["_cmp_seen_task"] = v
+from_url("task", "cmp_task", options=tasks)
 if ev is not None and ev.selection.rows:
     st.session_state["cmp_task"] = view.iloc[ev.selection.rows[0]]["task_id"]
-task = st.selectbox("Open a task's two episodes", [None, *tasks], key="cmp_task")
+task = st.selectbox(
+    "Open a task's two episodes",
+    [None, *tasks],
+    key="cmp_task",
+    format_func=lambda t: "—" if t is None else display_name(t),
+)
+write_url(show=None if which == "changed" else which, task=task)
 pair = cmp.episodes_of(task) if task else None
 if task and pair:
-    qp["task"] = task
     for side, eid in zip((a, b), pair):
         head = cached(common.episode_header, eid)
-        outcome, steps = (head.outcome, head.n_steps) if head else ("?", "?")
+        outcome, steps = (common.outcome_text(head.outcome), head.n_steps) if head else ("?", "?")
         st.markdown(f"**{md_code(side)}** · {md_code(eid)} · {outcome} · {steps} steps")
         picked = render_timeline(eid, key=f"cmp_tl_{side}_{eid}")
         if picked is not None:
             set_sel(episode=eid, step=picked)
-            st.page_link(
-                "pages/3_timeline.py",
-                label=f"Read S{picked} of {eid}",
-                query_params={"episode": eid, "step": str(picked)},
-            )
-elif "task" in qp:
-    del qp["task"]
+            link("timeline", f"Read S{picked} of this episode", episode=eid, step=picked)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import judge_runs as jr_view
-from pages._shared import NOT_BUILT, cached, scope, url
+from memuse_core.views.common import display_table, formatted
+from pages._shared import NOT_BUILT, cached, from_url, scope, text_columns, url, write_url
 
 st.title("Judge runs")
 runs = scope()
@@ -25,13 +26,11 @@ if not len(jr.batches):
     st.stop()
 st.subheader("Batches")
 st.dataframe(
-    jr.batches,
+    formatted(jr.batches, jr_view.BATCH_FORMATS),
     hide_index=True,
     key="jr_batches",
-    column_config={
-        "cost_usd": st.column_config.NumberColumn("cost $", format="%.4f"),
-        "mean_followups": st.column_config.NumberColumn(format="%.2f"),
-    },
+    column_config=text_columns(jr_view.BATCH_FORMATS)
+    | {"cost_usd": st.column_config.TextColumn("cost $", alignment="right")},
 )
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Judgments", f"{int(jr.total('judgments')):,}")
@@ -39,25 +38,18 @@ c2.metric("Accepted", f"{int(jr.total('accepted')):,}")
 c3.metric("Errors", f"{int(jr.total('errors')):,}")
 c4.metric("Cost", f"${jr.total('cost_usd'):.4f}")
 
-qb = st.query_params.get("batch")
-if qb in jr.batch_ids and st.session_state.get("_jr_seen") != qb:
-    st.session_state["_jr_seen"] = qb
-    st.session_state["jr_batch"] = qb
+from_url("batch", "jr_batch", options=jr.batch_ids)
 bid = st.selectbox(
     "Batch", [None, *jr.batch_ids], key="jr_batch", format_func=lambda b: "all batches" if b is None else b
 )
-if bid:
-    st.query_params["batch"] = bid
-    st.session_state["_jr_seen"] = bid
-elif "batch" in st.query_params:
-    del st.query_params["batch"]
+write_url(batch=bid)
 detail = cached(jr_view.batch_detail, bid, runs)
 st.subheader("Errors by reason")
 if len(detail.errors):
     view = detail.errors.copy()
     view.insert(0, "example", [url("span", span=s) for s in view["example_span"]])
     st.dataframe(
-        view,
+        display_table(view),
         hide_index=True,
         key="jr_errors",
         column_config={"example": st.column_config.LinkColumn("example", display_text="inspect")},
@@ -67,6 +59,11 @@ else:
 st.subheader("Follow-ups and forced answers")
 if detail.followups_chart is not None:
     st.plotly_chart(detail.followups_chart, key="jr_followups")
-    st.dataframe(detail.followups, hide_index=True, key="jr_followups_table")
+    st.dataframe(formatted(detail.followups, {}), hide_index=True, key="jr_followups_table")
 st.subheader("Judge cost per configuration")
-st.dataframe(detail.cost, hide_index=True, key="jr_cost")
+st.dataframe(
+    formatted(detail.cost, jr_view.COST_FORMATS),
+    hide_index=True,
+    key="jr_cost",
+    column_config=text_columns(jr_view.COST_FORMATS),
+)

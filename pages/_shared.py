@@ -13,14 +13,20 @@ from __future__ import annotations
 import os
 import pickle
 import re
-from collections.abc import Callable
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import streamlit as st
 
+from memuse_core import textsafe
 from memuse_core.views import case_studies as cs_view
-from memuse_core.views.common import Connection, StoreError, StoreLocked, open_read, open_write
+from memuse_core.views import links, writes
+from memuse_core.views.common import Connection, StoreError, StoreLocked, open_read
+from memuse_core.vocab import JUDGE_KINDS, JudgeKind
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -79,6 +85,16 @@ def db_key() -> tuple[str, float, float]:
     )
 
 
+WRITE_TIMEOUT = float(os.environ.get("MEMUSE_APP_WRITE_TIMEOUT", "1"))
+"""Seconds a write waits for a busy database before it is queued (views.writes)."""
+
+_LAST_GOOD: OrderedDict[bytes, tuple[float, bytes]] = OrderedDict()
+"""The last result of each (database, view, arguments) read, for showing while the database is
+busy; at most _LAST_GOOD_MAX entries, shared by the sessions of this process."""
+_LAST_GOOD_MAX = 96
+_LAST_GOOD_LOCK = threading.Lock()
+
+
 @st.cache_data(ttl=600, max_entries=512, show_spinner=False)
 def _cached_call(
     key: tuple[str, float, float],
@@ -86,50 +102,165 @@ def _cached_call(
     _fn: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
+    _timeout: float = LOCK_TIMEOUT,
 ) -> bytes:
     # `name` (module and qualified name) stands for `_fn` in the cache key. The result is kept
     # pickled and every caller gets its own copy: st.cache_data would return the computed object
     # itself on a miss and an unpickled copy on a hit, and a plotly figure's JSON differs between
     # the two (key order), which changes a chart's widget id and drops its selection.
-    con = open_read(key[0], LOCK_TIMEOUT)
+    con = open_read(key[0], _timeout)
     try:
         return pickle.dumps(_fn(con, *args, **kwargs), protocol=pickle.HIGHEST_PROTOCOL)
     finally:
         con.close()
 
 
+def busy() -> str | None:
+    """Why the database could not be read in this run (the lock holder), or None."""
+    reason = st.session_state.get("_busy_reason")
+    return str(reason) if reason else None
+
+
+def begin_run() -> None:
+    """Called by app.py at the start of every run, above the page: forget the previous run's busy
+    state, take over the notice of a write queued by the previous run, and place the one notices
+    container (see `notices`)."""
+    st.session_state["_busy_reason"] = None
+    st.session_state["_busy_banner_shown"] = False
+    st.session_state["_write_notice_now"] = st.session_state.pop("_write_notice", None)
+    st.session_state["_notices"] = st.container()
+
+
+def end_run() -> None:
+    """Called by app.py after the page ran (also when it stopped or reran): the notices
+    container belongs to that run only."""
+    st.session_state["_notices"] = None
+
+
+def notices() -> Any:
+    """The container above the page for run-dependent notices (busy database, pending writes).
+
+    It is always there, so a notice appearing or going never moves the page's elements: the
+    browser matches elements by position, and a moved expander would be drawn anew, collapsed,
+    hiding a kept draft. Outside app.py's full run (a fragment's rerun; AppTest's page-only
+    reruns) it is gone (`end_run`) and notices go inline."""
+    slot = st.session_state.get("_notices")
+    return slot if slot is not None else st
+
+
+def _busy_banner(reason: str, as_of: float) -> None:
+    if st.session_state.get("_busy_banner_shown"):
+        return
+    st.session_state["_busy_banner_shown"] = True
+    when = time.strftime("%H:%M:%S", time.localtime(as_of))
+    msg = (
+        f"The database is busy: {md_escape(textsafe.one_line(reason))}. Showing what it held at {when}; "
+        "annotations and re-judges you start are queued and saved when it is free."
+    )
+    notices().warning(msg)
+
+
 def cached(fn: Callable[Concatenate[Connection, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
     """`fn(connection, *args, **kwargs)` on a read-only connection, cached by database state.
 
-    A lock held by another process or a missing database ends the page with one clear message.
+    While another process holds the database the last result of the same call is shown with a
+    banner (so the page, and any draft in its forms, stays); without one the page ends with one
+    clear message. A missing or unreadable database ends the page with its error.
     """
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    stale_key = pickle.dumps((db_path(), name, args, sorted(kwargs.items())))
+    # Once this run met the lock, later reads fail fast instead of each waiting LOCK_TIMEOUT.
+    timeout = 0.0 if busy() else LOCK_TIMEOUT
     try:
-        data = _cached_call(db_key(), f"{fn.__module__}.{fn.__qualname__}", fn, args, dict(kwargs))
+        data = _cached_call(db_key(), name, fn, args, dict(kwargs), timeout)
     except StoreLocked as e:
-        st.warning(f"The database is busy: {e}. The page will work again when that process finishes.")
-        st.stop()
+        st.session_state["_busy_reason"] = str(e)
+        with _LAST_GOOD_LOCK:
+            last = _LAST_GOOD.get(stale_key)
+        if last is None:
+            st.warning(
+                f"The database is busy: {md_escape(textsafe.one_line(e))}. This page will work again when that "
+                "process finishes."
+            )
+            st.stop()
+        _busy_banner(str(e), last[0])
+        data = last[1]
     except StoreError as e:
-        st.error(str(e))
+        st.error(md_escape(textsafe.one_line(e)))
         st.stop()
+    else:
+        with _LAST_GOOD_LOCK:
+            _LAST_GOOD[stale_key] = (time.time(), data)
+            _LAST_GOOD.move_to_end(stale_key)
+            while len(_LAST_GOOD) > _LAST_GOOD_MAX:
+                _LAST_GOOD.popitem(last=False)
     result: R = pickle.loads(data)
     return result
 
 
-def write(fn: Callable[Concatenate[Connection, P], None], *args: P.args, **kwargs: P.kwargs) -> bool:
-    """Run one write (`fn(connection, ...)`) in its own short read-write connection.
+def submit(w: writes.Write) -> bool:
+    """Save one write now (True), or queue it while another process holds the database.
 
-    Returns False (with a message) when another process holds the database.
-    """
-    try:
-        con = open_write(db_path(), LOCK_TIMEOUT)
-    except StoreLocked as e:
-        st.warning(f"Not saved: {e}. Your input is kept; try again in a moment.")
-        return False
-    try:
-        fn(con, *args, **kwargs)
-    finally:
-        con.close()
+    A queued write reruns the app: the pending check above the page then lists it and retries
+    every 2 s until it is saved, and `write_notice()` says where the user wrote it that it is
+    pending (form widgets keep their values, so the draft stays)."""
+    res = writes.save(db_path(), w, WRITE_TIMEOUT)
+    if any(p.write_id == w.write_id for p in res.pending):
+        st.session_state["_write_notice"] = (
+            f"Pending: {md_escape(textsafe.one_line(w.label))} is queued because the database is busy "
+            f"({md_escape(textsafe.one_line(res.busy))}). It will be saved as soon as the database is free; "
+            "your input stays in the form."
+        )
+        st.rerun()
     return True
+
+
+def write_notice() -> None:
+    """Where the user writes: a slot that says (in the run after it, once) that a write was
+    queued. The slot is always drawn, so the elements after it keep their place."""
+    slot = st.empty()
+    msg = st.session_state.pop("_write_notice_now", None) or st.session_state.pop("_write_notice", None)
+    if msg:
+        slot.warning(msg)
+
+
+def pending_check() -> None:
+    """Above the page: writes waiting for a busy database, retried every 2 s until saved, and
+    then how many were saved (app.py)."""
+    with notices():
+        _pending_check()
+
+
+def _pending_check() -> None:
+    waiting = writes.pending(db_path())
+    saved = st.session_state.pop("_pending_saved", None)
+    if saved:
+        st.success(f"Saved {saved} pending change{'s' if saved > 1 else ''}.")
+    if not waiting:
+        return
+
+    @st.fragment(run_every=2.0)
+    def retry() -> None:
+        res = writes.flush(db_path(), 0.2)
+        if res.saved and not res.pending:
+            st.session_state["_pending_saved"] = res.saved
+            st.rerun(scope="app")
+        st.warning(
+            f"Pending: {len(res.pending)} change{'s' if len(res.pending) != 1 else ''} waiting — the database is "
+            f"busy ({md_escape(textsafe.one_line(res.busy or ''))}). Saved automatically when it is free:\n"
+            + "\n".join(f"- {md_escape(textsafe.one_line(p.label))}" for p in res.pending)
+        )
+
+    retry()
+
+
+def view_judge() -> JudgeKind:
+    """The judge whose verdicts this page shows: the sidebar's "Verdicts of", else the store's
+    default judge (app.py). A choice other than the default is kept in the URL (`judge=`)."""
+    picked = st.session_state.get("view_judge")
+    write_url(judge=picked if picked in JUDGE_KINDS else None)
+    j = picked if picked in JUDGE_KINDS else st.session_state.get("_judge_default")
+    return j if j in JUDGE_KINDS else "rules"  # type: ignore[no-any-return]
 
 
 def scope() -> list[str] | None:
@@ -150,6 +281,21 @@ def sync_from_url() -> None:
             st.session_state[f"sel_{k}"] = int(v) if k == "step" and v.isdigit() else v
 
 
+def kept(key: str) -> dict[str, Any]:
+    """Widget arguments for a setting kept in `st.session_state[key]` across pages and reruns.
+
+    Streamlit forgets a widget's state after a run that did not draw it (a page switch, a page
+    that stopped early); the setting itself lives under `key` and the widget (`_w_<key>`) only
+    shows and edits it: `st.radio("Judge", kinds, **kept("judge_kind"))`."""
+    wkey = f"_w_{key}"
+    st.session_state[wkey] = st.session_state.get(key)
+
+    def store() -> None:
+        st.session_state[key] = st.session_state[wkey]
+
+    return {"key": wkey, "on_change": store}
+
+
 def sel(k: str) -> Any:
     return st.session_state.get(f"sel_{k}")
 
@@ -159,19 +305,68 @@ def set_sel(**kw: Any) -> None:
         st.session_state[f"sel_{k}"] = v
 
 
+def _url_marker(v: Any) -> Any:
+    return tuple(str(x) for x in v) if isinstance(v, list | tuple) else str(v)
+
+
 def write_url(**kw: Any) -> None:
-    """Write the page's selections back to the URL (None removes a key)."""
+    """Write the page's state back to the URL (None, "" or [] removes a key; a list repeats it).
+
+    Together with `from_url` this makes every page's URL reproduce its view: a value the page
+    wrote is never applied back to it, a different one (a followed or pasted link) is."""
     seen = st.session_state.setdefault("_qp_seen", {})
     for k, v in kw.items():
-        if v is None or v == "":
+        if v is None or v == "" or (isinstance(v, list | tuple) and not v):
             if k in st.query_params:
                 del st.query_params[k]
             seen.pop(k, None)
+        elif isinstance(v, list | tuple):
+            values = [str(x) for x in v]
+            if st.query_params.get_all(k) != values:
+                st.query_params[k] = values
+            seen[k] = tuple(values)
         else:
             sv = str(v)
             if st.query_params.get(k) != sv:
                 st.query_params[k] = sv
             seen[k] = sv
+
+
+def from_url(
+    param: str,
+    key: str,
+    *,
+    options: Sequence[Any] | None = None,
+    multi: bool = False,
+    cast: Callable[[str], Any] | None = None,
+    marker: str | None = None,
+) -> None:
+    """Before creating the widget `key`: put the URL's value of `param` into its state when the
+    URL holds a value this session has not applied or written yet (a pasted or followed link).
+
+    `options` keeps only known choices (a stale link cannot break a widget); `multi` reads a
+    repeated parameter into a list; `cast` converts each value (e.g. int). `marker` names what
+    remembers the applied value when several uses read one parameter (`<page>:<param>`)."""
+    seen = st.session_state.setdefault("_qp_seen", {})
+    raw: Any = st.query_params.get_all(param) if multi else st.query_params.get(param)
+    if not raw:
+        return
+    name = marker or param
+    value_marker = _url_marker(raw)
+    if seen.get(name) == value_marker:
+        return
+    seen[name] = value_marker
+    values = [raw] if not multi else list(raw)
+    try:
+        parsed = [cast(v) if cast else v for v in values]
+    except (TypeError, ValueError):
+        return
+    if options is not None:
+        known = [str(o) for o in options]
+        parsed = [options[known.index(str(v))] for v in parsed if str(v) in known]
+        if not parsed and not multi:
+            return
+    st.session_state[key] = parsed if multi else parsed[0]
 
 
 def seed(widget_key: str, shared: str) -> None:
@@ -183,23 +378,50 @@ def seed(widget_key: str, shared: str) -> None:
         st.session_state[marker] = v
 
 
-def link(page: str, label: str, **params: Any) -> None:
+def link(page: links.PageKey, label: str, **params: Any) -> None:
     """A page link carrying deep-link params."""
     st.page_link(
         PAGES[page], label=label, query_params={k: str(v) for k, v in params.items() if v is not None}
     )
 
 
-def go(page: str, **shared: Any) -> None:
-    """Switch page with shared selections set (and in the URL)."""
-    set_sel(**shared)
-    st.session_state.setdefault("_qp_seen", {}).update(
-        {k: str(v) for k, v in shared.items() if v is not None}
+def navigate(target: links.AppLink) -> None:
+    """Switch to a page in this session with a link's query parameters (sidebar scope, judge
+    settings and every other state kept). The target page applies the parameters as if the
+    link had been pasted: their markers are cleared and the shared selections set."""
+    seen = st.session_state.setdefault("_qp_seen", {})
+    for name in list(seen):
+        if name.rpartition(":")[2] in target.params:
+            seen.pop(name, None)
+    for k in SHARED:
+        v = target.first(k)
+        if v is not None:
+            st.session_state[f"sel_{k}"] = int(v) if k == "step" and v.isdigit() else v
+            seen[k] = v
+    st.session_state["_nav_seq"] = int(st.session_state.get("_nav_seq", 0)) + 1
+    params = dict(target.params)
+    for k in links.SCOPE_PARAMS:  # the scope travels with every in-app link
+        if k not in params and st.query_params.get_all(k):
+            params[k] = st.query_params.get_all(k)
+    st.switch_page(PAGES[target.page], query_params=params)
+
+
+def nav_seq() -> int:
+    """Counts in-app navigations of this session (a new value asks a page to scroll again)."""
+    return int(st.session_state.get("_nav_seq", 0))
+
+
+def go(page: links.PageKey, **params: Any) -> None:
+    """Switch page with these parameters (shared selections among them are set)."""
+    navigate(
+        links.AppLink(
+            page=page,
+            params={k: [str(v)] for k, v in params.items() if v is not None and v != ""},
+        )
     )
-    st.switch_page(PAGES[page], query_params={k: str(v) for k, v in shared.items() if v is not None})
 
 
-PAGES = {
+PAGES: dict[links.PageKey, str] = {
     "overview": "pages/1_overview.py",
     "episodes": "pages/2_episodes.py",
     "timeline": "pages/3_timeline.py",
@@ -212,24 +434,24 @@ PAGES = {
 }
 
 
-# ---- Safe rendering of recorded text ---------------------------------------------------------
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+# ---- Safe rendering of recorded text (every function delegates to memuse_core.textsafe) ------
 
 
 def md_escape(text: Any) -> str:
-    """Recorded text made inert for st.markdown: every markup character backslash-escaped.
+    """Recorded text made inert for st.markdown: shown character for character (no emphasis,
+    links, images, HTML, formulas, icons, emoji or colours; control and bidi characters visible)."""
+    return textsafe.markdown_literal(text)
 
-    Streamlit never renders raw HTML without unsafe_allow_html; escaping also disables links,
-    images and emphasis that recorded text may contain.
-    """
-    s = "" if text is None else str(text)
-    return _MD_SPECIAL.sub(r"\\\1", s)
+
+def text_columns(columns: Iterable[str]) -> dict[str, Any]:
+    """Column configs for numbers formatted as text by `views.common.formatted`: right-aligned
+    like numbers."""
+    return {str(c): st.column_config.TextColumn(alignment="right") for c in columns}
 
 
 def show_text(text: Any, *, max_chars: int = 20000, language: str | None = None) -> None:
     """Show recorded text verbatim (inert), truncated with a note when very long."""
-    s = "" if text is None else str(text)
+    s = textsafe.neutralise(text)
     if len(s) > max_chars:
         st.code(s[:max_chars], language=language, wrap_lines=True)
         st.caption(f"… {len(s) - max_chars:,} more characters not shown")
@@ -244,6 +466,7 @@ def annotation_form(
     target_kind: cs_view.TargetKind, target_id: str, episode_id: str | None, *, key: str
 ) -> None:
     """A compact form to annotate a step, span (entry) or item: note, tags, five human labels."""
+    write_notice()
     with st.form(f"ann_form_{key}", clear_on_submit=False):
         st.markdown(f"**Annotate {target_kind}** {md_code(target_id)}")
         note = st.text_area("Note (markdown)", key=f"ann_note_{key}")
@@ -273,26 +496,25 @@ def annotation_form(
                 author=os.environ.get("USER"),
                 case_study_id=case,
             )
-            if write(cs_view.save_annotation, ann):
+            if submit(writes.annotation_write(ann)):
                 st.success(f"Saved annotation {ann.annotation_id}.")
 
 
 def url(path: str, **params: Any) -> str:
-    """A relative deep link (`./<path>?k=v…`) with every value URL-encoded."""
-    from urllib.parse import urlencode
-
-    qs = urlencode({k: str(v) for k, v in params.items() if v is not None})
-    return f"./{path}?{qs}" if qs else f"./{path}"
+    """A relative deep link (`./<path>?k=v…`) with every value URL-encoded; `path` is a page's
+    URL path ("" for the Overview). Clicked in the app it switches page in this session."""
+    page = links.page_of_path(path)
+    if page is None:
+        raise ValueError(f"no page is served at {path!r}")
+    return links.url(page, **params)
 
 
 def md_code(text: Any) -> str:
-    """Recorded text as an inline code span (inert; backticks and newlines removed)."""
-    s = ("" if text is None else str(text)).replace("`", "'").replace("\n", " ").strip()
-    return f"`{s}`" if s else "` `"
+    """Recorded text as an inline code span (inert; one line, backticks replaced)."""
+    return textsafe.code_literal(text)
 
 
 def note_md(text: Any) -> str:
     """A user's markdown note, rendered as markdown but without images (an imported case study
     must not make the browser fetch remote images) and without raw HTML (Streamlit escapes it)."""
-    s = "" if text is None else str(text)
-    return re.sub(r"!\[", r"\\![", s)
+    return re.sub(r"!\[", r"\\![", textsafe.neutralise(text))

@@ -23,11 +23,21 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
 
 
 def show_step(step: common.StepText, *, max_chars: int = 20000) -> None:
-    """One step's response, tool calls and results (recorded text shown inert)."""
+    """One step's response (with the provider's reasoning text beside it, when recorded), tool
+    calls and results (recorded text shown inert)."""
     code = "" if step.exit_code is None else f" · exit code {step.exit_code}"
     st.markdown(f"**S{step.step}** · tools: {md_code(step.tools or '—')}{code}")
-    st.markdown("Response")
-    show_text(step.response, max_chars=max_chars)
+    if step.reasoning:
+        response, reasoning = st.columns(2)
+        with response:
+            st.markdown("Response")
+            show_text(step.response, max_chars=max_chars)
+        with reasoning:
+            st.markdown("Reasoning", help="Reasoning text the model's provider returned with this response.")
+            show_text(step.reasoning, max_chars=max_chars)
+    else:
+        st.markdown("Response")
+        show_text(step.response, max_chars=max_chars)
     for call in step.tool_calls:
         st.markdown(f"Tool call {md_code(call.name)}")
         show_text(call.arguments, max_chars=max_chars)

@@ -8,6 +8,7 @@ document; kappa matches hand-computed values and is undefined when chance agreem
 
 from __future__ import annotations
 
+import json
 import re
 
 import plotly.graph_objects as go
@@ -102,3 +103,20 @@ def test_agreement_table_per_signal() -> None:
     assert t["relevance"]["kappa"] == pytest.approx(0.4)
     assert t["effect"]["pairs"] == 0 and t["effect"]["kappa"] is None
     assert CS.judge_value("novelty", None) == "undetermined" and CS.judge_value("relevance", False) == "false"
+
+
+def test_html_export_renders_markdown_of_notes_safely_and_gives_labels_room() -> None:
+    a = CS.new_annotation(
+        "step", "ep1#S3", episode_id="ep1", note=f"**Key** step:\n\n- read `x`\n- {XSS}\x1b[2J"
+    )
+    doc = CS.CaseStudy(name="n", description="# Why\n\n*harmful* card", annotations=[a])
+    fig = go.Figure(go.Scatter(x=[1], y=[1]))
+    fig.update_layout(margin={"l": 10}, yaxis={"ticktext": ["item-with-a-long-name"], "tickvals": [1]})
+    html = CS.export_html(doc, {a.annotation_id: fig}, plotly_js="/* plotly */")
+    body = html.split("<body>", 1)[1]
+    assert "<h1>Why</h1>" in body and "<em>harmful</em>" in body
+    assert "<strong>Key</strong>" in body and "<li>read <code>x</code></li>" in body
+    assert "<img" not in body and "&lt;script&gt;" in body and "\x1b" not in body and "␛[2J" in body
+    assert not re.search(r"(src|href)\s*=\s*['\"]?https?:", html)
+    spec = json.loads(re.search(r"var f=(\{.*?\});Plotly", body, re.S).group(1))
+    assert spec["layout"]["yaxis"]["automargin"] is True and spec["layout"]["margin"]["l"] >= 80

@@ -36,9 +36,17 @@ NewDbOption = typer.Option(
 """`--db` of `ingest` and `demo`, the commands that create a store."""
 
 
+def say(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Print a line that may hold recorded text (ids, names, messages quoting them): control
+    characters and escape sequences are made visible and inert first (`textsafe.terminal`)."""
+    from ..textsafe import terminal
+
+    typer.echo(terminal(text), err=err, nl=nl)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print one error line and exit non-zero."""
-    typer.echo(f"error: {message}", err=True)
+    say(f"error: {message}", err=True)
     raise typer.Exit(code)
 
 
@@ -54,7 +62,7 @@ def user_errors(fn: F) -> F:
         except (IngestError, StoreError) as e:
             fail(str(e))
         except KeyboardInterrupt:
-            typer.echo("interrupted", err=True)
+            say("interrupted", err=True)
             raise typer.Exit(130) from None
         except FileNotFoundError as e:
             fail(f"{e.filename}: file not found")

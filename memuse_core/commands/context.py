@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .common import DbOption, fail, user_errors
+from .common import DbOption, fail, say, user_errors
 
 
 @user_errors
@@ -106,20 +106,18 @@ def spans(
         )
         return
     bad = [c for c in ctx.checks if not c.ok]
-    typer.echo(
+    say(
         f"episode {ctx.episode_id}: {len(ctx.spans)} spans, {len(ctx.deliveries)} deliveries, "
         f"recording checks {'passed' if not bad else 'FAILED'}"
     )
     for c in bad:
-        typer.echo(f"  check {c.rule}: {c.detail}")
-    typer.echo(
+        say(f"  check {c.rule}: {c.detail}")
+    say(
         f"  {'span':<34} {'status':<13} {'steps':<9} {'deliv':>5} {'chars':>7}  entries (item exposure window)"
     )
     for s in ctx.spans:
         steps = "-" if s.first_step is None else f"{s.first_step}-{s.last_step}"
         ents = ", ".join(f"{e.item_id} {e.exposure} {_window(e.window)}" for e in s.entries) or "(none)"
-        typer.echo(
-            f"  {s.span_id:<34} {s.status:<13} {steps:<9} {len(s.delivery_ids):>5} {s.chars:>7}  {ents}"
-        )
+        say(f"  {s.span_id:<34} {s.status:<13} {steps:<9} {len(s.delivery_ids):>5} {s.chars:>7}  {ents}")
         if s.reason and s.status != "eligible":
-            typer.echo(f"  {'':<34} reason: {s.reason}")
+            say(f"  {'':<34} reason: {s.reason}")

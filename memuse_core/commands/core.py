@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .common import DbOption, NewDbOption, fail, user_errors
+from .common import DbOption, NewDbOption, fail, say, user_errors
 
 if TYPE_CHECKING:
     from ..store.build_state import BuildState
@@ -79,11 +79,11 @@ def ingest(
         nonlocal failed, imported_eps
         if isinstance(res, IngestError):
             failed += 1
-            typer.echo(f"error: {res}", err=True)
+            say(f"error: {res}", err=True)
         else:
             imported_eps += res.episodes
             if res.status == "skipped" and not batch:
-                typer.echo(f"skipped {f}: {res.error}", err=True)
+                say(f"skipped {f}: {res.error}", err=True)
         bar.update(1)
 
     con = connect(db)
@@ -112,10 +112,10 @@ def ingest(
                     )
                 except IngestError as e:
                     failed += len(b.members)
-                    typer.echo(f"error: {e}", err=True)
+                    say(f"error: {e}", err=True)
                     continue
                 for line in batch_lines(out):
-                    typer.echo(line)
+                    say(line)
             # large inputs are parsed in worker processes (--workers); each file is still its
             # own transaction, committed in the order given
             for f, res in ingest_files(con, files, workers=workers):
@@ -172,13 +172,13 @@ def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json
     if as_json:
         typer.echo(json.dumps({**data, "by_run": [list(r) for r in runs]}, default=str))
         return
-    typer.echo(f"database {p} ({data['db_bytes'] / 1e6:.1f} MB)")
+    say(f"database {p} ({data['db_bytes'] / 1e6:.1f} MB)")
     for k, v in data.items():
         if k != "db_bytes":
-            typer.echo(f"  {k:<18} {v:,}" if isinstance(v, int) else f"  {k:<18} {v}")
+            say(f"  {k:<18} {v:,}" if isinstance(v, int) else f"  {k:<18} {v}")
     if runs:
-        typer.echo("  runs:")
+        say("  runs:")
         for config, run_id, n, rate, unknown in runs:
             rr = "—" if rate is None else f"{rate:.1%}"
             note = f" ({unknown} without outcome)" if unknown else ""
-            typer.echo(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}{note}")
+            say(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}{note}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .common import DbOption, fail, user_errors
+from .common import DbOption, fail, say, user_errors
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -88,7 +88,7 @@ def report(
         con.close()
     result = write_report(rep, fmt, by, out)  # type: ignore[arg-type]
     if isinstance(result, str):
-        typer.echo(result, nl=not result.endswith("\n"))
+        say(result, nl=not result.endswith("\n"))
     else:
         for p in result:
             typer.echo(f"wrote {p}")

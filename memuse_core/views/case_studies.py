@@ -13,8 +13,10 @@ import plotly.graph_objects as go
 
 from .. import casestudy as cs
 from ..casestudy import SIGNAL_VALUES, Annotation, CaseStudy, CaseStudyError, TargetKind, parse_tags
+from ..metrics.render import judge_label
 from ..store.app import case_studies as store_cs
 from ..store.judging import resolve_judge
+from ..vocab import JudgeKind
 from .common import Connection, ViewModel, records, split_item, step_text
 from .lineage import latest_value
 from .span import span as span_view
@@ -180,9 +182,25 @@ class Export(ViewModel):
     """Markdown with the data for re-import."""
     filename: str
     """File name without extension."""
+    judge: str = "rules"
+    """The judge whose verdicts the exported timelines and excerpts show (every chart title names it)."""
 
 
-def _excerpt(con: Connection, a: Annotation) -> tuple[str | None, go.Figure | None]:
+TITLE_CHARS = 70
+"""A figure title in an export at most (the annotation's heading above it carries the full id)."""
+
+
+def _title(text: str, judge: str) -> str:
+    """A chart title naming the judge, a long id shortened in the middle so the title fits its width."""
+    suffix = f" · {judge_label(judge)}"
+    room = TITLE_CHARS - len(suffix)
+    if len(text) > room:
+        half = (room - 1) // 2
+        text = f"{text[:half]}…{text[-half:]}"
+    return text + suffix
+
+
+def _excerpt(con: Connection, a: Annotation, judge: JudgeKind) -> tuple[str | None, go.Figure | None]:
     """Recorded text and a timeline figure to show with an annotation."""
     tid = a.target_id
     if a.target_kind == "step" and "#S" in tid:
@@ -190,25 +208,29 @@ def _excerpt(con: Connection, a: Annotation) -> tuple[str | None, go.Figure | No
         txt = step_text(con, ep, int(step)) if step.isdigit() else None
         if txt is None:
             return None, None
-        fig = timeline(con, ep, int(step), title=f"{ep} · S{step}").figure
+        fig = timeline(con, ep, int(step), title=_title(f"{ep} · S{step}", judge), judge=judge).figure
         return txt.as_text()[:EXCERPT_CHARS], fig
     if a.target_kind == "span":
         sid = tid.split("#", 1)[0]
-        sv = span_view(con, sid)
+        sv = span_view(con, sid, judge)
         if sv is None:
             return None, None
         body = "\n\n".join(
             f"#{e.pos} {e.item_id} ({e.exposure}): {e.exposed_text or ''}" for e in sv.entry_texts
         )
-        return body[:EXCERPT_CHARS], timeline(con, sv.header.episode_id, span_id=sid, title=sid).figure
+        return body[:EXCERPT_CHARS], timeline(
+            con, sv.header.episode_id, span_id=sid, title=_title(sid, judge), judge=judge
+        ).figure
     if a.target_kind == "item":
         value = latest_value(con, *split_item(tid))
         return (value[:EXCERPT_CHARS] if value else None), None
     return None, None
 
 
-def export(con: Connection, case_study_id: str) -> Export | None:
-    """The case study as HTML and Markdown files, with excerpts and timelines (None when unknown)."""
+def export(con: Connection, case_study_id: str, judge: JudgeKind | None = None) -> Export | None:
+    """The case study as HTML and Markdown files, with excerpts and timelines (None when unknown),
+    from one judge's verdicts (`judge`, default `store.judging.resolve_judge`)."""
+    chosen = resolve_judge(con, judge)
     view = case_study(con, case_study_id)
     if view is None:
         return None
@@ -222,7 +244,7 @@ def export(con: Connection, case_study_id: str) -> Export | None:
     figs: dict[str, go.Figure] = {}
     for m in view.members:
         doc.annotations.append(m.annotation)
-        text, fig = _excerpt(con, m.annotation)
+        text, fig = _excerpt(con, m.annotation, chosen)
         if text:
             doc.excerpts[m.annotation.annotation_id] = text
         if fig is not None:
@@ -233,6 +255,7 @@ def export(con: Connection, case_study_id: str) -> Export | None:
         html=cs.export_html(doc, figs),
         markdown=cs.export_markdown(doc),
         filename=safe,
+        judge=chosen,
     )
 
 

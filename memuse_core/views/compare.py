@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 from .. import charts as figures
 from ..store.app import compare as store_compare
 from ..store.judging import resolve_judge
-from .common import Connection, Runs, ViewModel, runs
-from .overview import Level, overview
+from .common import Connection, NumberFormat, Runs, ViewModel, format_number, runs
+from .overview import CLASS_COLUMNS, RATE_FORMATS, Level, overview
 from .report import Report, report
 
 Change = Literal["gained", "lost", "same", "unknown"]
@@ -56,6 +56,8 @@ class Comparison(ViewModel):
     pairs: pd.DataFrame
     """Tasks attempted by both: task_id, resolved_a, resolved_b, acted_a, acted_b, beneficial_b,
     harmful_b, episode_a, episode_b, change."""
+    why_unprofiled: list[str] = []
+    """Why A or B has no profile (no spans, or none judged yet)."""
 
     @property
     def built(self) -> bool:
@@ -74,6 +76,15 @@ class Comparison(ViewModel):
         """The paired tasks to list: all, or those whose outcome changed."""
         return self.pairs if which == "all" else self.pairs[self.pairs["change"].isin(["gained", "lost"])]
 
+    def listed_display(self, which: PairFilter) -> pd.DataFrame:
+        """`listed` for display: each side's resolve rate as a percentage, "—" when that side has
+        no outcome for the task (unknown, never 0%)."""
+        out = self.listed(which).copy()
+        for c in ("resolved_a", "resolved_b"):
+            if c in out.columns:
+                out[c] = [format_number(v, "percent") for v in out[c].astype(object)]
+        return out
+
     def changed(self, kind: Change) -> pd.DataFrame:
         """Paired tasks whose outcome changed this way."""
         return self.pairs[self.pairs["change"] == kind] if len(self.pairs) else self.pairs
@@ -82,6 +93,28 @@ class Comparison(ViewModel):
         """Tasks that changed this way (and, with `column`, where that flag is true)."""
         rows = self.changed(kind)
         return int(rows[column].fillna(False).astype(bool).sum()) if column else len(rows)
+
+    @property
+    def unprofiled(self) -> list[str]:
+        """Why A or B has no profile on the radar (one sentence each)."""
+        return [w for w in self.why_unprofiled if w]
+
+    def metrics_display(self) -> pd.DataFrame:
+        """`metrics` for display: every value formatted as its metric is (counts, rates,
+        yields, tokens), missing values as "—"."""
+        counts: dict[str, NumberFormat] = {str(c): "count" for c in CLASS_COLUMNS if c != "group"}
+        fmts = counts | RATE_FORMATS
+        out = self.metrics.copy().astype(object)
+        for col in (self.a, self.b, "B − A"):
+            out[col] = [
+                format_number(v, fmts.get(str(m), "decimal"), signed=col == "B − A")
+                for m, v in zip(self.metrics["metric"], self.metrics[col])
+            ]
+        return out
+
+    def form_pivot_formats(self, pivot: pd.DataFrame) -> dict[str, NumberFormat]:
+        """Every share column of `form_pivot` as a percentage."""
+        return {str(c): "percent" for c in pivot.columns if str(c).endswith((" · " + self.a, " · " + self.b))}
 
     def form_pivot(self) -> pd.DataFrame:
         """Token and beneficial shares per form and route, one column per group."""
@@ -146,6 +179,19 @@ def compare(con: Connection, level: Level, a: str, b: str, judge: str | None = N
         pairs["change"] = [change(x, y) for x, y in zip(pairs["resolved_a"], pairs["resolved_b"])]
     else:
         pairs["change"] = pd.Series(dtype=str)
+    why = [
+        w
+        for w in ov.unprofiled()
+        if w.split(":", 1)[0] in {g.label for g in ov.groups if label[g.label] in (a, b)}
+    ]
     return Comparison(
-        level=level, a=a, b=b, judge=judge, profiles=profiles, metrics=metrics, report=rep, pairs=pairs
+        level=level,
+        a=a,
+        b=b,
+        judge=judge,
+        profiles=profiles,
+        metrics=metrics,
+        report=rep,
+        pairs=pairs,
+        why_unprofiled=why,
     )

@@ -7,12 +7,20 @@ import pandas as pd
 
 from ..store.app import episodes as store_episodes
 from ..vocab import EPISODE_OUTCOMES, OUTCOME_CLASSES, EpisodeOutcome, OutcomeClass
-from .common import Connection, Scope, ViewModel
+from .common import MEMORY_TEXT, MISSING, OUTCOME_CHOICE_TEXT, Connection, Scope, ViewModel, outcome_text
 
 ROW_LIMIT = 20000
 """Episodes listed at most."""
 OUTCOME_CHOICES: tuple[EpisodeOutcome, ...] = EPISODE_OUTCOMES
 """Episode outcomes a user can filter by."""
+OUTCOME_CHOICE_LABELS: dict[str, str] = OUTCOME_CHOICE_TEXT
+"""How each outcome choice reads in the filter."""
+DISPLAY_COLUMNS: dict[str, str] = {
+    "harness_status": "harness",
+    "exit_status": "exit status",
+    "memory_state": "memory",
+}
+"""Columns renamed for display."""
 SPAN_CLASS_CHOICES: tuple[OutcomeClass, ...] = OUTCOME_CLASSES
 """Span outcome classes a user can require an episode to have."""
 
@@ -37,9 +45,22 @@ class EpisodeList(ViewModel):
     """The filtered episode table."""
 
     rows: pd.DataFrame
-    """One row per episode: episode_id, config, run_id, repo, task_id, outcome, exit_status, steps,
-    deliveries, spans, span_classes (outcome classes of its spans), delivered_tokens (estimated),
-    cost_usd, input_tokens, output_tokens."""
+    """One row per episode: episode_id, config, run_id, repo, task_id, outcome, harness_status
+    (None: no harness report set the outcome), exit_status (None: not recorded), steps,
+    deliveries, memory_state, spans, span_classes (outcome classes of its spans),
+    delivered_tokens (estimated), cost_usd, input_tokens, output_tokens."""
+
+    def display(self) -> pd.DataFrame:
+        """The rows as the Episodes table shows them: an unknown outcome, harness status or exit
+        status is "—" (never "failed" or "None"), the memory state in words ("No memory was
+        delivered"), columns named for reading."""
+        out = self.rows.copy()
+        if len(out):
+            out["outcome"] = [outcome_text(v) for v in out["outcome"]]
+            for c in ("harness_status", "exit_status"):
+                out[c] = [MISSING if v is None or v != v else str(v) for v in out[c].astype(object)]
+            out["memory_state"] = [MEMORY_TEXT.get(str(v), MISSING) for v in out["memory_state"]]
+        return out.rename(columns=DISPLAY_COLUMNS)
 
     @property
     def truncated(self) -> bool:
@@ -47,8 +68,11 @@ class EpisodeList(ViewModel):
         return len(self.rows) >= ROW_LIMIT
 
 
-def episode_list(con: Connection, runs: Scope = None, filters: EpisodeFilters | None = None) -> EpisodeList:
-    """Episodes of the scope that pass every filter, in run order."""
+def episode_list(
+    con: Connection, runs: Scope = None, filters: EpisodeFilters | None = None, judge: str | None = None
+) -> EpisodeList:
+    """Episodes of the scope that pass every filter, in run order; span outcome classes as one
+    judge's verdicts see them (`judge`, default `store.judging.resolve_judge`)."""
     f = filters or EpisodeFilters()
     rows = store_episodes.episode_table(
         con,
@@ -59,6 +83,7 @@ def episode_list(con: Connection, runs: Scope = None, filters: EpisodeFilters | 
         repos=f.repos,
         task_contains=f.task or None,
         limit=ROW_LIMIT,
+        judge=judge,
     )
     return EpisodeList(rows=rows)
 

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from ..store.app import judge_runs as store_judge
 from ..store.app import outcomes as store_outcomes
 from ..vocab import OUTCOME_CLASSES, OutcomeClass
-from .common import Connection, Scope, ViewModel
+from .common import Connection, NumberFormat, Scope, ViewModel
 
 NOT_JUDGED: tuple[OutcomeClass, ...] = ("empty", "unassessable")
 """Outcome classes of spans that never reach the judge (A.1.6); every other class does."""
@@ -24,7 +24,8 @@ class JudgeRuns(ViewModel):
     classes: dict[OutcomeClass, int]
     """Spans per outcome class (A.4.1), every class present (0 when none)."""
     batches: pd.DataFrame
-    """One row per batch, newest first: batch_id, batch_judge, judge, model, status, started_at,
+    """One row per batch, newest first: batch_id, batch_judge, judge, model (none for the rules
+    judge), status, started_at,
     ended_at, judgments, accepted, errors, cost_usd, input/cached/output tokens, calls,
     mean_followups, forced."""
 
@@ -53,12 +54,44 @@ class JudgeRuns(ViewModel):
         return float(self.batches[column].fillna(0).sum()) if len(self.batches) else 0.0
 
 
+BATCH_FORMATS: dict[str, NumberFormat] = {
+    "judgments": "count",
+    "accepted": "count",
+    "errors": "count",
+    "cost_usd": "usd",
+    "input_tokens": "tokens",
+    "cached_tokens": "tokens",
+    "output_tokens": "tokens",
+    "calls": "count",
+    "mean_followups": "decimal",
+    "forced": "count",
+}
+"""How the batch table's numbers are shown."""
+COST_FORMATS: dict[str, NumberFormat] = {
+    "cost_usd": "usd",
+    "input_tokens": "tokens",
+    "output_tokens": "tokens",
+}
+"""How the judge-cost table's numbers are shown."""
+
+
+def _without_rules_model(batches: pd.DataFrame) -> pd.DataFrame:
+    """The rules judge calls no model: its batches show none (its settings may still carry the
+    LLM default)."""
+    if not len(batches):
+        return batches
+    out = batches.copy()
+    rules = (out["judge"] == "rules") | (out["batch_judge"] == "rules")
+    out["model"] = out["model"].where(~rules, None)
+    return out
+
+
 def judge_runs(con: Connection, runs: Scope = None) -> JudgeRuns:
     """Outcome-class counts of the spans in scope and every judge batch."""
     counts = store_outcomes.outcome_counts(con, runs)
     by_class = counts.groupby("outcome")["spans"].sum() if len(counts) else pd.Series(dtype=int)
     classes = {c: int(by_class.get(c, 0)) for c in OUTCOME_CLASSES}
-    return JudgeRuns(classes=classes, batches=store_judge.judge_batches(con))
+    return JudgeRuns(classes=classes, batches=_without_rules_model(store_judge.judge_batches(con)))
 
 
 class BatchDetail(ViewModel):

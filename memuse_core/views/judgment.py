@@ -9,7 +9,7 @@ from typing import Any, get_args
 
 import pandas as pd
 
-from ..store import open_store
+from ..store import StoreError, StoreLocked, open_store
 from ..store.app import spans as store_spans
 from ..vocab import JudgeKind
 from .common import Connection, ViewModel
@@ -18,6 +18,11 @@ JUDGE_KINDS: tuple[JudgeKind, ...] = get_args(JudgeKind)
 """Judges a span can be re-judged with."""
 SIGNAL_COLUMNS = ("pos", "relevance", "accuracy", "novelty", "influence", "effect", "usage_label")
 """Columns shown when a re-judge is compared with the judgment before it."""
+INTERACTIVE_RETRIES = 1
+"""Retries of a failed model call when the user waits for one re-judge (a batch uses the judge's
+own default): an unreachable endpoint is reported in seconds instead of after every backoff."""
+SIDEBAR_FIELDS = {"--model": "the Model field", "--base-url": "the Endpoint base URL field"}
+"""CLI option names in the judge's messages and the sidebar fields that set the same thing."""
 
 
 class Attempt(ViewModel):
@@ -146,7 +151,12 @@ def _signals(con: Connection, judgment_id: str | None) -> pd.DataFrame:
 
 class RejudgeFailed(RuntimeError):
     """A re-judge that produced no accepted judgment; the message is what the page's error box
-    shows (it names the sidebar fields to check when the endpoint is at fault)."""
+    shows (it names the sidebar fields to check when the endpoint is at fault). `result` holds the
+    stored (failed) judgment with the assessments before it, for the page's before/after."""
+
+    def __init__(self, message: str, result: Rejudged | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 def rejudge(
@@ -174,14 +184,29 @@ def rejudge(
         before = _signals(con, row.get("verdict_judgment") if row else None)
     if judge == "llm":
         res = judge_span(
-            db, span_id, judge="llm", fields=APP_FIELDS, model=model or None, base_url=base_url or None
+            db,
+            span_id,
+            judge="llm",
+            fields=APP_FIELDS,
+            model=model or None,
+            base_url=base_url or None,
+            max_retries=INTERACTIVE_RETRIES,
         )
     else:
         res = judge_span(db, span_id, judge=judge)
     if res.status != "accepted":
         why = res.reason or res.status
         hint = f"; {APP_FIELDS}" if judge == "llm" and why.startswith((TRANSPORT_REASON, "api_error")) else ""
-        raise RejudgeFailed(f"the {judge} judge gave no accepted answer for {span_id}: {why}{hint}")
+        with open_store(Path(db), read_only=True, timeout=timeout) as con:
+            failed = Rejudged(
+                span_id=span_id,
+                judgment_id=res.judgment_id,
+                status=res.status,
+                reason=res.reason,
+                before=before,
+                after=_signals(con, None),
+            )
+        raise RejudgeFailed(f"the {judge} judge gave no accepted answer for {span_id}: {why}{hint}", failed)
     with open_store(Path(db), read_only=True, timeout=timeout) as con:
         after = _signals(con, res.judgment_id)
     return Rejudged(
@@ -192,3 +217,65 @@ def rejudge(
         before=before,
         after=after,
     )
+
+
+class RejudgeRequest(ViewModel):
+    """A re-judge the user asked for, kept until it ran (it waits while the database is busy)."""
+
+    span_id: str
+    """The span."""
+    judge: JudgeKind
+    """rules or llm."""
+    model: str | None = None
+    """Model of the LLM judge (sidebar)."""
+    base_url: str | None = None
+    """Endpoint base URL of the LLM judge (sidebar)."""
+
+
+def failure_message(req: RejudgeRequest, reason: str | None) -> str:
+    """One paragraph saying why a re-judge failed and, for the LLM judge, which sidebar settings
+    it used (the fields to check)."""
+    text = str(reason or "no reason was recorded")
+    for flag, field in SIDEBAR_FIELDS.items():
+        text = text.replace(flag, field)
+    msg = f"Re-judge with the {req.judge} judge failed: {text.rstrip('.')}."
+    if req.judge == "llm":
+        msg += (
+            " Check the Judge settings in the sidebar: Endpoint base URL "
+            f"({req.base_url or 'empty: the OpenAI default'}) and Model ({req.model or 'empty'})."
+        )
+    return msg
+
+
+class RejudgeOutcome(ViewModel):
+    """What became of a re-judge request: the new judgment, or why there is none."""
+
+    request: RejudgeRequest
+    """What was asked."""
+    result: Rejudged | None = None
+    """The new judgment with the assessments before and after (None when the judge could not
+    run)."""
+    error: str | None = None
+    """Why it failed, naming the settings to check (None when a judgment was accepted)."""
+
+    @property
+    def ok(self) -> bool:
+        """A new judgment was accepted."""
+        return self.error is None
+
+
+def run_rejudge(db: str | os.PathLike[str], req: RejudgeRequest, timeout: float) -> RejudgeOutcome:
+    """Re-judge now. A judgment that is not accepted (an unreachable endpoint, a refused
+    answer) and a setting the judge cannot use are failures with one message; a database held
+    by another process raises StoreLocked (the caller keeps the request and retries)."""
+    try:
+        res = rejudge(db, req.span_id, req.judge, model=req.model, base_url=req.base_url, timeout=timeout)
+    except StoreLocked:
+        raise
+    except RejudgeFailed as e:  # stored as history: an unreachable endpoint, a refused answer
+        failed = e.result
+        why = (failed.reason or failed.status) if failed is not None else str(e)
+        return RejudgeOutcome(request=req, result=failed, error=failure_message(req, why))
+    except (ValueError, StoreError) as e:  # settings the judge refuses (preflight), a span it cannot judge
+        return RejudgeOutcome(request=req, error=failure_message(req, str(e)))
+    return RejudgeOutcome(request=req, result=res)

@@ -18,7 +18,7 @@ from ..store.app import outcomes as store_outcomes
 from ..store.app._sql import missing_tables
 from ..store.judging import judges_with_verdicts, resolve_judge
 from ..vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE, Axis, JudgeKind, OutcomeClass
-from .common import Connection, Scope, ViewModel, runs
+from .common import Connection, NumberFormat, Scope, ViewModel, runs
 
 Level = Literal["config", "run"]
 """Grouping of the Overview and Compare pages: per configuration or per run."""
@@ -29,6 +29,24 @@ DRILL_LIMIT = 500
 """Spans listed behind a number at most."""
 COVERAGE = ("profiled", "relevant", "beneficial", "harmful")
 """Episode-coverage shares of the overview (A.4.2)."""
+CLASS_COLUMNS = ("group", "spans", "profiled spans", *OUTCOME_CLASSES, "N triage")
+"""Columns of the outcome-class counts table."""
+RATE_FORMATS: dict[str, NumberFormat] = {
+    **{f"{t} rate": "percent" for t in TRIAGE_PRECEDENCE},
+    "benefit /100 spans": "decimal",
+    "harm /100 spans": "decimal",
+    "token efficiency (ben./M tok)": "decimal",
+    "est. delivered tokens": "tokens",
+}
+"""Columns of the rates, yields and efficiency table and how each number is shown."""
+COVERAGE_FORMATS: dict[str, NumberFormat] = {
+    "episodes": "count",
+    **{f"{c} episodes": "percent" for c in COVERAGE},
+    "recurring items": "count",
+    "relevant entries from recurring items": "percent",
+    "relevance coverage without recurring": "percent",
+}
+"""How the coverage table's numbers are shown."""
 
 
 class Group(ViewModel):
@@ -110,6 +128,33 @@ class Overview(ViewModel):
             }
             rows.append(row)
         return pd.DataFrame(rows)
+
+    def class_table(self) -> pd.DataFrame:
+        """Per group: spans, profiled spans, span counts per outcome class and N_triage (A.4.1)."""
+        t = self.triage_table()
+        return t[list(CLASS_COLUMNS)] if len(t) else t
+
+    def rates_table(self) -> pd.DataFrame:
+        """Per group: triage rates, yields per 100 spans, token efficiency, delivered tokens."""
+        t = self.triage_table()
+        return t[["group", *RATE_FORMATS]] if len(t) else t
+
+    def unprofiled(self) -> list[str]:
+        """Why a group has no profile on the radar, one sentence per such group (Figure 3
+        profiles only spans with an accepted verdict)."""
+        out = []
+        for g in self.groups:
+            s = g.stats
+            if s.profiled_spans > 0:
+                continue
+            if s.spans == 0:
+                out.append(f"{g.label}: no profile — no memory was delivered in its episodes (no spans).")
+            else:
+                out.append(
+                    f"{g.label}: no profile yet — none of its {s.spans:,} spans has an accepted verdict "
+                    "(run `memuse judge`)."
+                )
+        return out
 
     def coverage_table(self) -> pd.DataFrame:
         """Per group: episodes, episode-coverage shares and the recurring-item diagnostic (A.4.2)."""

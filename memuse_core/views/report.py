@@ -12,7 +12,41 @@ from pydantic import Field
 from .. import charts as figures
 from .. import metrics
 from ..metrics import GroupStats
-from .common import Connection, Scope, ViewModel
+from .common import Connection, NumberFormat, Scope, ViewModel
+
+OUTCOME_FORMATS: dict[str, NumberFormat] = {
+    "rate": "percent",
+    "runs": "count",
+    "episodes": "count",
+    "diff vs baseline (pp)": "pp",
+    "95% CI low (pp)": "pp",
+    "95% CI high (pp)": "pp",
+    "gains": "decimal",
+    "losses": "decimal",
+}
+"""How the task-outcome table's numbers are shown."""
+FORM_FORMATS: dict[str, NumberFormat] = {
+    "token_share": "percent",
+    "beneficial_share": "percent",
+    "tokens": "tokens",
+    "beneficial": "count",
+    "judged": "count",
+    "acted_on": "count",
+    "harmful": "count",
+}
+"""How the delivery-form table's numbers are shown."""
+COST_FORMATS: dict[str, NumberFormat] = {
+    "agent $/episode": "usd",
+    "memory $/episode": "usd",
+    "agent tokens/episode": "tokens",
+    "judged spans": "count",
+    "judge attempts": "count",
+    "judge calls": "count",
+    "judge cost $": "usd",
+    "judge $/span": "usd",
+    "resolve rate": "percent",
+}
+"""How the cost table's numbers are shown."""
 
 
 def _pp(x: float | None) -> float | None:

@@ -13,11 +13,22 @@ import pandas as pd
 from .. import charts as figures
 from ..store.app import episodes as store_episodes
 from ..store.app import spans as store_spans
-from ..vocab import OutcomeClass
-from .common import Connection, ViewModel, records
+from ..vocab import JudgeKind, OutcomeClass
+from .common import Connection, NumberFormat, ViewModel, records
 
 CITATION = re.compile(r"\[([SP])(\d+)\]")
 """A citation in a rationale: [S<step>] cites a step, [P<pos>] a prior-context source."""
+
+
+HISTORY_FORMATS: dict[str, NumberFormat] = {
+    "calls": "count",
+    "followups": "count",
+    "input_tokens": "tokens",
+    "output_tokens": "tokens",
+    "cost_usd": "usd",
+    "confidence": "decimal",
+}
+"""How the judgment history's numbers are shown."""
 
 
 class SpanHeader(ViewModel):
@@ -29,6 +40,8 @@ class SpanHeader(ViewModel):
     """Episode of the span."""
     status: str
     """Eligibility status (eligible, empty, unassessable, error, auto_neutral), A.1.6."""
+    judge: str = "rules"
+    """The judge whose verdict this header (and the entry table) shows."""
     outcome: OutcomeClass
     """Outcome class (A.4.1): the verdict's triage label, or error, unjudged, empty, unassessable."""
     first_step: int | None = None
@@ -54,6 +67,17 @@ class SpanHeader(ViewModel):
     def judgeable(self) -> bool:
         """Only eligible spans are judged (A.1.6)."""
         return self.status == "eligible"
+
+    @property
+    def steps(self) -> str:
+        """The consuming steps for a header: "steps 3–5", "step 3", or that none is recorded (a
+        delivery no recorded step consumed, e.g. a Letta memory block outside any step)."""
+        first, last = self.first_step, self.last_step
+        if first is None and last is None:
+            return "no consuming step recorded"
+        if first is None or last is None or first == last:
+            return f"step {first if first is not None else last}"
+        return f"steps {first}–{last}"
 
 
 class SharedLine(ViewModel):
@@ -163,7 +187,14 @@ class SpanView(ViewModel):
     citations: list[str]
     """Every step and source the current judgment cites (S7, P3, ...), in order of appearance."""
     judgments: pd.DataFrame
-    """Every judgment of the span, newest first."""
+    """Every judgment of the span, newest first: current (the judgment behind the verdict),
+    judgment_id, judge, model (empty for the rules judge), status, reason, calls, follow-ups,
+    tokens, cost and times."""
+
+    @property
+    def current_judgment(self) -> str | None:
+        """The judgment behind the span's verdict (None: no verdict)."""
+        return self.header.verdict_judgment
 
 
 def segments(text: str | None) -> list[Segment]:
@@ -184,9 +215,20 @@ def _steps(v: Any) -> list[str]:
     return [f"S{int(x)}" for x in (v if v is not None else [])]
 
 
-def span(con: Connection, span_id: str) -> SpanView | None:
-    """The span inspector's view of one span (None when the span is not in the store)."""
-    row = store_spans.span_row(con, span_id)
+def _history(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Judgment history for display: `current` first, no model for the rules judge (it calls
+    none; the settings may still name a default model)."""
+    if not len(judgments):
+        return judgments
+    out = judgments.copy()
+    out["model"] = out["model"].where(out["judge"] != "rules", None)
+    return out[["current", *[c for c in out.columns if c != "current"]]]
+
+
+def span(con: Connection, span_id: str, judge: JudgeKind | None = None) -> SpanView | None:
+    """The span inspector's view of one span (None when the span is not in the store), with one
+    judge's verdict (`judge`, default `store.judging.resolve_judge`)."""
+    row = store_spans.span_row(con, span_id, judge)
     if row is None:
         return None
     header = SpanHeader.model_validate({k: v for k, v in row.items() if v is not None or k == "outcome"})
@@ -206,7 +248,7 @@ def span(con: Connection, span_id: str) -> SpanView | None:
         if header.verdict_judgment
         else pd.DataFrame()
     )
-    judgments = store_spans.span_judgments(con, span_id)
+    judgments = _history(store_spans.span_judgments(con, span_id))
     summary: list[Segment] = []
     rationales: list[Rationale] = []
     citations: list[str] = []

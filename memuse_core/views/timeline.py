@@ -53,11 +53,12 @@ def timeline(
     *,
     span_id: str | None = None,
     title: str | None = None,
+    judge: str | None = None,
 ) -> Timeline:
     """The timeline of an episode, the selected step marked; with `span_id`, only that span's
-    entries get rows."""
+    entries get rows. Usage labels are one judge's (`judge`, default `store.judging.resolve_judge`)."""
     steps = store_episodes.episode_steps(con, episode_id)
-    entries = records(store_episodes.episode_entries(con, episode_id))
+    entries = records(store_episodes.episode_entries(con, episode_id, judge))
     if span_id is not None:
         entries = [e for e in entries if e["span_id"] == span_id]
     if not len(steps):

@@ -9,12 +9,14 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ...vocab import CHARS_PER_TOKEN
+from ...vocab import CHARS_PER_TOKEN, MEMORY_STATES
 from ..blobs import iter_blob_texts
 from ..episode_facts import response_parts
 from ..judging import resolve_judge, verdicts_of
 from ._sql import episode_outcome, frame, scope
 from .outcomes import spans_with_outcome
+
+_NONE, _NOT_BUILT, _BUILT = MEMORY_STATES
 
 
 def _search_hits(con: duckdb.DuckDBPyConnection, search: str) -> None:
@@ -46,8 +48,10 @@ def episode_table(
     limit: int = 5000,
     judge: str | None = None,
 ) -> pd.DataFrame:
-    """One row per episode in scope: config, run, repo, task, outcome, the outcome classes of its
-    spans (as one judge's verdicts see them, default `resolve_judge`), counts, estimated delivered
+    """One row per episode in scope: config, run, repo, task, outcome, harness status (the
+    harness report's, NULL when none set the outcome), exit status, steps, deliveries, memory
+    state (`vocab.MemoryState`), the outcome classes of its spans (as one judge's verdicts see
+    them, default `resolve_judge`), counts, estimated delivered
     tokens and recorded cost.
 
     Filters: `search` matches the task and trajectory text; `outcomes` the episode outcome;
@@ -84,14 +88,19 @@ def episode_table(
                         FROM deliveries GROUP BY 1)
             SELECT * FROM (
                 SELECT e.episode_id, r.config, e.run_id, e.repo, e.task_id,
-                       {episode_outcome()} AS outcome, e.exit_status, e.n_steps AS steps,
-                       coalesce(dl.deliveries, 0) AS deliveries, coalesce(sp.spans, 0) AS spans,
+                       {episode_outcome()} AS outcome, o.status AS harness_status, e.exit_status,
+                       e.n_steps AS steps, coalesce(dl.deliveries, 0) AS deliveries,
+                       CASE WHEN coalesce(dl.deliveries, 0) = 0 THEN '{_NONE}'
+                            WHEN cb.episode_id IS NULL THEN '{_NOT_BUILT}' ELSE '{_BUILT}' END AS memory_state,
+                       coalesce(sp.spans, 0) AS spans,
                        coalesce(sp.span_classes, []::VARCHAR[]) AS span_classes,
                        coalesce(sp.span_tokens, dl.chars // {CHARS_PER_TOKEN}, 0) AS delivered_tokens,
                        cost.cost_usd, cost.input_tokens, cost.output_tokens,
                        r.config AS _c, e.position AS _p
                 FROM episodes e LEFT JOIN runs r USING (run_id) LEFT JOIN cost USING (episode_id)
                      LEFT JOIN sp USING (episode_id) LEFT JOIN dl USING (episode_id)
+                     LEFT JOIN episode_outcomes o USING (episode_id)
+                     LEFT JOIN context_built cb USING (episode_id)
                 WHERE {where})
             WHERE {" AND ".join(outer)}
             ORDER BY _c, run_id, _p, episode_id

@@ -1,0 +1,103 @@
+"""Recorded text that attacks the display is shown inert on every page.
+
+Invariant, on a store whose config name carries Streamlit icon/emoji/colour markup and ANSI
+escapes, whose run, episode, task and item ids carry escape sequences and an unterminated
+right-to-left override, and whose repository is unknown: no page raises; no text element,
+widget option or table cell the app sends contains a raw control, escape or bidi character;
+no markdown it sends can still expand `:material/…:`, a `:shortcode:` or a `:color[…]`
+directive; the span header names its steps and no page prints "repo —".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hostile_app_corpus import EPISODE, ITEM, make_hostile_db
+from streamlit.testing.v1 import AppTest
+
+from memuse_core.store import connect
+from memuse_core.store.app import episodes as store_episodes
+from memuse_core.textsafe import UNSAFE_PATTERN
+
+ROOT = Path(__file__).resolve().parents[1]
+UNSAFE = re.compile(UNSAFE_PATTERN)
+ACTIVE_MARKUP = re.compile(
+    r":material/|:streamlit:|(?<![\\&#\w]):[a-z_]+:|:(red|blue|green|orange|violet|gray|rainbow)\["
+)
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_hostile_db(tmp_path_factory.mktemp("hostile_app"))
+
+
+def _span(db: Path) -> str:
+    con = connect(db, read_only=True)
+    try:
+        return str(store_episodes.episode_spans(con, EPISODE).iloc[0]["span_id"])
+    finally:
+        con.close()
+
+
+def _texts(at: AppTest) -> tuple[list[str], list[str]]:
+    """(markdown sources, every other text: code, titles, options, cells)."""
+    md = [
+        e.value
+        for kind in ("markdown", "caption", "warning", "info", "success", "error")
+        for e in at.get(kind)
+    ]
+    other = [e.value for kind in ("code", "title", "subheader") for e in at.get(kind)]
+    for kind in ("selectbox", "multiselect", "radio"):
+        for w in at.get(kind):
+            other += [str(o) for o in getattr(w, "options", [])]
+    for d in at.dataframe:
+        for c in d.value.columns:
+            other += [v for v in d.value[c] if isinstance(v, str)]
+    return md, other
+
+
+@pytest.mark.parametrize(
+    "page,params",
+    [
+        ("pages/1_overview.py", {}),
+        ("pages/2_episodes.py", {}),
+        ("pages/3_timeline.py", {"episode": EPISODE}),
+        ("pages/4_span.py", {"span": "SPAN"}),
+        ("pages/5_lineage.py", {"item": f"default::{ITEM}"}),
+        ("pages/6_case_studies.py", {}),
+        ("pages/8_judge_runs.py", {}),
+    ],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
+def test_pages_show_hostile_ids_inert(
+    db: Path, monkeypatch: pytest.MonkeyPatch, page: str, params: dict
+) -> None:
+    monkeypatch.setenv("MEMUSE_DB", str(db))
+    monkeypatch.chdir(ROOT)
+    params = {k: (_span(db) if v == "SPAN" else v) for k, v in params.items()}
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    first_md, first_other = _texts(at)  # the first run also shows app.py's sidebar
+    at.switch_page(page)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    md, other = _texts(at)
+    md, other = md + first_md, other + first_other
+    assert md and other
+    for text in md + other:
+        assert not UNSAFE.search(text), repr(text)
+    for text in md:
+        assert not ACTIVE_MARKUP.search(text), text
+        assert "repo —" not in text and "None–None" not in text
+    if page.endswith("3_timeline.py"):
+        assert any("unknown repository" in t for t in md)
+    if page.endswith("4_span.py"):
+        assert any(re.search(r"· (steps? \d|no consuming step)", t) for t in md)
+    if page.endswith("2_episodes.py"):  # the config name is shown, literally (its text survives)
+        assert any("material/home" in t for t in other)
