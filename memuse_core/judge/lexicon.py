@@ -125,8 +125,11 @@ def words(text: str, minimum: int = 4) -> frozenset[str]:
     """Stemmed content words of a text, identifiers split into their parts, stop words and words
     shorter than `minimum` dropped."""
     out = set()
+    known = _STEMS.get  # the stem cache first: most pieces were seen before
     for piece in _PIECE.findall(prose(text)):
-        w = _stem_of(piece)
+        w = known(piece)
+        if w is None:
+            w = _stem_of(piece)
         if len(w) >= minimum:
             out.add(w)
     return frozenset(out)

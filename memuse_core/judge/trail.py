@@ -133,15 +133,14 @@ def parse_step(t: int, text: str) -> StepView:
                 tool_edits.append(p)
     saw = sec.get("Results", "")
     codes = tuple(int(c) for c in _EXIT.findall(saw))
-    body = _EXIT.sub("", saw)
+    body = _EXIT.sub("", saw) if codes else saw  # no exit-code header: nothing to remove
     did = "\n".join(commands)
     edits = _dedupe([*tool_edits, *_edit_targets(did)])
     reverts = _revert_targets(did)
     reads = tuple(p for p in _read_targets(did) if p not in edits)
     outcome, errors = _outcome(body, codes) if commands else (None, frozenset())
     sents = sentences(said)
-    reverts_ = _revert_targets(did)
-    changes = bool(edits or reverts_)
+    changes = bool(edits or reverts)
     live = " ".join(z for z in sents if not deferred(z))
     return StepView(
         t=t,
@@ -154,7 +153,8 @@ def parse_step(t: int, text: str) -> StepView:
         edits=tuple(p for p in edits if p not in reverts),
         reverts=reverts,
         reads=reads,
-        retrieves=bool(MEMORY_REF.search(saw)) or bool(_RETRIEVE_CMD.search(did)),
+        retrieves=("⟦memory delivery " in saw and bool(MEMORY_REF.search(saw)))
+        or bool(_RETRIEVE_CMD.search(did)),
         missing=_missing(body),
         test=runs_tests(did),
         sentences=sents,

@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import to_json
 
 from ..vocab import Accuracy, Effect, Influence, JudgeKind, JudgmentStatus, Novelty
 from .verdicts import EntrySignals, SpanVerdict, clip_confidence, span_verdict
@@ -188,11 +189,33 @@ def _scrub(obj: Any, secrets: list[str] | tuple[str, ...]) -> Any:
     return obj
 
 
+_SECRET_HINTS = ("authorization", "bearer", "api", "token", "secret", "k-")
+"""Lowercase literals of which every `_SECRET_PATTERNS` match contains one (JSON never escapes them)."""
+
+
+def _may_hold_secret(obj: Any, secrets: list[str] | tuple[str, ...]) -> bool:
+    """False only when no string inside `obj` can contain a secret or a secret-shaped text: its JSON
+    text (one C call, not a walk over every string) has none of `_SECRET_HINTS`. With secret values
+    to remove, non-ASCII text, or data JSON cannot encode, the answer is always True (the full walk decides)."""
+    if any(sec and len(sec) >= 8 for sec in secrets):
+        return True
+    try:
+        low = to_json(obj).decode().lower()
+    except Exception:  # noqa: BLE001 - anything unusual takes the full walk
+        return True
+    # non-ASCII text takes the walk: case-insensitive patterns also match e.g. U+017F as "s"
+    return not low.isascii() or any(h in low for h in _SECRET_HINTS)
+
+
 def scrub_result(res: JudgmentResult, secrets: list[str] | tuple[str, ...] = ()) -> JudgmentResult:
-    """Scrub the free text a judgment stores (its reason, transcript and attempts) in place."""
+    """Scrub the free text a judgment stores (its reason, transcript and attempts) in place.
+
+    A transcript is walked string by string only when it may hold a secret (`_may_hold_secret`):
+    a rules judgment's transcript is thousands of file paths, none secret-shaped."""
     if res.reason:
         res.reason = scrub_text(res.reason, secrets)
-    res.transcript = _scrub(res.transcript, secrets)
+    if _may_hold_secret(res.transcript, secrets):
+        res.transcript = _scrub(res.transcript, secrets)
     for a in res.attempts:
         a.violations = _scrub(a.violations, secrets)
     return res
