@@ -58,6 +58,8 @@ pages = [
     st.Page("pages/1_overview.py", title="Overview", default=True),
     st.Page("pages/2_episodes.py", title="Episodes", url_path="episodes"),
     st.Page("pages/3_timeline.py", title="Episode timeline", url_path="timeline"),
+    st.Page("pages/10_transcript.py", title="Transcript", url_path="transcript"),
+    st.Page("pages/11_search.py", title="Search", url_path="search"),
     st.Page("pages/4_span.py", title="Span inspector", url_path="span"),
     st.Page("pages/5_lineage.py", title="Memory item lineage", url_path="lineage"),
     st.Page("pages/6_case_studies.py", title="Case studies", url_path="case_studies"),

@@ -1,5 +1,6 @@
-"""Episode timeline: steps, deliveries at their consuming steps, credit windows per entry,
-anchored actions and observed effects (MemUse Figure 4); the text of one step at a time."""
+"""Episode timeline: steps, deliveries at their consuming steps, credit windows per entry with why
+each ends, anchored actions and observed effects (MemUse Figure 4, A.1.5); the text of one step at
+a time, moved by clicking a marker, the Step box or the J / K keys."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pages._shared import (
     set_sel,
     show_text,
     url,
+    view_judge,
     write_url,
 )
 from pages._widgets import render_timeline, step_reader
@@ -40,7 +42,7 @@ if st.session_state.get("tl_episode") not in ids:
 episode_id = st.selectbox("Episode", ids, key="tl_episode", format_func=common.display_name)
 if episode_id != sel("episode"):
     set_sel(episode=episode_id, step=None)
-ep = cached(tl_view.episode, episode_id)
+ep = cached(tl_view.episode, episode_id, view_judge())
 if ep is None:
     st.error(f"Episode {md_code(episode_id)} is not in the database.")
     st.stop()
@@ -51,15 +53,13 @@ st.markdown(
 )
 with st.expander("Task"):
     show_text(head.task)
-picked = render_timeline(episode_id, key="tl_chart", step_key="tl_step")
-if picked is not None and picked != sel("step"):
-    set_sel(step=picked)
-    st.session_state["_seed_tl_step"] = None
+render_timeline(episode_id, key="tl_chart", step_key="tl_step")
 left, right = st.columns([3, 2])
 with left:
     step = step_reader(episode_id, head.n_steps, key="tl_step")
+    link("transcript", "Read the whole transcript →", episode=episode_id, step=step)
 with right:
-    st.markdown("**Spans of this episode**")
+    st.markdown(f"**{common.judge_title('Spans of this episode', ep.judge)}**")
     if len(ep.spans):
         view = ep.spans.copy()
         view.insert(0, "inspect", [url("span", span=s) for s in view["span_id"]])

@@ -1,16 +1,19 @@
-"""Memory item lineage: search items, the item's history graph across episodes and runs with
-verdict colours (MemUse A.4.3), every delivery with its outcome class and signals, and harmful
-entries one click away."""
+"""Memory item lineage: harmful entries to start from, item search (harmful or beneficial use
+first), the item's history graph with verdict colours (MemUse A.4.3) whose nodes open their item,
+episode, step or span in place, every delivery with its outcome class and signals, and the
+recorded changes with their origin episodes."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from memuse_core.views import lineage as lin_view
-from memuse_core.views.common import display_name, display_table, item_key, split_item
+from memuse_core.views.common import display_name, display_table, item_key, judge_title, split_item
 from pages._shared import (
     annotation_form,
     cached,
+    go,
+    link,
     md_code,
     md_escape,
     scope,
@@ -19,15 +22,20 @@ from pages._shared import (
     set_sel,
     show_text,
     url,
+    view_judge,
     write_url,
 )
 
 st.title("Memory item lineage")
 runs = scope()
+judge = view_judge()  # harmful/beneficial, colours and counts below read this one judge's verdicts
 
-harm = cached(lin_view.harmful_entries, runs)
+harm = cached(lin_view.harmful_entries, runs, judge=judge)
 if len(harm):
-    with st.expander(f"Harmful entries ({len(harm)}) — drill into a harmful card", expanded=not sel("item")):
+    with st.expander(
+        f"{judge_title(f'Harmful entries ({len(harm)})', judge)}: select one to draw its item",
+        expanded=not sel("item"),
+    ):
         view = harm.copy()
         view.insert(
             0,
@@ -51,7 +59,7 @@ if len(harm):
             set_sel(item=item_key(r["namespace"], r["item_id"]))
 
 search = st.text_input("Search items (id, display key or namespace)", key="lin_query")
-choices = cached(lin_view.item_choices, search or "")
+choices = cached(lin_view.item_choices, search or "", judge=judge)
 if not choices:
     st.info("No delivered items match.")
     st.stop()
@@ -65,32 +73,43 @@ if not cur:
 seed("lin_item", "item")
 if st.session_state.get("lin_item") not in keys:
     st.session_state["lin_item"] = keys[0]
-picked = st.selectbox("Item", keys, key="lin_item", format_func=lambda k: display_name(labels.get(k, k)))
+picked = st.selectbox(
+    judge_title("Item (items with harmful, then beneficial use first)", judge),
+    keys,
+    key="lin_item",
+    format_func=lambda k: display_name(labels.get(k, k)),
+)
 set_sel(item=picked)
 namespace, item_id = split_item(picked)
 
-item = cached(lin_view.item, namespace, item_id)
+item = cached(lin_view.item, namespace, item_id, judge)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Deliveries", f"{item.deliveries:,}", help="Restatements included.")
 c2.metric("Episodes", f"{item.episodes:,}")
-c3.metric("Acted on", item.acted_on, help="Entries with acted-on influence in current verdicts.")
-c4.metric("Harmed", item.harmed)
+c3.metric("Acted on", item.acted_on, help="Entries of current verdicts with acted-on influence.")
+c4.metric("Harmed", item.harmed, help="Acted-on entries of current verdicts whose observed effect harmed.")
 
-st.subheader("History graph")
-html = cached(lin_view.item_graph_html, namespace, item_id, runs)
-if not html:
+st.subheader(judge_title("History graph", judge))
+show_all = bool(st.session_state.get("lin_all"))
+graph = cached(lin_view.item_graph, namespace, item_id, runs, show_all, judge)
+if graph.figure is None:
     st.info("This item has no recorded history graph in the selected runs.")
 else:
-    st.iframe(html, height=520)
-    st.caption(
-        "Item → versions → origin episode → deliveries → spans → verdicts; green improved, red harmed, "
-        "grey unused; unobserved origins are marked (A.4.3)."
-    )
+    if graph.focused or show_all:
+        st.toggle(
+            f"Show all {graph.spans_total:,} spans (drawn: {graph.spans_shown:,}, the most consequential first)",
+            key="lin_all",
+        )
+    clicked = st.plotly_chart(graph.figure, key="lin_graph", on_select="rerun", selection_mode="points")
+    st.caption(graph.caption)
+    target = lin_view.node_target(clicked.selection.points if clicked is not None else [])
+    if target is not None and target.params != {"item": picked}:
+        go(target.page, **target.params)
 
-st.subheader("Every delivery of this item")
+st.subheader(judge_title("Every delivery of this item", judge))
 st.caption(
-    "One row per span-starting delivery (restatements are counted in `restatements`)"
-    + (f" — first {lin_view.DELIVERY_LIMIT:,} shown." if item.truncated else ".")
+    "One row per span-starting delivery (restatements are counted in `restatements`); its links open "
+    "the span or the step" + (f" — first {lin_view.DELIVERY_LIMIT:,} shown." if item.truncated else ".")
 )
 if len(item.delivery_rows):
     view = item.delivery_rows.copy()
@@ -98,10 +117,7 @@ if len(item.delivery_rows):
     view.insert(
         1,
         "timeline",
-        [
-            url("timeline", episode=e, step=s if s == s else None)
-            for e, s in zip(view["episode_id"], view["step"])
-        ],
+        [url("timeline", episode=e, step=s) for e, s in zip(view["episode_id"], item.delivery_steps())],
     )
     st.dataframe(
         display_table(view),
@@ -115,10 +131,15 @@ if len(item.delivery_rows):
 st.subheader("Recorded changes")
 if item.changes:
     for h in item.changes:
-        st.markdown(
-            f"**{md_escape(h.op)}** v{md_escape(h.version)} · origin episode "
-            f"{md_code(h.episode_id or 'unobserved')} ({h.origin_outcome})"
-        )
+        st.markdown(f"**{md_escape(h.op)}** v{md_escape(h.version or '—')}")
+        if h.episode_id:
+            link(
+                "timeline",
+                f"Origin episode {md_escape(h.episode_id)} ({h.origin_outcome}) →",
+                episode=h.episode_id,
+            )
+        else:
+            st.caption("Origin episode: unobserved (no episode recorded this write, A.4.3).")
         if h.value:
             show_text(h.value, max_chars=3000)
 else:
@@ -126,4 +147,8 @@ else:
 
 with st.expander("Annotate this item"):
     annotation_form("item", picked, None, key="lin")
+st.caption(
+    "An offline, interactive copy of the whole graph: "
+    + md_code(f"memuse lineage --item {namespace}/{item_id}")
+)
 write_url(item=picked, span=None, step=None, episode=None)

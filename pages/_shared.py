@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -42,6 +43,15 @@ def _route_through_app() -> None:
     query parameters and switch to app.py, which registers the pages with st.navigation and
     switches on to the remembered page (public APIs only).
     """
+    # Under app.py (every normal run) return before touching Streamlit: this runs while the module
+    # is imported, and a Streamlit call here can stop the import half-way when a rerun request
+    # arrives; a concurrent run then gets the half-initialised module ("cannot import name
+    # 'cached'", seen on a fresh server's first page load).
+    frame = sys._getframe(1)
+    while frame is not None:
+        if Path(frame.f_code.co_filename).name == "app.py":
+            return
+        frame = frame.f_back  # type: ignore[assignment]
     if "db_path" in st.session_state:
         return
     import inspect
@@ -425,6 +435,8 @@ PAGES: dict[links.PageKey, str] = {
     "overview": "pages/1_overview.py",
     "episodes": "pages/2_episodes.py",
     "timeline": "pages/3_timeline.py",
+    "transcript": "pages/10_transcript.py",
+    "search": "pages/11_search.py",
     "span": "pages/4_span.py",
     "lineage": "pages/5_lineage.py",
     "cases": "pages/6_case_studies.py",

@@ -6,18 +6,46 @@ import streamlit as st
 
 from memuse_core.views import common
 from memuse_core.views import timeline as tl_view
-from pages._shared import NOT_BUILT, cached, md_code, md_escape, seed, sel, set_sel, show_text
+from pages._shared import NOT_BUILT, cached, md_code, md_escape, seed, sel, set_sel, show_text, view_judge
+
+
+def go_to_step(step: int, step_key: str) -> None:
+    """Make `step` the selected step everywhere before the page runs (chart cursor, Step box)."""
+    set_sel(step=step)
+    st.session_state[step_key] = step
+    st.session_state[f"_seed_{step_key}"] = step
+
+
+def _on_chart_select(key: str, step_key: str) -> None:
+    ev = st.session_state.get(key) or {}
+    points = (ev.get("selection") or {}).get("points") or []
+    step = tl_view.picked_step(points)
+    if step is not None:
+        go_to_step(step, step_key)
 
 
 def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -> int | None:
-    """Draw one episode's timeline; returns the step picked by clicking/selecting a marker."""
-    tl = cached(tl_view.timeline, episode_id, sel("step") if step_key else None)
+    """Draw one episode's timeline; returns the step picked by clicking/selecting a marker.
+
+    With `step_key` (the page's Step box) a pick is applied in a callback, before the page runs,
+    so the cursor drawn on this run is already at the picked step."""
+    # Built once per episode (cached); the cursor is drawn on this run's copy.
+    tl = cached(tl_view.timeline, episode_id, judge=view_judge()).at_step(sel("step") if step_key else None)
     if tl.figure is None:
         st.info("This episode has no completed agent steps.")
         return None
-    ev = st.plotly_chart(tl.figure, key=key, on_select="rerun", selection_mode=("points", "box"))
+    ev = st.plotly_chart(
+        tl.figure,
+        key=key,
+        on_select=(lambda: _on_chart_select(key, step_key)) if step_key else "rerun",
+        selection_mode=("points", "box"),
+    )
+    st.caption(f"{tl.caption} {tl.judge_note}")
     if not tl.windows:
         st.caption(f"Credit windows: {NOT_BUILT}.")
+    elif len(tl.window_rows):
+        with st.expander("Credit windows and why each ends"):
+            st.dataframe(common.display_table(tl.window_rows), hide_index=True, key=f"{key}_windows")
     points = ev.selection.points if ev is not None and hasattr(ev, "selection") else []
     return tl_view.picked_step(points)
 
@@ -47,8 +75,42 @@ def show_step(step: common.StepText, *, max_chars: int = 20000) -> None:
         show_text(r.output, max_chars=max_chars)
 
 
+def _on_step_box(key: str) -> None:
+    v = st.session_state.get(key)
+    if v is not None:
+        go_to_step(int(v), key)
+
+
+def _move(key: str, delta: int, n_steps: int) -> None:
+    cur = sel("step") or st.session_state.get(key) or 1
+    go_to_step(min(n_steps, max(1, int(cur) + delta)), key)
+
+
+def step_keys(key: str, n_steps: int) -> None:
+    """Previous / next step buttons with the keyboard shortcuts K and J (Streamlit's documented
+    `shortcut` of st.button); each moves the shared step before the page runs."""
+    left, right, _ = st.columns([1, 1, 4])
+    left.button(
+        "◀ Previous step",
+        key=f"{key}_prev",
+        shortcut="K",
+        on_click=_move,
+        args=(key, -1, n_steps),
+        help="Keyboard: K",
+    )
+    right.button(
+        "Next step ▶",
+        key=f"{key}_next",
+        shortcut="J",
+        on_click=_move,
+        args=(key, 1, n_steps),
+        help="Keyboard: J",
+    )
+
+
 def step_reader(episode_id: str, n_steps: int, *, key: str) -> int | None:
-    """Pick a step and show its full response and tool results (loaded on demand)."""
+    """Pick a step (box, J / K keys) and show its full response and tool results (loaded on
+    demand). A change is applied in a callback, so a chart drawn above already shows it."""
     if n_steps <= 0:
         return None
     cur = sel("step")
@@ -57,8 +119,13 @@ def step_reader(episode_id: str, n_steps: int, *, key: str) -> int | None:
     seed(key, "step")
     if st.session_state.get(key) is not None and not (1 <= int(st.session_state[key]) <= n_steps):
         st.session_state[key] = 1
-    step = int(st.number_input("Step", min_value=1, max_value=n_steps, step=1, key=key))
+    step = int(
+        st.number_input(
+            "Step", min_value=1, max_value=n_steps, step=1, key=key, on_change=_on_step_box, args=(key,)
+        )
+    )
     set_sel(step=step)
+    step_keys(key, n_steps)
     txt = cached(common.step_text, episode_id, step)
     if txt is None:
         st.warning("Step not found.")

@@ -153,7 +153,7 @@ def test_timeline_deep_link_windows_and_lazy_step(app, db: Path) -> None:
     assert at.number_input(key="tl_step").value == 4
     assert any("1 failed" in c.value for c in at.code)
     spec = json.loads(next(c for c in at.main if getattr(c, "type", "") == "plotly_chart").proto.spec)
-    windows = [s for s in spec["layout"]["shapes"] if s["type"] == "rect"]
+    windows = [y for t in spec["data"] if t["type"] == "bar" for y in t["y"]]
     con = connect(db, read_only=True)
     try:
         ents = store_episodes.episode_entries(con, ep)

@@ -1,9 +1,11 @@
 """Figure builders of the app (pure functions).
 
 Invariants: the episode timeline draws one marker per step in a single trace (so 250 steps stay
-one trace), one shaded band per entry whose credit window is set, anchored actions and observed
-effects in their colours, delivery arrows at consuming steps, and neutralises markup in recorded
-text shown in hover labels; profile radars use Figure 3's log radial scale with zero shares at the
+one trace), every credit window as a bar of one trace whose hover names the entry, the window and
+why it ends (A.1.5), anchored actions and observed effects in their colours, deliveries as markers
+at consuming steps whose labels never overlap, a legend entry for every kind of mark, no layout
+shape but the step cursor, action kinds read from the command (never a code fragment), and
+neutralises markup in recorded text shown in hover labels; profile radars use Figure 3's log radial scale with zero shares at the
 centre; the delivery-form chart omits forms with no benefit and under 0.1% of tokens.
 """
 
@@ -27,12 +29,15 @@ def _steps(n: int) -> list[dict]:
     ]
 
 
-def test_timeline_windows_anchors_effects_and_arrows() -> None:
-    entries = [
+def _entries() -> list[dict]:
+    return [
         {
             "span_id": "e/e-d1",
             "pos": 0,
+            "namespace": "n",
             "item_id": "tip",
+            "first_step": 3,
+            "status": "eligible",
             "window_start": 3,
             "window_end": 9,
             "anchors": [5],
@@ -42,7 +47,10 @@ def test_timeline_windows_anchors_effects_and_arrows() -> None:
         {
             "span_id": "e/e-d1",
             "pos": 1,
+            "namespace": "n",
             "item_id": "persona",
+            "first_step": 3,
+            "status": "eligible",
             "window_start": 3,
             "window_end": 250,
             "anchors": [],
@@ -51,38 +59,131 @@ def test_timeline_windows_anchors_effects_and_arrows() -> None:
         {
             "span_id": "e/e-d4",
             "pos": 0,
-            "item_id": "card",
-            "window_start": None,
-            "window_end": None,
+            "namespace": "n",
+            "item_id": "tip",
+            "first_step": 10,
+            "status": "eligible",
+            "window_start": 10,
+            "window_end": 250,
             "anchors": [12],
             "effect": "harmed",
         },
+        {
+            "span_id": "e/e-d7",
+            "pos": 0,
+            "namespace": "n",
+            "item_id": "card",
+            "first_step": 20,
+            "status": "auto_neutral",
+            "window_start": None,
+            "window_end": None,
+            "anchors": [],
+            "effect": None,
+        },
     ]
+
+
+def test_timeline_one_marker_per_step_windows_as_one_bar_trace() -> None:
     dels = [
         {"delivery_id": "e-d1", "step": 3, "form": "task_recall"},
         {"delivery_id": "e-d2", "step": 4, "form": "task_recall", "restatement": True},
         {"delivery_id": "e-d9", "step": float("nan"), "form": "x"},
     ]
-    fig = TL.episode_timeline(_steps(250), entries, dels, selected_step=5)
+    fig = TL.episode_timeline(_steps(250), _entries(), dels, selected_step=5)
     steps = fig.data[0]
     assert len(steps.x) == 250 and list(steps.customdata[:3]) == [1, 2, 3]
     assert list(steps.marker.symbol).count("x") == len([i for i in range(1, 251) if i % 7 == 0])
-    rects = [s for s in fig.layout.shapes if s.type == "rect"]
-    assert [(r.x0, r.x1) for r in rects] == [(2.55, 9.45), (2.55, 250.45)]
-    anchors = next(t for t in fig.data if t.name == "anchored action")
-    assert list(anchors.x) == [5, 12] and list(anchors.y) == [1, 3]
-    effects = next(t for t in fig.data if t.name == "observed effect")
-    assert list(effects.marker.color) == [TL.EFFECT_COLOURS["improved"], TL.EFFECT_COLOURS["harmed"]]
-    assert [a.x for a in fig.layout.annotations] == [3.0]
-    restated = next(t for t in fig.data if t.name == "restated delivery")
-    assert list(restated.x) == [4.0]
-    many = TL.episode_timeline(
-        _steps(250), [], [{"delivery_id": f"d{i}", "step": i, "form": "f"} for i in range(1, 251)]
-    )
-    assert len(many.layout.annotations) == TL.MAX_ARROWS
-    assert len(next(t for t in many.data if t.name == "restated delivery").x) == 250 - TL.MAX_ARROWS
+    # One bar per entry with a window, in one trace; the resident copy gets a hollow diamond.
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 1 and list(bars[0].y) == [1, 2, 3]
+    assert [(round(b, 2), round(b + w, 2)) for b, w in zip(bars[0].base, bars[0].x)] == [
+        (2.55, 9.45),
+        (2.55, 250.45),
+        (9.55, 250.45),
+    ]
+    empty = next(t for t in fig.data if t.name == TL.LEGEND["empty"])
+    assert list(empty.x) == [20] and list(empty.y) == [4]
+    anchors = next(t for t in fig.data if t.name == TL.LEGEND["anchor"])
+    assert list(anchors.x) == [5, 12] and list(anchors.y) == [1, 3] and list(anchors.customdata) == [5, 12]
+    improved = next(t for t in fig.data if t.name == TL.LEGEND["improved"])
+    harmed = next(t for t in fig.data if t.name == TL.LEGEND["harmed"])
+    assert improved.marker.color == TL.EFFECT_COLOURS["improved"] and list(harmed.y) == [3]
+    first = next(t for t in fig.data if t.name == TL.LEGEND["delivery"])
+    assert list(first.x) == [3.0] and list(first.customdata) == [3]
+    assert list(next(t for t in fig.data if t.name == TL.LEGEND["restated"]).x) == [4.0]
+    # No annotations; the only shape is the cursor at the selected step.
+    assert len(fig.layout.annotations) == 0
+    assert [(s.type, s.x0) for s in fig.layout.shapes] == [("line", 5)]
     assert all("<script" not in (h or "") for h in steps.hovertext)
     assert any("&lt;script&gt;" in h for h in steps.hovertext)
+
+
+def test_timeline_legend_names_every_mark() -> None:
+    fig = TL.episode_timeline(
+        _steps(30), _entries(), [{"delivery_id": "d", "step": 3, "form": "f"}], selected_step=None
+    )
+    names = {t.name for t in fig.data if t.showlegend is not False}
+    assert {
+        "pytest",
+        "other",
+        TL.LEGEND["failed"],
+        TL.LEGEND["window"],
+        TL.LEGEND["empty"],
+        TL.LEGEND["anchor"],
+        TL.LEGEND["acted"],
+        TL.LEGEND["improved"],
+        TL.LEGEND["harmed"],
+        TL.LEGEND["delivery"],
+    } <= names
+    # The caption explains every legend name in the same words.
+    assert all(name in TL.CAPTION for name in TL.LEGEND.values()) and "A.1.5" in TL.CAPTION
+
+
+def test_window_hover_names_entry_window_and_why_it_ends() -> None:
+    fig = TL.episode_timeline(_steps(250), _entries())
+    bars = next(t for t in fig.data if t.type == "bar")
+    first, persona, later = bars.hovertext
+    assert "tip" in first and "S3–S9 (7 steps)" in first
+    assert "later copy of this item (span e/e-d4, first consumed at S10)" in first
+    assert "episode end" in persona and "does not end a window" in persona
+    empty = next(t for t in fig.data if t.name == TL.LEGEND["empty"]).hovertext[0]
+    assert "empty window" in empty and "earlier copy" in empty
+
+
+def test_delivery_labels_never_overlap() -> None:
+    dels = [{"delivery_id": f"d{i}", "step": i, "form": "search_preview"} for i in range(1, 61)]
+    fig = TL.episode_timeline(_steps(60), [], dels)
+    first = next(t for t in fig.data if t.name == TL.LEGEND["delivery"])
+    assert len(first.x) == 60  # every delivery keeps its marker (and hover)
+    labelled = [x for x, t in zip(first.x, first.text) if t]
+    gap = max(2, 60 * TL.LABEL_GAP_SHARE)
+    assert len(labelled) > 1 and all(b - a >= gap for a, b in zip(labelled, labelled[1:]))
+    assert TL.delivery_labels([1, 2, 3, 10], 20) == [True, False, True, True]
+
+
+# Commands as mini-swe-agent, SWE-agent and OpenHands record them; the old first-word-after-colon
+# rule named the first two `\n" pos` and `' assert`.
+REAL_COMMANDS = [
+    ("bash", "python - <<'PY'\nprint(\"x:\\n\" pos)\nPY", "python"),
+    ("bash", "python -c 'import a; x = 1' && python -c 'a: b' assert", "python"),
+    ("bash", "cd /testbed && cat > t.py << 'EOF'\nimport json: x\nEOF", "cat"),
+    ("bash", "PYTHONPATH=testbed:$PYTHONPATH pytest -q", "pytest"),
+    ("bash", "bash -lc 'python - << \"PY\"\np=1\nPY'", "python"),
+    ("bash", "set -e; mkdir -p /testbed/x", "mkdir"),
+    ("bash", "sudo timeout 10 /usr/bin/python3 run.py", "python3"),
+    ("bash", "bash: nl -ba django/db/models/base.py | sed -n '1,20p'", "nl"),
+    ("execute_bash", "execute_bash: ls -l /workspace", "ls"),
+    ("str_replace_editor", "str_replace_editor: {'command': 'view'}", "str_replace_editor"),
+    ("bash", "' assert x == 1", TL.OTHER_KIND),
+    ("bash", '\n" pos', TL.OTHER_KIND),
+    ("", "    return exec_bash_cmd(cmd)", TL.NO_TOOL_KIND),
+    ("", "", TL.OTHER_KIND),
+]
+
+
+def test_action_kind_reads_the_command_not_code_fragments() -> None:
+    got = [TL.action_kind(tools, action) for tools, action, _ in REAL_COMMANDS]
+    assert got == [want for _, _, want in REAL_COMMANDS]
 
 
 def test_radar_log_scale_and_zero_at_centre() -> None:

@@ -228,7 +228,7 @@ def test_the_layers_point_one_way() -> None:
             "imports `judge` (layer 5) above it",
         ),
         ("metrics/_probe.py", "from ..lineage import item_graph\n", "import cycle between lineage, metrics"),
-        ("timeline.py", "import streamlit as st\n", "imports streamlit"),
+        ("timeline/_probe.py", "import streamlit as st\n", "imports streamlit"),
         (
             "ingest/_probe.py",
             'Q = "SELECT path FROM files WHERE sha256 = ?"\n',
@@ -244,8 +244,8 @@ def test_a_violation_is_reported(tmp_path: Path, where: str, code: str, expected
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert not analyse(copy)  # the untouched copy passes
     if "import cycle" in expected:  # metrics -> lineage below, and lineage -> metrics here
-        lineage = copy / "lineage.py"
-        lineage.write_text(lineage.read_text(encoding="utf-8") + "\nfrom .metrics import group_stats\n")
+        lineage = copy / "lineage" / "graph.py"
+        lineage.write_text(lineage.read_text(encoding="utf-8") + "\nfrom ..metrics import group_stats\n")
     target = copy / where
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(code, encoding="utf-8")

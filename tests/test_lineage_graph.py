@@ -1,7 +1,9 @@
 """The memory graph (MemUse 3.6, A.4.3) on the two-run corpus of test_metrics_corpus.py, where card
 c1 harms in both runs: in m1 (S3, version v2 written in m1e1) and in m2 (S9, no history recorded
 in m2). Invariants: versions link to their origin episode, unrecorded origins are marked, every
-span of the item ends in its verdict, recorded text is escaped and the HTML needs no CDN.
+span of the item ends in its verdict, recorded text is escaped once (never twice) and the HTML
+needs no CDN; the app's figure names every node class in its legend and every node opens its
+item, episode, step or span.
 """
 
 from __future__ import annotations
@@ -99,9 +101,10 @@ def test_html_is_offline_and_escapes_recorded_text() -> None:
     g = build_graph(events, uses, keys)
     page = render_html(g, heading="<script>alert(2)</script>")
     assert "<img src=x" not in page and "<script>alert(2)" not in page
-    # Tooltips and labels are shown as text by vis-network: escaped once, by the JSON that carries
-    # them (\u003c), never also as HTML entities (which the reader would see as "&lt;").
-    assert "\\u003cimg src=x" in page and "&lt;img src=x" not in page and "\\u0026lt;img" not in page
+    # Node text is embedded as JSON with <, >, & escaped (Jinja's tojson) and vis-network shows
+    # it as text; escaping it for HTML as well showed `&lt;img` to the reader (escaped twice).
+    assert "\\u003cimg src=x" in page and "&lt;img" not in page and "u0026lt;" not in page
+    assert page.count("&lt;script&gt;alert(2)&lt;/script&gt;") == 1  # the heading, shown once
     # no resource is loaded from the network: no src/href to http(s), no CDN host at all
     assert not re.search(r"""(?:src|href)\s*=\s*["']?https?://""", page, re.I)
     assert "cdn.jsdelivr" not in page and "bootstrap" not in page.lower()
@@ -121,3 +124,49 @@ def test_item_graph_html_for_the_app(corpus_con: duckdb.DuckDBPyConnection) -> N
     page = item_graph_html(corpus_con, "cards", "c1")
     assert page is not None and "span:S9" in page and "cdn.jsdelivr" not in page
     assert item_graph_html(corpus_con, "cards", "missing") is None
+
+
+def test_app_figure_legend_words_and_clickable_nodes(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    from memuse_core.lineage import CAPTION, TRIAGE_MEANING, graph_figure
+    from memuse_core.views.lineage import node_target
+
+    g = item_graph(corpus_con, "c1", "cards")
+    fig = graph_figure(g)
+    names = [t.name for t in fig.data]
+    assert f"span negative: {TRIAGE_MEANING['negative']}" in names and "entry misused" in names
+    assert "memory item" in names and "◇ unobserved origin" in names
+    # The caption uses the legend's words (the paper's triage and usage labels).
+    for word in ("negative", "positive", "misused", "used", "harmed", "improved", "unobserved origin"):
+        assert word in CAPTION
+    nodes = [
+        (t.customdata[i], t.hovertext[i])
+        for t in fig.data
+        if t.mode and "markers" in t.mode
+        for i in range(len(t.x))
+    ]
+    assert len(nodes) == g.number_of_nodes()
+    targets = {c[0]: node_target([{"customdata": list(c)}]) for c, _ in nodes}
+    assert targets["item"] is not None and targets["item"].params == {"item": "cards::c1"}
+    assert targets["span"] is not None and targets["span"].page == "span"
+    assert targets["verdict"] is not None and targets["verdict"].page == "span"
+    assert targets["episode"] is not None and targets["episode"].page == "timeline"
+    assert targets["delivery"] is not None and set(targets["delivery"].params) >= {"episode"}
+    assert targets["version"] is None and targets["unobserved"] is None
+    assert node_target([{"x": 1}]) is None
+
+
+def test_focused_graph_keeps_the_most_consequential_spans(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    g = item_graph(corpus_con, "c1", "cards", max_spans=2)
+    spans = sorted(d["triage"] for _, d in g.nodes(data=True) if d["kind"] == "span")
+    assert spans == ["negative", "negative"] and g.graph["truncated"] > 0
+
+
+def test_item_picker_puts_harmful_use_first_and_origins_are_never_nan(
+    corpus_con: duckdb.DuckDBPyConnection,  # noqa: F811
+) -> None:
+    from memuse_core.views import lineage as view
+
+    choices = view.item_choices(corpus_con)
+    assert choices[0].key == "cards::c1" and "2 harmed" in choices[0].label
+    changes = view.item(corpus_con, "cards", "c1").changes
+    assert [(c.op, c.episode_id) for c in changes] == [("create", None), ("update", "m1e1")]

@@ -115,13 +115,21 @@ def test_episode_view_and_timeline(con: Connection) -> None:
     assert ep is not None and list(ep.spans["outcome"]) == ["unresolved", "unresolved"]
     tl = timeline.timeline(con, XSS_EP, 4)
     assert tl.figure is not None and tl.steps == 6 and tl.windows > 0
-    rects = [s for s in tl.figure.layout.shapes if s.type == "rect"]
-    assert len(rects) == tl.windows
+    bars = [t for t in tl.figure.data if t.type == "bar"]
+    assert len(bars) == 1 and len(bars[0].y) == tl.windows
+    assert len(tl.window_rows) == tl.windows and tl.window_rows["why_it_ends"].str.len().min() > 0
     one = timeline.timeline(con, XSS_EP, span_id=str(ep.spans.iloc[1]["span_id"]))
     assert one.windows < tl.windows
     assert timeline.timeline(con, "missing").figure is None
     assert timeline.picked_step([{"x": 1}, {"customdata": [5]}]) == 5
     assert timeline.picked_step([{"customdata": 3}]) == 3 and timeline.picked_step([]) is None
+    # One judge labels the entries and is named: the store holds rules verdicts only, so that is
+    # the default; asking for the LLM judge's verdicts shows none of the rules judge's outcome
+    # classes or labels.
+    assert tl.judge == "rules" and tl.judge_note.endswith("the rules judge's verdicts.")
+    llm = timeline.timeline(con, XSS_EP, judge="llm")
+    assert llm.judge == "llm" and "LLM judge" in llm.judge_note
+    assert timeline.episode(con, XSS_EP, "llm").spans["outcome"].isin(["unresolved"]).sum() < 2
 
 
 # ---- span ------------------------------------------------------------------------------------
@@ -173,6 +181,9 @@ def test_item_lineage(con: Connection) -> None:
     assert "new vis.Network" in html and "card-1" in html
     assert lineage.item_graph_html(con, "default", "no-such-item") == ""
     assert len(lineage.harmful_entries(con)) == 0
+    graph = lineage.item_graph(con, "default", "card-1")
+    assert graph.figure is not None and graph.spans_shown == graph.spans_total == 9 and not graph.focused
+    assert lineage.item_graph(con, "default", "no-such-item").figure is None
 
 
 # ---- overview and report -----------------------------------------------------------------------

@@ -14,13 +14,27 @@ from urllib.parse import parse_qs, urlencode
 
 from .common import ViewModel
 
-PageKey = Literal["overview", "episodes", "timeline", "span", "lineage", "cases", "compare", "judge", "trim"]
+PageKey = Literal[
+    "overview",
+    "episodes",
+    "timeline",
+    "transcript",
+    "search",
+    "span",
+    "lineage",
+    "cases",
+    "compare",
+    "judge",
+    "trim",
+]
 """The app's pages."""
 
 URL_PATHS: dict[PageKey, str] = {
     "overview": "",
     "episodes": "episodes",
     "timeline": "timeline",
+    "transcript": "transcript",
+    "search": "search",
     "span": "span",
     "lineage": "lineage",
     "cases": "case_studies",

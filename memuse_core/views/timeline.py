@@ -12,7 +12,9 @@ import plotly.graph_objects as go
 
 from .. import timeline as figures
 from ..store.app import episodes as store_episodes
-from .common import Connection, EpisodeHeader, ViewModel, episode_header, records
+from ..store.judging import resolve_judge
+from ..vocab import JudgeKind
+from .common import Connection, EpisodeHeader, ViewModel, episode_header, judge_label, records
 
 
 class EpisodeView(ViewModel):
@@ -23,18 +25,22 @@ class EpisodeView(ViewModel):
     spans: pd.DataFrame
     """Spans (span_id, outcome, status, first_step, last_step, n_entries, restatements,
     est_tokens, form, route, reason); empty before `memuse build`."""
+    judge: JudgeKind = "rules"
+    """The judge whose verdicts give the spans their outcome classes."""
 
 
-def episode(con: Connection, episode_id: str) -> EpisodeView | None:
-    """Header and spans of an episode (None when the episode is not in the store)."""
+def episode(con: Connection, episode_id: str, judge: str | None = None) -> EpisodeView | None:
+    """Header and spans of an episode (None when the episode is not in the store); outcome
+    classes are one judge's (`judge`, default `store.judging.resolve_judge`)."""
     head = episode_header(con, episode_id)
     if head is None:
         return None
-    return EpisodeView(header=head, spans=store_episodes.episode_spans(con, episode_id))
+    chosen = resolve_judge(con, judge)
+    return EpisodeView(header=head, spans=store_episodes.episode_spans(con, episode_id, chosen), judge=chosen)
 
 
 class Timeline(ViewModel):
-    """The timeline figure of one episode."""
+    """The timeline figure of one episode, with what it means in words."""
 
     episode_id: str
     """Episode drawn."""
@@ -44,6 +50,27 @@ class Timeline(ViewModel):
     """Steps drawn."""
     windows: int
     """Entries drawn with a credit window (0 before `memuse build`)."""
+    caption: str = figures.CAPTION
+    """What the rows, bars and markers mean (credit windows per A.1.5)."""
+    window_rows: pd.DataFrame = pd.DataFrame()
+    """One row per drawn entry: entry, item, span_id, window (`S3–S9`, `empty`), why_it_ends."""
+    judge: JudgeKind = "rules"
+    """The judge whose verdicts give the entries their usage labels, anchors and effects."""
+
+    @property
+    def judge_note(self) -> str:
+        """The sentence that names the judge under the chart."""
+        return (
+            f"Usage labels, anchored actions and observed effects: the {judge_label(self.judge)}'s verdicts."
+        )
+
+    def at_step(self, step: int | None) -> Timeline:
+        """This timeline with the cursor at `step` (None: no cursor). The figure is changed in
+        place: the app builds it once per episode (cached) and moves the cursor on its own copy,
+        so a new step costs no rebuild."""
+        if self.figure is not None:
+            figures.mark_step(self.figure, step)
+        return self
 
 
 def timeline(
@@ -58,20 +85,44 @@ def timeline(
     """The timeline of an episode, the selected step marked; with `span_id`, only that span's
     entries get rows. Usage labels are one judge's (`judge`, default `store.judging.resolve_judge`)."""
     steps = store_episodes.episode_steps(con, episode_id)
-    entries = records(store_episodes.episode_entries(con, episode_id, judge))
-    if span_id is not None:
-        entries = [e for e in entries if e["span_id"] == span_id]
+    chosen = resolve_judge(con, judge)
+    every = records(store_episodes.episode_entries(con, episode_id, chosen))
+    entries = every if span_id is None else [e for e in every if e["span_id"] == span_id]
     if not len(steps):
-        return Timeline(episode_id=episode_id, figure=None, steps=0, windows=0)
+        return Timeline(episode_id=episode_id, figure=None, steps=0, windows=0, judge=chosen)
     fig = figures.episode_timeline(
         records(steps),
         entries,
         records(store_episodes.episode_deliveries(con, episode_id)),
         selected_step=selected_step,
         title=title,
+        all_entries=every,
     )
     windows = sum(1 for e in entries if e.get("window_start") is not None)
-    return Timeline(episode_id=episode_id, figure=fig, steps=len(steps), windows=windows)
+    return Timeline(
+        episode_id=episode_id,
+        figure=fig,
+        steps=len(steps),
+        windows=windows,
+        window_rows=_window_rows(entries, every, int(steps["step"].max())),
+        judge=chosen,
+    )
+
+
+def _window_rows(entries: list[dict[str, Any]], every: list[dict[str, Any]], last_step: int) -> pd.DataFrame:
+    rows = []
+    for e in entries:
+        ws, we = e.get("window_start"), e.get("window_end")
+        rows.append(
+            {
+                "entry": figures.entry_label(e),
+                "item": f"{e.get('namespace')}/{e.get('item_id')}" if e.get("item_id") else None,
+                "span_id": e.get("span_id"),
+                "window": "empty" if ws is None or we is None else f"S{int(ws)}–S{int(we)}",
+                "why_it_ends": figures.window_reason(e, every, last_step),
+            }
+        )
+    return pd.DataFrame(rows, columns=["entry", "item", "span_id", "window", "why_it_ends"])
 
 
 def picked_step(points: Iterable[Mapping[str, Any]]) -> int | None:

@@ -6,24 +6,44 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from ...vocab import EFFECT, INFLUENCE
 from ..judging import resolve_judge, verdicts_of
 from ._sql import episode_outcome, frame
 from .outcomes import spans_with_outcome
 
+ACTED_ON = INFLUENCE[0]
 
-def search_items(con: duckdb.DuckDBPyConnection, query: str = "", limit: int = 200) -> pd.DataFrame:
-    """Delivered items matching `query` in their id, display key or namespace, most delivered first."""
+
+def search_items(
+    con: duckdb.DuckDBPyConnection, query: str = "", limit: int = 200, judge: str | None = None
+) -> pd.DataFrame:
+    """Delivered items matching `query` in their id, display key or namespace, with the entries of
+    one judge's current verdicts (default `resolve_judge`) that were acted on and harmed or
+    improved the episode (3.4): items with harmful use first, then beneficial use, then the most
+    delivered."""
     q = (query or "").lower()
+    judge = resolve_judge(con, judge)
+    improved, _, harmed = EFFECT
     return frame(
         con,
         f"""
-        SELECT namespace, item_id, any_value(display_key) AS display_key,
-               count(DISTINCT episode_id) AS episodes, count(*) AS deliveries
-        FROM delivery_entries
-        WHERE item_id IS NOT NULL AND (? = '' OR contains(lower(item_id), ?)
-              OR contains(lower(coalesce(display_key, '')), ?) OR contains(lower(namespace), ?))
-        GROUP BY 1, 2 ORDER BY deliveries DESC, item_id LIMIT {int(limit)}""",
-        [q, q, q, q],
+        WITH d AS (
+            SELECT namespace, item_id, any_value(display_key) AS display_key,
+                   count(DISTINCT episode_id) AS episodes, count(*) AS deliveries
+            FROM delivery_entries
+            WHERE item_id IS NOT NULL AND (? = '' OR contains(lower(item_id), ?)
+                  OR contains(lower(coalesce(display_key, '')), ?) OR contains(lower(namespace), ?))
+            GROUP BY 1, 2),
+        u AS (
+            SELECT se.namespace, se.item_id, count(*) FILTER (WHERE a.effect = ?) AS harmed,
+                   count(*) FILTER (WHERE a.effect = ?) AS improved
+            FROM span_entries se JOIN spans s USING (span_id) JOIN verdicts v ON {verdicts_of(judge)}
+                 JOIN assessments a ON a.judgment_id = v.judgment_id AND a.pos = se.pos
+            WHERE a.influence = ? GROUP BY 1, 2)
+        SELECT d.*, coalesce(u.harmed, 0) AS harmed, coalesce(u.improved, 0) AS improved
+        FROM d LEFT JOIN u USING (namespace, item_id)
+        ORDER BY harmed DESC, improved DESC, deliveries DESC, item_id LIMIT {int(limit)}""",
+        [q, q, q, q, harmed, improved, ACTED_ON],
     )
 
 

@@ -10,22 +10,22 @@ exposure that was delivered while the history stays per item.
 
 `item_graph`, `episode_graph` and `effect_graph` return a `networkx.MultiDiGraph` whose nodes carry
 `kind` (item, version, episode, unobserved, delivery, span, verdict), `label`, `title` and
-`color`; `render_html` turns any of them into a self-contained page that works offline.
-Recorded text (ids, tasks, forms) is HTML-escaped in every label and title.
+`color`, and what a drill-down needs (`namespace`/`item_id`, `episode_id`, `step`, `span_id`).
+Labels and titles are plain recorded text: each renderer (`render.render_html` for the offline
+page, `figure.graph_figure` for the app) escapes it for its medium.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import networkx as nx
 import pandas as pd
 
-from .store import Connection
-from .store import metrics as q
-from .textsafe import graph_text, html_text
+from ..store import Connection
+from ..store import metrics as q
+from ..textsafe import graph_text
 
 TRIAGE_COLORS = {
     "positive": "#2e7d32",
@@ -66,7 +66,10 @@ _RANK = {
 
 
 def _e(x: object) -> str:
-    """Recorded text for a label or tooltip, escaped exactly once (`textsafe.graph_text`)."""
+    """Recorded text for a label or tooltip, neutralised and escaped exactly once
+    (`textsafe.graph_text`: control and bidi characters made visible, no HTML escaping). Renderers
+    escape it for their medium: vis-network shows labels and titles as text (pyvis embeds them
+    with `tojson`), the plotly figure escapes hover text; escaping here showed `&lt;` twice."""
     return graph_text(x)
 
 
@@ -100,6 +103,7 @@ def _episode_node(
             run_id=_v(run_id),
             position=_v(position),
             resolved=res,
+            episode_id=episode_id,
         )
     return nid
 
@@ -218,6 +222,8 @@ def build_graph(
                 color=KIND_COLORS["delivery"],
                 shape="dot",
                 size=8 + min(n_del, 20),
+                episode_id=str(r.episode_id),
+                step=_v(r.first_step),
             )
             ep = _episode_node(g, r.episode_id, r.run_id, r.task_id, r.position, r.resolved)
             g.add_edge(did, ep, key="in_episode", relation="in_episode", label="in", dashes=True)
@@ -239,6 +245,8 @@ def build_graph(
                 color=TRIAGE_COLORS.get(triage, "#eeeeee"),
                 shape="square",
                 triage=triage,
+                span_id=str(r.span_id),
+                episode_id=str(r.episode_id),
             )
             vid = f"verdict:{r.span_id}"
             g.add_node(
@@ -249,6 +257,8 @@ def build_graph(
                 color=TRIAGE_COLORS.get(triage, "#eeeeee"),
                 shape="star",
                 triage=triage,
+                span_id=str(r.span_id),
+                episode_id=str(r.episode_id),
             )
             g.add_edge(sid, vid, key="verdict", relation="verdict")
         label = _v(r.usage_label) or usage_label(_v(r.influence), _v(r.effect))
@@ -270,11 +280,13 @@ def build_graph(
 
 
 def _graph(
-    con: Connection, keys: pd.DataFrame, runs: Sequence[str] | None, max_spans: int
+    con: Connection, keys: pd.DataFrame, runs: Sequence[str] | None, max_spans: int, judge: str | None
 ) -> nx.MultiDiGraph:
     if len(keys) == 0:
         return nx.MultiDiGraph()
-    return build_graph(q.lineage_events(con, keys, runs), q.lineage_uses(con, keys, runs), keys, max_spans)
+    return build_graph(
+        q.lineage_events(con, keys, runs), q.lineage_uses(con, keys, runs, judge), keys, max_spans
+    )
 
 
 def item_graph(
@@ -284,16 +296,20 @@ def item_graph(
     *,
     runs: Sequence[str] | None = None,
     max_spans: int = MAX_SPANS,
+    judge: str | None = None,
 ) -> nx.MultiDiGraph:
-    """The graph of one item (in every namespace that has this id when `namespace` is None)."""
+    """The graph of one item (in every namespace that has this id when `namespace` is None);
+    verdict colours and usage labels are one judge's (`judge`, default `resolve_judge`)."""
     keys = q.lineage_items(con, item_id=item_id, namespace=namespace)
-    return _graph(con, keys, runs, max_spans)
+    return _graph(con, keys, runs, max_spans, judge)
 
 
-def episode_graph(con: Connection, episode_id: str, *, max_spans: int = MAX_SPANS) -> nx.MultiDiGraph:
+def episode_graph(
+    con: Connection, episode_id: str, *, max_spans: int = MAX_SPANS, judge: str | None = None
+) -> nx.MultiDiGraph:
     """The graphs of every item delivered in or written by one episode, across all runs."""
     keys = q.lineage_items(con, episode_id=episode_id)
-    return _graph(con, keys, None, max_spans)
+    return _graph(con, keys, None, max_spans, judge)
 
 
 def effect_graph(
@@ -302,66 +318,9 @@ def effect_graph(
     *,
     runs: Sequence[str] | None = None,
     max_spans: int = MAX_SPANS,
+    judge: str | None = None,
 ) -> nx.MultiDiGraph:
     """The graphs of all items with a judged entry of the given kind in the selected runs, e.g.
-    every item with a harmful entry."""
-    keys = q.lineage_items(con, effect=effect, runs=runs)
-    return _graph(con, keys, runs, max_spans)
-
-
-# ---- Rendering --------------------------------------------------------------------------------
-_CDN_TAGS = [
-    re.compile(r"<link\b[^>]*bootstrap[^>]*>", re.S | re.I),
-    re.compile(r"<script\b[^>]*bootstrap[^>]*>\s*</script>", re.S | re.I),
-    re.compile(r"<!--\s*<link[^>]*node_modules.*?-->", re.S | re.I),
-]
-
-_LEGEND = (
-    '<div style="font:12px sans-serif;margin:4px">'
-    + " ".join(
-        f'<span style="background:{c};padding:1px 6px;border:1px solid #999">{t}</span>'
-        for t, c in TRIAGE_COLORS.items()
-        if t not in ("unassessable",)
-    )
-    + ' &nbsp; <span style="border:1px dashed #999;padding:1px 6px">◇ unobserved origin</span>'
-    + "</div>"
-)
-
-
-def render_html(graph: nx.MultiDiGraph, *, height: str = "640px", heading: str = "") -> str:
-    """A self-contained HTML page of the graph (vis-network inlined, no CDN references): pyvis
-    with `cdn_resources="in_line"`, then the bootstrap tags its template always adds are removed
-    (notes/STACK.md)."""
-    from pyvis.network import Network  # lazy: pyvis (and jinja2) load only when a page is drawn
-
-    net = Network(
-        height=height, width="100%", directed=True, cdn_resources="in_line", heading=html_text(heading)
-    )
-    for n, d in graph.nodes(data=True):
-        attrs = {
-            k: v
-            for k, v in d.items()
-            if k in ("label", "title", "color", "shape", "size", "font") and v is not None
-        }
-        net.add_node(n, **attrs)
-    for a, b, d in graph.edges(data=True):
-        attrs = {k: v for k, v in d.items() if k in ("label", "title", "color", "dashes") and v is not None}
-        net.add_edge(a, b, **attrs)
-    net.set_options(
-        '{"edges": {"font": {"size": 10}, "smooth": false}, '
-        '"physics": {"solver": "forceAtlas2Based", "stabilization": {"iterations": 200}}}'
-    )
-    page = net.generate_html(notebook=False)
-    for pat in _CDN_TAGS:
-        page = pat.sub("", page)
-    return page.replace("<body>", "<body>" + _LEGEND, 1)
-
-
-def item_graph_html(
-    con: Connection, namespace: str | None, item_id: str, *, runs: Sequence[str] | None = None
-) -> str | None:
-    """The offline HTML page of one item's graph (None when the item is unknown)."""
-    g = item_graph(con, item_id, namespace, runs=runs)
-    if g.number_of_nodes() == 0:
-        return None
-    return render_html(g, heading=f"{namespace}/{item_id}" if namespace else item_id)
+    every item with a harmful entry (one judge's verdicts, default `resolve_judge`)."""
+    keys = q.lineage_items(con, effect=effect, runs=runs, judge=judge)
+    return _graph(con, keys, runs, max_spans, judge)
