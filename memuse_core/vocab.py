@@ -148,6 +148,24 @@ EVENT_ENVELOPE_DEPTH = 3
 MAX_EVENT_DEPTH = MAX_BODY_DEPTH + EVENT_ENVELOPE_DEPTH
 """Deepest JSON ingest accepts (an event line, a trajectory document): every line the recorder
 writes stays within it, and nothing deeper reaches a recursive parser or serialiser."""
+
+
+def nests_deeper(obj: object, limit: int) -> bool:
+    """True when a parsed JSON value nests arrays/objects more than `limit` levels (a top-level
+    array or object is level 1). The one depth rule of the recorder and of ingest; the walk visits
+    containers only and recursion is bounded by `limit`."""
+    return isinstance(obj, (dict, list)) and not _within(obj, limit)
+
+
+def _within(obj: dict[object, object] | list[object], levels: int) -> bool:
+    if levels <= 0:
+        return False
+    for c in obj.values() if type(obj) is dict else obj:
+        if (type(c) is dict or type(c) is list) and not _within(c, levels - 1):
+            return False
+    return True
+
+
 MAX_LINE_BYTES = 2 * MAX_BODY_BYTES
 """Longest event line ingest reads (room for the largest body the recorder accepts, re-encoded)."""
 MAX_DOCUMENT_BYTES = 1 << 30

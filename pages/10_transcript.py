@@ -10,25 +10,11 @@ from memuse_core.views import common
 from memuse_core.views import search as search_view
 from memuse_core.views import transcript as tr_view
 from pages._reader import hit_pills, jump_to, scroll_to, transcript_step
-from pages._shared import cached, link, md_code, md_escape, scope, seed, sel, set_sel, show_text, write_url
-from pages._widgets import step_keys
+from pages._shared import cached, link, md_code, md_escape, sel, set_sel, show_text, write_url
+from pages._widgets import episode_picker, step_keys
 
 st.title("Transcript")
-ids = list(cached(common.episode_choices, scope()))
-cur = sel("episode")
-if cur and cur not in ids:
-    ids.insert(0, cur)
-if not ids:
-    st.info("No episodes in this scope.")
-    st.stop()
-if cur is None:
-    set_sel(episode=ids[0])
-seed("tr_episode", "episode")
-if st.session_state.get("tr_episode") not in ids:
-    st.session_state["tr_episode"] = ids[0]
-episode_id = st.selectbox("Episode", ids, key="tr_episode", format_func=common.display_name)
-if episode_id != sel("episode"):
-    set_sel(episode=episode_id, step=None)
+episode_id = episode_picker("tr_episode")
 head = cached(common.episode_header, episode_id)
 if head is None:
     st.error(f"Episode {md_code(episode_id)} is not in the database.")

@@ -15,33 +15,15 @@ from pages._shared import (
     link,
     md_code,
     md_escape,
-    scope,
-    seed,
-    sel,
-    set_sel,
     show_text,
     url,
     view_judge,
     write_url,
 )
-from pages._widgets import render_timeline, step_reader
+from pages._widgets import episode_picker, render_timeline, step_reader
 
 st.title("Episode timeline")
-ids = list(cached(common.episode_choices, scope()))
-cur = sel("episode")
-if cur and cur not in ids:
-    ids.insert(0, cur)
-if not ids:
-    st.info("No episodes in this scope.")
-    st.stop()
-if cur is None:
-    set_sel(episode=ids[0])
-seed("tl_episode", "episode")
-if st.session_state.get("tl_episode") not in ids:
-    st.session_state["tl_episode"] = ids[0]
-episode_id = st.selectbox("Episode", ids, key="tl_episode", format_func=common.display_name)
-if episode_id != sel("episode"):
-    set_sel(episode=episode_id, step=None)
+episode_id = episode_picker("tl_episode")
 ep = cached(tl_view.episode, episode_id, view_judge())
 if ep is None:
     st.error(f"Episode {md_code(episode_id)} is not in the database.")

@@ -6,7 +6,41 @@ import streamlit as st
 
 from memuse_core.views import common
 from memuse_core.views import timeline as tl_view
-from pages._shared import NOT_BUILT, cached, md_code, md_escape, seed, sel, set_sel, show_text, view_judge
+from pages._shared import (
+    NOT_BUILT,
+    cached,
+    md_code,
+    md_escape,
+    scope,
+    seed,
+    sel,
+    set_sel,
+    show_text,
+    view_judge,
+)
+
+
+def episode_picker(key: str) -> str:
+    """The episode select box of the pages that read one episode: its choices are the sidebar
+    scope's episodes (plus the selected one when a link brought it from elsewhere), and it keeps
+    the shared `episode` selection; a change of episode clears the selected step. Stops the page
+    with a note when the scope has no episode."""
+    ids = list(cached(common.episode_choices, scope()))
+    cur = sel("episode")
+    if cur and cur not in ids:
+        ids.insert(0, cur)
+    if not ids:
+        st.info("No episodes in this scope.")
+        st.stop()
+    if cur is None:
+        set_sel(episode=ids[0])
+    seed(key, "episode")
+    if st.session_state.get(key) not in ids:
+        st.session_state[key] = ids[0]
+    episode_id: str = st.selectbox("Episode", ids, key=key, format_func=common.display_name)
+    if episode_id != sel("episode"):
+        set_sel(episode=episode_id, step=None)
+    return episode_id
 
 
 def go_to_step(step: int, step_key: str) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..vocab import MAX_DOCUMENT_BYTES, MAX_EVENT_DEPTH
+from ..vocab import MAX_DOCUMENT_BYTES, MAX_EVENT_DEPTH, nests_deeper
 from .errors import IngestError
 
 _KINDS = {
@@ -70,19 +70,10 @@ def line_depth(raw: bytes, limit: int = MAX_EVENT_DEPTH) -> int:
     return int(np.cumsum(steps, dtype=np.int64).max())
 
 
-def _within(obj: Any, levels: int) -> bool:
-    if levels <= 0:
-        return False
-    for c in obj.values() if type(obj) is dict else obj:
-        if (type(c) is dict or type(c) is list) and not _within(c, levels - 1):
-            return False
-    return True
-
-
 def too_deep(obj: Any, limit: int = MAX_EVENT_DEPTH) -> bool:
     """True when a parsed JSON value nests arrays/objects more than `limit` levels (recursion is
     bounded by `limit`; a walk over containers only, so cheap even for a large document)."""
-    return isinstance(obj, (dict, list)) and not _within(obj, limit)
+    return nests_deeper(obj, limit)
 
 
 def depth_reason(depth: int | None = None) -> str:
