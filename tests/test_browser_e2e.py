@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from browser_support import demo_db, module_browser, module_server, wait_text
+from browser_support import demo_db, module_browser, module_server, settled, wait_text
 
 pytestmark = pytest.mark.browser
 server = module_server(demo_db)
@@ -113,9 +113,11 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, browser, tmp_
     page.get_by_role("button", name="Create case study").click()
     page.get_by_text("0 annotations").wait_for()
     page.get_by_text("Annotate a step, span or item").click()
+    settled(page)
     target = page.get_by_role("textbox", name="Target id")
     target.fill(pick["span"])
     target.press("Enter")
+    settled(page)  # the target's rerun must finish first, or it can swallow the note and the click
     page.get_by_role("textbox", name="Note (markdown)").fill("Cited step checked <script>alert(1)</script>")
     page.get_by_role("button", name="Save annotation").click()
     wait_text(page, "Saved annotation")
