@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .acting import act
 from .agent import Script
 from .consult import consult_cards, consult_mem0, consult_proxy, mem0_tool_add, mem0_tool_search, proxy_reads
 from .emit import EpisodeEmitter
@@ -274,7 +275,7 @@ def _episode(
         if s.cross_item is not None:
             resolved = False
     for use in s.uses:
-        s.act(use)
+        act(s, use)
     s.own_fix(resolved)
     rest = max(0, target - em.n_steps - 2)
     b1 = rest // 2
