@@ -26,26 +26,13 @@ Events of one call are written together, after the call completes: context event
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 import time
-import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..events import (
-    EpisodeEnd,
-    EpisodeStart,
-    MemoryChange,
-    MemoryDelivery,
-    MemorySearch,
-    RunEvent,
-    ToolResultEvent,
-    text_digest,
-)
+from ..events import MemoryChange, MemoryDelivery, MemorySearch, ToolResultEvent, text_digest
 from .calls import CallContext, model_call_event, parse_request
-from .deliveries import DeliveryBook
+from .episodes import AnnotationError, EpisodeRecorder, EpisodeState, model_event
 from .history import delta_request, history_events
 from .sink import EventSink
 from .wire import CHAT, EMBEDDINGS, RESPONSES, ParsedResponse
@@ -53,33 +40,9 @@ from .wire import CHAT, EMBEDDINGS, RESPONSES, ParsedResponse
 ROLES = ("agent", "memory", "embedding")
 
 
-class AnnotationError(ValueError):
-    """A bridge annotation the recorder cannot accept (unknown episode, bad fields)."""
-
-
-@dataclass
-class _Episode:
-    episode_id: str
-    n_calls: int = 0
-    prev_raw: list[Any] | None = None
-    deliveries: DeliveryBook = field(init=False)
-    tool_call_owner: dict[str, str] = field(default_factory=dict)
-    last_ok_agent_call: str | None = None
-    current_op: str | None = None
-    """Memory operation in progress: memory/embedding calls without their own `op_ref` get it."""
-    last_written: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
-    """Per role: the last call written and its raw messages (base of delta-encoded requests)."""
-
-    def __post_init__(self) -> None:
-        self.deliveries = DeliveryBook(self.episode_id)
-
-
-def _model_event(model: Any) -> dict[str, Any]:
-    return json.loads(model.model_dump_json(exclude_none=True))
-
-
-class Recorder:
-    """Writes the event log of a recording session (see module docstring)."""
+class Recorder(EpisodeRecorder):
+    """Writes the event log of a recording session (see module docstring); the run and episode
+    lifecycle (`start_run`, `start_episode`, `end_episode`, `close`) is `EpisodeRecorder`'s."""
 
     def __init__(
         self,
@@ -89,126 +52,13 @@ class Recorder:
         config: str = "recorded",
         delta: bool = True,
     ):
-        self.sink = out if isinstance(out, EventSink) else EventSink(out)
+        super().__init__(out, run_id=run_id, config=config)
         self.delta = delta
         """Write requests delta-encoded against the previous written call of the same episode and
         role (`base_call_id` + `base_len`) when it is a prefix; full requests otherwise."""
-        self.run_id = run_id or f"run-{uuid.uuid4().hex[:8]}"
-        self.config = config
-        self._run_written = False
-        self._lock = threading.RLock()
-        self._episodes: dict[str, _Episode] = {}
-        self._open: list[str] = []
-        self._n_auto = 0
         self._n_search = 0
         self._pending_op: str | None = None
         self.calls_recorded = 0
-
-    # -- lifecycle ---------------------------------------------------------------------------
-    def close(self) -> None:
-        self.sink.close()
-
-    def _ensure_run(self) -> list[dict[str, Any]]:
-        if self._run_written:
-            return []
-        self._run_written = True
-        return [_model_event(RunEvent(run_id=self.run_id, config=self.config, label="recorded run"))]
-
-    def start_run(
-        self,
-        *,
-        run_id: str | None = None,
-        config: str | None = None,
-        label: str | None = None,
-        agent: str | None = None,
-        model: str | None = None,
-        meta: dict[str, Any] | None = None,
-    ) -> str:
-        """Write the run event (must come before the first episode)."""
-        with self._lock:
-            if self._run_written:
-                raise AnnotationError("the run was already started; start_run must come first")
-            self.run_id = run_id or self.run_id
-            self.config = config or self.config
-            self._run_written = True
-            ev = RunEvent(
-                run_id=self.run_id, config=self.config, label=label, agent=agent, model=model, meta=meta or {}
-            )
-            self.sink.write([_model_event(ev)])
-            return self.run_id
-
-    def start_episode(
-        self,
-        *,
-        task_id: str,
-        episode_id: str | None = None,
-        task: str | None = None,
-        repo: str | None = None,
-        position: int = 0,
-        reference: str | None = None,
-    ) -> str:
-        """Open an episode; later calls without an explicit episode are bound to it."""
-        with self._lock:
-            eid = episode_id or f"{self.run_id}-e{len(self._episodes) + 1}"
-            if eid in self._episodes:
-                raise AnnotationError(f"episode {eid!r} was already started")
-            ev = EpisodeStart(
-                episode_id=eid,
-                run_id=self.run_id,
-                task_id=task_id,
-                position=position,
-                repo=repo,
-                task=task,
-                reference=reference,
-            )
-            evs = self._ensure_run() + [_model_event(ev)]
-            self._episodes[eid] = _Episode(eid)
-            self._open.append(eid)
-            self.sink.write(evs)
-            return eid
-
-    def end_episode(
-        self,
-        episode_id: str | None = None,
-        *,
-        resolved: bool | None = None,
-        exit_status: str | None = None,
-        submission: str | None = None,
-    ) -> None:
-        """Close an episode: write still-pending deliveries (unbound) and the end event."""
-        with self._lock:
-            ep = self._episode(episode_id)
-            end = EpisodeEnd(
-                episode_id=ep.episode_id, resolved=resolved, exit_status=exit_status, submission=submission
-            )
-            evs = ep.deliveries.close() + [_model_event(end)]
-            if ep.episode_id in self._open:
-                self._open.remove(ep.episode_id)
-            self.sink.write(evs)
-
-    def _episode(self, episode_id: str | None) -> _Episode:
-        if episode_id is None:
-            if not self._open:
-                raise AnnotationError("no open episode: call start_episode first")
-            return self._episodes[self._open[-1]]
-        ep = self._episodes.get(episode_id)
-        if ep is None:
-            raise AnnotationError(f"unknown episode {episode_id!r}")
-        return ep
-
-    def _episode_for_call(self, hint: str | None) -> tuple[_Episode, list[dict[str, Any]]]:
-        if hint is not None and hint in self._episodes:
-            return self._episodes[hint], []
-        if hint is None and self._open:
-            return self._episodes[self._open[-1]], []
-        # Unknown or no episode: start one so the call is still recorded and ingestible.
-        self._n_auto += 1
-        eid = hint or f"{self.run_id}-auto{self._n_auto}"
-        evs = self._ensure_run()
-        evs.append(_model_event(EpisodeStart(episode_id=eid, run_id=self.run_id, task_id=eid)))
-        ep = self._episodes[eid] = _Episode(eid)
-        self._open.append(eid)
-        return ep, evs
 
     # -- memory annotations ------------------------------------------------------------------
     def memory_change(self, **kw: Any) -> None:
@@ -218,7 +68,7 @@ class Recorder:
             if "episode_id" not in kw and self._open:
                 kw["episode_id"] = self._open[-1]
             ev = MemoryChange(**kw)
-            self.sink.write(self._ensure_run() + [_model_event(ev)])
+            self.sink.write(self._ensure_run() + [model_event(ev)])
 
     def memory_search(self, **kw: Any) -> str:
         """Record a search and its results; returns the search id."""
@@ -228,7 +78,7 @@ class Recorder:
             if "episode_id" not in kw and self._open:
                 kw["episode_id"] = self._open[-1]
             ev = MemorySearch(**kw)
-            self.sink.write(self._ensure_run() + [_model_event(ev)])
+            self.sink.write(self._ensure_run() + [model_event(ev)])
             return ev.search_id
 
     def deliver(
@@ -256,7 +106,7 @@ class Recorder:
                 entries=entries,  # type: ignore[arg-type]
                 placements=placements,  # type: ignore[arg-type]
             )
-            ep.deliveries.announce(_model_event(ev), standing=standing)
+            ep.deliveries.announce(model_event(ev), standing=standing)
             return did
 
     def withdraw(self, delivery_id: str, episode_id: str | None = None) -> None:
@@ -299,7 +149,7 @@ class Recorder:
                 output=output,
                 exit_code=exit_code,
             )
-            self.sink.write([_model_event(ev)])
+            self.sink.write([model_event(ev)])
 
     def annotate(self, op: str, args: dict[str, Any]) -> Any:
         """Dispatch a bridge annotation by name (the proxy's control endpoint uses this)."""
@@ -396,7 +246,7 @@ class Recorder:
             self.calls_recorded += 1
             self.sink.write(out)
 
-    def _delta_request(self, ep: _Episode, ctx: CallContext) -> dict[str, Any]:
+    def _delta_request(self, ep: EpisodeState, ctx: CallContext) -> dict[str, Any]:
         last = ep.last_written.get(ctx.role)
         ep.last_written[ctx.role] = (ctx.call_id, ctx.raw)
         return delta_request(ctx.request, ctx.raw, last)
