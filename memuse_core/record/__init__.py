@@ -9,7 +9,8 @@
 """
 
 from .bridge import Bridge, entry_dict, placement
-from .proxy import RecordingProxy, parse_route, serve, wait_until_up
+from .proxy import RecordingProxy, serve, wait_until_up
+from .proxy_handler import parse_route
 from .recorder import AnnotationError, Recorder
 
 __all__ = [
