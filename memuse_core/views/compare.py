@@ -12,7 +12,8 @@ import plotly.graph_objects as go
 from .. import charts as figures
 from ..store.app import compare as store_compare
 from ..store.judging import resolve_judge
-from .common import Connection, NumberFormat, Runs, ViewModel, format_number, runs
+from .common import Connection, Runs, ViewModel, runs
+from .display import NumberFormat, format_number
 from .overview import CLASS_COLUMNS, RATE_FORMATS, Level, overview
 from .report import Report, report
 

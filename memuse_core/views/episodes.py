@@ -7,7 +7,8 @@ import pandas as pd
 
 from ..store.app import episodes as store_episodes
 from ..vocab import EPISODE_OUTCOMES, OUTCOME_CLASSES, EpisodeOutcome, OutcomeClass
-from .common import MEMORY_TEXT, MISSING, OUTCOME_CHOICE_TEXT, Connection, Scope, ViewModel, outcome_text
+from .common import Connection, Scope, ViewModel
+from .display import MEMORY_TEXT, MISSING, OUTCOME_CHOICE_TEXT, outcome_text
 
 ROW_LIMIT = 20000
 """Episodes listed at most."""

@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 from ..store.app import judge_runs as store_judge
 from ..store.app import outcomes as store_outcomes
 from ..vocab import OUTCOME_CLASSES, OutcomeClass
-from .common import Connection, NumberFormat, Scope, ViewModel
+from .common import Connection, Scope, ViewModel
+from .display import NumberFormat
 
 NOT_JUDGED: tuple[OutcomeClass, ...] = ("empty", "unassessable")
 """Outcome classes of spans that never reach the judge (A.1.6); every other class does."""

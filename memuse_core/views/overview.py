@@ -18,7 +18,8 @@ from ..store.app import outcomes as store_outcomes
 from ..store.app._sql import missing_tables
 from ..store.judging import judges_with_verdicts, resolve_judge
 from ..vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE, Axis, JudgeKind, OutcomeClass
-from .common import Connection, NumberFormat, Scope, ViewModel, runs
+from .common import Connection, Scope, ViewModel, runs
+from .display import NumberFormat
 
 Level = Literal["config", "run"]
 """Grouping of the Overview and Compare pages: per configuration or per run."""

@@ -12,7 +12,8 @@ from pydantic import Field
 from .. import charts as figures
 from .. import metrics
 from ..metrics import GroupStats
-from .common import Connection, NumberFormat, Scope, ViewModel
+from .common import Connection, Scope, ViewModel
+from .display import NumberFormat
 
 OUTCOME_FORMATS: dict[str, NumberFormat] = {
     "rate": "percent",

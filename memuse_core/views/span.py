@@ -14,7 +14,8 @@ from .. import charts as figures
 from ..store.app import episodes as store_episodes
 from ..store.app import spans as store_spans
 from ..vocab import JudgeKind, OutcomeClass
-from .common import Connection, NumberFormat, ViewModel, records
+from .common import Connection, ViewModel, records
+from .display import NumberFormat
 
 CITATION = re.compile(r"\[([SP])(\d+)\]")
 """A citation in a rationale: [S<step>] cites a step, [P<pos>] a prior-context source."""
