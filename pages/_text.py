@@ -1,6 +1,6 @@
 """Safe rendering of recorded text on the pages (every function delegates to memuse_core.textsafe):
 inert markdown and code spans, verbatim blocks, users' notes without images, and text columns for
-numbers that `views.common.formatted` turned into text.
+numbers that `views.display.formatted` turned into text.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def md_escape(text: Any) -> str:
 
 
 def text_columns(columns: Iterable[str]) -> dict[str, Any]:
-    """Column configs for numbers formatted as text by `views.common.formatted`: right-aligned
+    """Column configs for numbers formatted as text by `views.display.formatted`: right-aligned
     like numbers."""
     return {str(c): st.column_config.TextColumn(alignment="right") for c in columns}
 

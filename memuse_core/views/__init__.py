@@ -1,12 +1,13 @@
 """Typed page views: one module per page, pydantic view models and plain functions.
 
 Every read view is `fn(con, ...) -> ViewModel`, where `con` is an open read-only connection from
-the store (`common.open_read`); pages call them through `pages/_shared.cached(fn, ...)`, which
+the store (`common.open_read`); pages call them through `cached(fn, ...)` (pages/_reads.py), which
 opens, caches by database state and closes. Views call the store's app queries
 (`memuse_core.store.app`), the metrics and the figure builders; nothing here imports Streamlit or
 DuckDB or holds SQL.
 
 - `common`: view-model base, runs and the sidebar scope, episode header, step text, item keys.
+- `display`: how values read on a page (number formats, "—" for missing, outcome and memory words).
 - `overview`: profiles, outcome classes, yields, coverage; the spans behind a number.
 - `report`: task outcomes, delivery forms and cost (Overview and Compare).
 - `episodes`: the filterable episode table.
