@@ -208,6 +208,10 @@ class EventWriter:
         else:  # pragma: no cover
             raise TypeError(type(ev))
 
+    def written_ids(self) -> tuple[set[str], set[str]]:
+        """(episode ids, run ids) stored before this writer or written by it."""
+        return self._existing_eps, self._existing_runs
+
     def has_episode(self, episode_id: str) -> bool:
         """The episode id is stored or was written by this writer."""
         return episode_id in self._existing_eps
@@ -417,3 +421,13 @@ class EventWriter:
         for ep in list(self.open):
             self._close_episode(ep)
         self.flush()
+
+
+def append_group(con: duckdb.DuckDBPyConnection, kept: list[dict[str, list[tuple[Any, ...]]]]) -> None:
+    """Append the rows several files' writers kept (each: table -> rows, blobs included), one
+    statement per table, in the order `EventWriter.flush` appends them (caller holds the
+    transaction; a duplicate raises `tables.DuplicateKey`)."""
+    for table in ["blobs", *(t for t in TABLE_COLUMNS if t != "blobs")]:
+        rows = [r for k in kept for r in k[table]]
+        if rows:
+            append_rows(con, table, rows, or_ignore=table == "blobs")
