@@ -27,7 +27,7 @@ from typing import Any
 
 from ..crash import point
 from ..store import Connection, DatabaseError
-from ..store.files import add_file_row, begin_file, imported_from, next_file_id, rollback
+from ..store.files import add_file_row, begin_file, commit, imported_from, next_file_id, rollback
 from ..store.refs import missing_ids
 from ..store.tables import TABLE_COLUMNS, existing_ids
 from ..store.writer import EventWriter, append_group
@@ -142,7 +142,7 @@ class _Group:
             for f in files:
                 add_file_row(self.con, f.file_id, str(f.path), f.sha, f.size, f.imp.name, f.events)
             point("ingest.write")
-            self.con.execute("COMMIT")
+            commit(self.con)
             point("ingest.commit")
         except (_Stale, DatabaseError, ValueError):
             rollback(self.con)

@@ -56,6 +56,11 @@ def commit_file(
     con.execute("COMMIT")
 
 
+def commit(con: duckdb.DuckDBPyConnection) -> None:
+    """Commit the open transaction (files recorded with `add_file_row`)."""
+    con.execute("COMMIT")
+
+
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
     """Abandon the open transaction (the file's rows disappear)."""
     con.execute("ROLLBACK")
