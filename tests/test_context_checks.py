@@ -291,3 +291,70 @@ def test_checks_digest_only_proof_naming_one_message_resolves() -> None:
     proof.json_pointer = None
     ctx = ctx_of(ev)
     assert ctx.valid, [c for c in ctx.checks if not c.ok]
+
+
+@pytest.mark.parametrize(
+    "pointer,index",
+    [
+        ("/messages", None),
+        ("/messages/x/content", None),
+        ("/messages/2/content", None),
+        ("/messages/1/content", 0),
+    ],
+    ids=["no-index", "not-a-number", "one-past-the-last", "other-than-message_index"],
+)
+def test_checks_json_pointer_that_names_no_or_another_message_is_invalid(
+    pointer: str, index: int | None
+) -> None:
+    """A.1.1: a proof's JSON pointer must name one message of the recorded input (the first call
+    has 2), the same one as its message_index when both are given."""
+    ev = finish(episode())
+    proof = first(ev).placements[0].proof
+    assert proof is not None
+    proof.json_pointer, proof.message_index = pointer, index
+    assert_error(ev, "proof_invalid")
+
+
+@pytest.mark.parametrize("pointer", ["/messages/0", "/messages/0/content"])
+def test_checks_json_pointer_to_the_message_or_its_content_resolves(pointer: str) -> None:
+    """A.1.1: a pointer to the host message itself, or into it, resolves (no message_index)."""
+    ev = finish(episode())
+    proof = first(ev).placements[0].proof
+    assert proof is not None
+    proof.json_pointer, proof.message_index = pointer, None
+    ctx = ctx_of(ev)
+    assert ctx.valid, [c for c in ctx.checks if not c.ok]
+
+
+def test_checks_index_only_proof_resolves() -> None:
+    """A.1.1: a message index alone is a proof (no digest, pointer or offset needed)."""
+    ev = finish(episode())
+    first(ev).placements[0].proof = Proof(message_index=0)
+    ctx = ctx_of(ev)
+    assert ctx.valid, [c for c in ctx.checks if not c.ok]
+
+
+def test_checks_placement_digest_must_match_its_text_and_a_redacted_text_its_digest() -> None:
+    """A.1.1: a recorded placement digest pins the placement text. A verbatim text whose digest
+    differs is an invalid proof; a redacted text is recovered from the host only when the host
+    interval has the recorded size *and* digest, else the placement stays unverified."""
+    ev = finish(episode())
+    p = first(ev).placements[0]
+    p.digest = text_digest("another text")
+    assert_error(ev, "proof_invalid")
+    ev = finish(episode())
+    p = first(ev).placements[0]
+    p.size, p.text, p.digest = len(p.text), None, text_digest("another text")
+    assert_error(ev, "placement_unverified")
+
+
+def test_checks_retraction_position_one_past_the_input_and_rewrite_keeping_all() -> None:
+    """A.1.3: a retraction must name positions of the visible input (call 2's input has 4
+    messages, so position 4 is none of them); a history rewrite may keep the whole input."""
+    ev = finish(episode())
+    ev.insert(-3, Retraction(episode_id="chk", before_call_id="chk-c3", removed=[4]))
+    assert_error(ev, "retraction_without_targets")
+    ev = finish(episode())
+    ev.insert(-3, HistoryRewrite(episode_id="chk", before_call_id="chk-c3", kept_prefix=4))
+    ctx = ctx_of(ev)
+    assert ctx.valid, [c for c in ctx.checks if not c.ok]
