@@ -13,8 +13,9 @@ Naming, all decided before any file is read:
   of task ids).
 
 The run event is stored once, as its own small import whose file row names the folder (format
-`<layout>-batch`). Each trajectory file is then its own transaction as always: a bad file is
-reported and skipped, the others land, identical content is skipped. Harness reports found in the
+`<layout>-batch`). Each trajectory file then lands whole or not at all, as always: a bad file is
+reported and skipped, the others land, identical content is skipped (small files are committed a
+group at a time, `ingest.grouped`). Harness reports found in the
 folder then set the outcome of the run's episodes (`store.outcomes_import`).
 """
 
@@ -178,7 +179,7 @@ def ingest_batch(
                 on_file(p, skip)
     todo = [p for p, _ in b.members if p in members]
     with using_members(members):
-        for p, r in ingest_files(con, todo, workers=workers, min_bytes=min_bytes):
+        for p, r in ingest_files(con, todo, workers=workers, min_bytes=min_bytes, grouped=True):
             res.files.append((p, r))
             if on_file is not None:
                 on_file(p, r)

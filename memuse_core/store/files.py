@@ -30,17 +30,34 @@ def begin_file(con: duckdb.DuckDBPyConnection) -> int:
     """Open the transaction of one imported file and return the file id it will get. Results are
     read with fetchall: a half-read result would block a later `register` on this connection."""
     con.execute("BEGIN TRANSACTION")
+    return next_file_id(con)
+
+
+def next_file_id(con: duckdb.DuckDBPyConnection) -> int:
+    """The file id the next imported file gets (what `begin_file` returns)."""
     return int(con.execute("SELECT coalesce(max(file_id), 0) + 1 FROM files").fetchall()[0][0])
+
+
+def add_file_row(
+    con: duckdb.DuckDBPyConnection, file_id: int, path: str, sha256: str, size: int, fmt: str, n_events: int
+) -> None:
+    """Record an imported file (inside the open transaction)."""
+    con.execute(
+        "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [file_id, path, sha256, size, fmt, n_events, dt.datetime.now()],
+    )
 
 
 def commit_file(
     con: duckdb.DuckDBPyConnection, file_id: int, path: str, sha256: str, size: int, fmt: str, n_events: int
 ) -> None:
     """Record the imported file and commit its transaction."""
-    con.execute(
-        "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [file_id, path, sha256, size, fmt, n_events, dt.datetime.now()],
-    )
+    add_file_row(con, file_id, path, sha256, size, fmt, n_events)
+    con.execute("COMMIT")
+
+
+def commit(con: duckdb.DuckDBPyConnection) -> None:
+    """Commit the open transaction (files recorded with `add_file_row`)."""
     con.execute("COMMIT")
 
 

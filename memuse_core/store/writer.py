@@ -24,34 +24,15 @@ from ..events import (
     Retraction,
     RunEvent,
     ToolResultEvent,
-    message_text,
-    text_digest,
 )
-from .blobs import _shell_of, blob_hash, message_shell
-from .entry_lists import EntryLists, entry_rows
-from .steps import CallState, EpisodeState, action_summary, common_prefix, step_rows
+from .blobs import blob_hash
+from .call_rows import add_call, add_delivery
+from .duplicates import DuplicateError, duplicate_error
+from .entry_lists import EntryLists
+from .steps import EpisodeState, step_rows
 from .tables import TABLE_COLUMNS, DuplicateKey, append_rows, existing_ids
 
-
-class DuplicateError(ValueError):
-    """An event names an id that the store already holds from another file; `line` and `field`
-    say where, when the id was found by the database at a flush rather than by the writer."""
-
-    def __init__(self, message: str, *, line: int | None = None, field: str | None = None) -> None:
-        super().__init__(message)
-        self.line, self.field = line, field
-
-
-def duplicate_error(e: DuplicateKey, keys: list[Any], seqs: list[Any]) -> DuplicateError:
-    """The DuplicateError of a primary-key violation met while appending rows whose key column
-    and line numbers are `keys` and `seqs`: the id, and the line of the row that carries it."""
-    col, value = e.column or "id", e.value
-    line = next((q for k, q in zip(keys, seqs) if k == value), None)
-    if value is None:
-        return DuplicateError(f"an id is already stored ({e})", line=line)
-    twice = sum(1 for k in keys if k == value) > 1
-    where = "appears twice in the file" if twice else "is already stored"
-    return DuplicateError(f"{col} {value!r} {where}", line=line, field=col)
+__all__ = ["DuplicateError", "EventWriter", "append_group", "duplicate_error"]
 
 
 class EventWriter:
@@ -208,6 +189,10 @@ class EventWriter:
         else:  # pragma: no cover
             raise TypeError(type(ev))
 
+    def written_ids(self) -> tuple[set[str], set[str]]:
+        """(episode ids, run ids) stored before this writer or written by it."""
+        return self._existing_eps, self._existing_runs
+
     def has_episode(self, episode_id: str) -> bool:
         """The episode id is stored or was written by this writer."""
         return episode_id in self._existing_eps
@@ -222,149 +207,8 @@ class EventWriter:
             raise ValueError(f"{what} for episode {episode_id!r} that has not started in this file")
         return st
 
-    def _call(self, ev: ModelCall, seq: int) -> None:
-        st = self._ep(ev.episode_id, "model_call")
-        if ev.call_id in st.by_id:
-            raise DuplicateError(f"call_id {ev.call_id!r} appears twice")
-        new_hashes: list[int] = []
-        new_roles: list[str] = []
-        new_contents: list[str | None] = []
-        chars = 0
-        text = self.text
-        for m in ev.request.messages:
-            content = m.content
-            if isinstance(content, str) and not m.__pydantic_extra__:
-                h = text(content)
-                chars += len(content)
-                shell = _shell_of(m, h)  # type: ignore[arg-type]
-            else:
-                shell, content = message_shell(m, self.text)  # type: ignore[arg-type]
-                if content is not None:
-                    text(content)
-                    chars += len(content)
-                else:
-                    content = message_text(m.content)
-                    chars += len(content)
-                    if content:
-                        text(content)
-            new_hashes.append(text(shell))  # type: ignore[arg-type]
-            new_roles.append(m.role)
-            new_contents.append(content)
-        req = ev.request
-        if req.base_call_id is not None:
-            base = st.by_id.get(req.base_call_id)
-            if base is None:
-                raise ValueError(
-                    f"request.base_call_id {req.base_call_id!r} is not an earlier call of the episode"
-                )
-            n = len(base.hashes) if req.base_len is None else req.base_len
-            if n > len(base.hashes):
-                raise ValueError(
-                    f"request.base_len {n} exceeds the {len(base.hashes)} messages of {req.base_call_id}"
-                )
-            full = base.hashes[:n] + new_hashes
-            roles = base.roles[:n] + new_roles
-            contents = base.contents[:n] + new_contents
-            base_id, base_len, stored = req.base_call_id, n, new_hashes
-        else:
-            full, roles, contents = new_hashes, new_roles, new_contents
-            base_id, base_len, stored = None, None, new_hashes
-            prev = st.calls[-1] if st.calls else None
-            if prev is not None:
-                k = common_prefix(prev.hashes, full)
-                if k:
-                    base_id, base_len, stored = prev.call_id, k, full[k:]
-        # Only extra (undeclared) request fields remain after the exclusions.
-        extra = (
-            req.model_dump(exclude={"messages", "tools", "base_call_id", "base_len"}, exclude_none=True)
-            if req.__pydantic_extra__
-            else None
-        )
-        tools_hash = (
-            self.text(json.dumps(req.tools, sort_keys=True, ensure_ascii=False))
-            if req.tools is not None
-            else None
-        )
-        resp = ev.response
-        resp_hash = self.text(resp.model_dump_json(exclude_none=True)) if resp is not None else None
-        action, tools = action_summary(ev)
-        u = ev.usage
-        cs = CallState(ev.call_id, ev.role, ev.status, full, roles, contents, resp_hash, action, tools)
-        st.calls.append(cs)
-        st.by_id[ev.call_id] = cs
-        self.rows["calls"].append(
-            (
-                ev.call_id,
-                ev.episode_id,
-                len(st.calls) - 1,
-                ev.role,
-                ev.status,
-                base_id,
-                base_len,
-                stored,
-                len(full),
-                chars,
-                tools_hash,
-                json.dumps(extra, ensure_ascii=False) if extra else None,
-                resp_hash,
-                u.input_tokens if u else None,
-                u.output_tokens if u else None,
-                u.cached_tokens if u else None,
-                u.reasoning_tokens if u else None,
-                ev.cost_usd,
-                ev.started_at,
-                ev.ended_at,
-                ev.op_ref,
-                ev.model,
-                self.file_id,
-                seq,
-            )
-        )
-
-    def _delivery(self, ev: MemoryDelivery, seq: int) -> None:
-        self._ep(ev.episode_id, "memory_delivery")
-        chars = 0
-        for i, p in enumerate(ev.placements):
-            th = self.text(p.text)
-            size = len(p.text) if p.text is not None else p.size
-            chars += size or 0
-            digest = p.digest or (text_digest(p.text) if p.text is not None else None)
-            pr = p.proof
-            self.rows["placements"].append(
-                (
-                    ev.delivery_id,
-                    i,
-                    ev.episode_id,
-                    p.slot,
-                    p.kind,
-                    th,
-                    digest,
-                    size,
-                    pr.message_index if pr else None,
-                    pr.json_pointer if pr else None,
-                    pr.message_digest if pr else None,
-                    pr.start if pr else None,
-                )
-            )
-        key, first = self._entry_lists.first_of(ev)
-        if first is None:
-            entry_rows(ev, key, self.text, self._hashes.get, self.rows["delivery_entry_rows"].append)
-        self.rows["deliveries"].append(
-            (
-                ev.delivery_id,
-                ev.episode_id,
-                ev.route,
-                ev.form,
-                ev.consuming_call_id,
-                ev.search_id,
-                ev.provisional_step,
-                len(ev.entries),
-                chars,
-                self.file_id,
-                seq,
-                first,
-            )
-        )
+    _call = add_call
+    _delivery = add_delivery
 
     def _close_episode(self, episode_id: str) -> None:
         st = self.open.pop(episode_id, None)
@@ -417,3 +261,13 @@ class EventWriter:
         for ep in list(self.open):
             self._close_episode(ep)
         self.flush()
+
+
+def append_group(con: duckdb.DuckDBPyConnection, kept: list[dict[str, list[tuple[Any, ...]]]]) -> None:
+    """Append the rows several files' writers kept (each: table -> rows, blobs included), one
+    statement per table, in the order `EventWriter.flush` appends them (caller holds the
+    transaction; a duplicate raises `tables.DuplicateKey`)."""
+    for table in ["blobs", *(t for t in TABLE_COLUMNS if t != "blobs")]:
+        rows = [r for k in kept for r in k[table]]
+        if rows:
+            append_rows(con, table, rows, or_ignore=table == "blobs")

@@ -18,57 +18,27 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .events import (
+from ..events import (
     CallStatus,
     Entry,
     EpisodeEnd,
     EpisodeStart,
     Event,
     HistoryRewrite,
-    MemoryDelivery,
-    MemorySearch,
     Message,
     ModelCall,
-    Placement,
-    Proof,
     Request,
     Response,
     Retraction,
-    Route,
-    SearchResult,
     ToolCall,
     ToolResultEvent,
     Usage,
-    text_digest,
 )
+from .memory import BuilderMemory, _Block, _Pending
 
 
 @dataclass
-class _Block:
-    """A host-scheduled block inserted into the system message on every call while active."""
-
-    name: str
-    text: str
-    entries: list[Entry]
-    form: str
-    slot: str
-    search_id: str | None = None
-
-
-@dataclass
-class _Pending:
-    """Memory that arrived in a tool result and is consumed by the next call."""
-
-    message_index: int
-    text: str
-    entries: list[Entry]
-    form: str
-    search_id: str | None
-    slot: str = "tool_result"
-
-
-@dataclass
-class EpisodeBuilder:
+class EpisodeBuilder(BuilderMemory):
     """Builds the events of one episode step by step (see module docstring)."""
 
     episode_id: str
@@ -104,55 +74,6 @@ class EpisodeBuilder:
             )
         )
         self.history = [Message(role="system", content=self.system), Message(role="user", content=self.task)]
-
-    # -- memory --------------------------------------------------------------------------------
-    def host_block(
-        self,
-        name: str,
-        text: str,
-        entries: list[Entry],
-        *,
-        form: str = "task_recall",
-        slot: str = "system_suffix",
-        search_id: str | None = None,
-    ) -> None:
-        """Insert (or replace) a block at the end of the system message, restated on every call."""
-        self.blocks[name] = _Block(name, text, entries, form, slot, search_id)
-        self._rebuild_system()
-
-    def drop_block(self, name: str) -> None:
-        """Remove a host block from the system message."""
-        self.blocks.pop(name, None)
-        self._rebuild_system()
-
-    def _rebuild_system(self) -> None:
-        text = self.system
-        for b in self.blocks.values():
-            text += "\n\n" + b.text
-        self.history[0] = Message(role="system", content=text)
-
-    def search(
-        self,
-        query: str,
-        results: list[tuple[str, str]],
-        *,
-        route: Route = "agent",
-        namespace: str = "default",
-    ) -> str:
-        """Record a memory search; returns its id."""
-        self._n_searches += 1
-        sid = f"{self.episode_id}-s{self._n_searches}"
-        self.events.append(
-            MemorySearch(
-                episode_id=self.episode_id,
-                search_id=sid,
-                route=route,  # type: ignore[arg-type]
-                query=query,
-                run_id=self.run_id,
-                results=[SearchResult(namespace=namespace, item_id=i, value=v) for i, v in results],
-            )
-        )
-        return sid
 
     # -- steps ---------------------------------------------------------------------------------
     def step(
@@ -305,67 +226,6 @@ class EpisodeBuilder:
             k += 1
         return k
 
-    def _deliveries_for(self, call_id: str, msgs: list[Message]) -> None:
-        sys_text = msgs[0].text()
-        for b in self.blocks.values():
-            start = sys_text.find(b.text)
-            self._deliver(call_id, "host", b.form, b.entries, b.slot, b.text, 0, sys_text, start, b.search_id)
-        for p in self.pending:
-            host = msgs[p.message_index].text()
-            self._deliver(
-                call_id,
-                "agent",
-                p.form,
-                p.entries,
-                p.slot,
-                p.text,
-                p.message_index,
-                host,
-                host.find(p.text),
-                p.search_id,
-            )
-        self.pending = []
-
-    def _deliver(
-        self,
-        call_id: str,
-        route: Route,
-        form: str,
-        entries: list[Entry],
-        slot: str,
-        text: str,
-        index: int,
-        host_text: str,
-        start: int,
-        search_id: str | None,
-    ) -> None:
-        self._n_deliveries += 1
-        self.events.append(
-            MemoryDelivery(
-                episode_id=self.episode_id,
-                delivery_id=f"{self.episode_id}-d{self._n_deliveries}",
-                route=route,  # type: ignore[arg-type]
-                form=form,
-                consuming_call_id=call_id,
-                search_id=search_id,
-                entries=[e.model_copy() for e in entries],
-                placements=[
-                    Placement(
-                        slot=slot,
-                        kind="block" if route == "host" else "tool_output",
-                        text=text,
-                        proof=Proof(
-                            message_index=index,
-                            message_digest=text_digest(host_text),
-                            start=start if start >= 0 else None,
-                        ),
-                    )
-                ]
-                if text
-                else [],
-            )
-        )
-
     def finish(
         self,
         resolved: bool | None = None,
@@ -379,25 +239,3 @@ class EpisodeBuilder:
             )
         )
         return self.events
-
-
-def entry(
-    item_id: str,
-    value: str,
-    *,
-    namespace: str = "default",
-    version: str | None = "1",
-    display_key: str | None = None,
-    **labels: object,
-) -> Entry:
-    """Shorthand for a delivered entry."""
-    return Entry(
-        namespace=namespace,
-        item_id=item_id,
-        id_scheme="test",
-        version=version,
-        value=value,
-        digest=text_digest(value),
-        display_key=display_key,
-        labels=dict(labels),
-    )
