@@ -338,7 +338,9 @@ run (stale), no element still loading its code (skeleton)."""
 def settled(page: Any, timeout: float = TIMEOUT_MS) -> None:
     """Wait until the app is settled: no script run in progress or asked for (`RunTracker`),
     nothing stale or loading on the page, for `QUIET_S` in a row. Call it after every action that
-    can rerun the app (navigation, click, widget change) and before the next one."""
+    can rerun the app (navigation, click, widget change) and before the next one. (While a
+    fragment reruns itself every few seconds, e.g. the pending-writes retry, the app is settled
+    only between its runs: wait for content there instead.)"""
     t = tracker(page)
     deadline = time.monotonic() + timeout / 1000
     quiet_since: float | None = None

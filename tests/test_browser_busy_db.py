@@ -61,7 +61,6 @@ def test_annotation_saved_after_the_lock_is_released(server, browser, tmp_path: 
         page.get_by_role("button", name="Save annotation").click()
         pending = page.locator("[data-testid='stAlertContentWarning']", has_text="Pending")
         pending.first.wait_for()
-        settled(page)
         assert f"process {holder.pid}" in pending.first.inner_text()
         expect(note).to_have_value(NOTE)  # the draft is kept
         assert page.get_by_role("heading", name="Case studies").is_visible()
