@@ -31,7 +31,7 @@ from_url("level", "ov_level", options=ov_view.LEVELS)
 level = st.segmented_control("Group by", ov_view.LEVELS, default="config", key="ov_level") or "config"
 ov = cached(ov_view.overview, runs, level, judge)
 if not ov.spans:
-    st.info(f"No spans in this scope: {NOT_BUILT}.")
+    st.info(ov.empty_note())
     for why in ov.unprofiled():
         st.caption(md_escape(why))
     st.stop()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import episodes as ep_view
-from memuse_core.views.common import display_name, display_table, judge_title
-from pages._shared import cached, from_url, go, scope, url, view_judge, write_url
+from memuse_core.views.common import display_name, judge_title
+from pages._shared import cached, from_url, go, scope, view_judge, write_url
 
 st.title("Episodes")
 runs = scope()
@@ -42,18 +42,16 @@ filters = ep_view.EpisodeFilters(
     search=search, outcomes=outcomes, span_classes=classes, repos=repos, task=task
 )
 judge = view_judge()
-episodes = cached(ep_view.episode_list, runs, filters, judge)
+episodes = cached(ep_view.episode_table, runs, filters, judge)  # display-ready, links included
 write_url(q=search or None, outcome=outcomes, has=classes, repo=repos, task=task or None)
 
 st.caption(
-    f"{len(episodes.rows):,} episodes"
+    f"{len(episodes.episode_ids):,} episodes"
     + (f" (first {ep_view.ROW_LIMIT:,})" if episodes.truncated else "")
     + ". Click a column header to sort; select a row to open its timeline."
 )
-view = episodes.display()
-view.insert(0, "timeline", [url("timeline", episode=e) for e in view["episode_id"]])
 event = st.dataframe(
-    display_table(view),
+    episodes.table,
     hide_index=True,
     key="ep_table",
     on_select="rerun",
@@ -71,4 +69,4 @@ event = st.dataframe(
 )
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
 if rows:
-    go("timeline", episode=view.iloc[rows[0]]["episode_id"])
+    go("timeline", episode=episodes.episode_ids[rows[0]])

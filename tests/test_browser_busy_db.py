@@ -39,6 +39,7 @@ def test_annotation_saved_after_the_lock_is_released(server, browser, tmp_path: 
     page = browser.page()
     open_app(page, f"{base}/case_studies")
     page.get_by_text("Annotate a step, span or item").click()
+    settled(page)
     page.locator("[data-testid='stRadio']").get_by_text("step", exact=True).click()
     settled(page)
     # The target box is a new widget per kind: wait until the span kind's box is gone.
@@ -64,7 +65,7 @@ def test_annotation_saved_after_the_lock_is_released(server, browser, tmp_path: 
         expect(note).to_have_value(NOTE)  # the draft is kept
         assert page.get_by_role("heading", name="Case studies").is_visible()
         # The retry above the page (every 2 s) meets the lock too and lists what waits.
-        wait_text(page, "Pending: 1 change waiting", timeout=30_000)
-    wait_text(page, "Saved 1 pending change", timeout=30_000)
+        wait_text(page, "Pending: 1 change waiting")
+    wait_text(page, "Saved 1 pending change")
     assert _notes(db) == [NOTE]
     page.context.close()

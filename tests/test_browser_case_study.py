@@ -64,12 +64,15 @@ def test_annotate_span_step_item_then_export_and_read_offline(server, browser, t
 
     # 1. The span, annotated in the span inspector: confirmed there.
     page.locator("[data-testid='stSidebarNav'] a", has_text="Span inspector").click()
+    page.get_by_role("heading", name="Span inspector").wait_for()
+    settled(page)
     span_box = page.get_by_role("textbox", name="Span id")
     span_box.fill(pick["span"])
     span_box.press("Enter")
     page.get_by_role("heading", name="Entries, signals and usage labels").wait_for()
     settled(page)
     page.get_by_text("Annotate this span").click()
+    settled(page)
     form = page.locator("[data-testid='stForm']").filter(has_text="Annotate span")
     _save(page, form, "Span *note* <script>alert(1)</script>")
 
@@ -78,6 +81,7 @@ def test_annotate_span_step_item_then_export_and_read_offline(server, browser, t
     page.get_by_role("heading", name="Case studies").wait_for()
     settled(page)
     page.get_by_text("Annotate a step, span or item").click()
+    settled(page)
     for kind, target, note in (
         ("step", f"{pick['episode']}#S{pick['step']}", "- first look\n- second look"),
         ("item", _item(db, pick["span"]), "The **card** itself"),
@@ -100,7 +104,8 @@ def test_annotate_span_step_item_then_export_and_read_offline(server, browser, t
 
     # Export and read the file offline.
     page.get_by_role("button", name="Prepare export (HTML and Markdown)").click()
-    with page.expect_download(timeout=120_000) as dl:
+    settled(page)
+    with page.expect_download() as dl:
         page.get_by_role("button", name="Download HTML").click()
     out = tmp_path / "case.html"
     dl.value.save_as(out)

@@ -13,7 +13,15 @@ import re
 from urllib.parse import quote
 
 import pytest
-from browser_support import demo_db, judged_citation, module_browser, module_server, open_app, settled
+from browser_support import (
+    click_grid_row,
+    demo_db,
+    judged_citation,
+    module_browser,
+    module_server,
+    open_app,
+    settled,
+)
 
 pytestmark = pytest.mark.browser
 server = module_server(demo_db)
@@ -53,11 +61,10 @@ def test_citation_and_table_link_stay_in_the_session_and_scroll(server, browser)
     link = page.locator("[data-testid='stMarkdownContainer'] a", has_text=f"[S{pick['step']}]").first
     link.click()
     page.wait_for_url(re.compile(rf"step={pick['step']}(&|$)"))
+    settled(page)
     cited = page.locator(".st-key-sp_cited_step")
     cited.get_by_text(pick["response"], exact=False).first.wait_for()
-    page.wait_for_function(
-        "(t) => document.querySelector('[data-memuse-scrolled]') !== null", arg=None, timeout=30_000
-    )
+    page.wait_for_function("(t) => document.querySelector('[data-memuse-scrolled]') !== null", arg=None)
     page.wait_for_timeout(1200)  # the scroller settles twice more after late re-renders
     assert _in_view(page, ".st-key-sp_cited_step")
     assert len(ctx.pages) == 1
@@ -69,12 +76,8 @@ def test_citation_and_table_link_stay_in_the_session_and_scroll(server, browser)
     page.locator("[data-testid='stSidebarNav'] a", has_text="Episodes").click()
     page.get_by_role("heading", name="Episodes").wait_for()
     settled(page)
-    grid = page.locator("[data-testid='stDataFrame']").first
-    grid.wait_for()
-    box = grid.bounding_box()
-    assert box is not None
-    # First data row (header ~35 px, rows ~35 px), first column ("timeline": link text "open").
-    page.mouse.click(box["x"] + 22, box["y"] + 35 + 17)
+    # First data row, first column ("timeline": link text "open").
+    click_grid_row(page, page.locator("[data-testid='stDataFrame']").first, 22)
     page.wait_for_url(re.compile(r"/timeline\?.*episode="))
     page.get_by_role("heading", name="Episode timeline").wait_for()
     settled(page)

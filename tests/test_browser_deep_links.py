@@ -118,7 +118,7 @@ def _same_in_fresh_context(browser: Any, page: Any, url_must: str) -> None:
     fresh = browser.page()
     open_app(fresh, url)
     # A fresh session renders progressively: wait (bounded) until it shows what the first did.
-    deadline = time.monotonic() + 45
+    deadline = time.monotonic() + 90
     after = _view(fresh)
     while after != before and time.monotonic() < deadline:
         fresh.wait_for_timeout(500)

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from browser_support import demo_db, module_browser, module_server, settled, wait_text
+from browser_support import demo_db, module_browser, module_server, open_app, settled, wait_text
 
 pytestmark = pytest.mark.browser
 server = module_server(demo_db)
@@ -62,32 +62,33 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, browser, tmp_
     page = ctx.new_page()
     # 1. Deep link to a span; pick a citation; click a citation link.
     t0 = time.monotonic()
-    page.goto(f"{base}/span?span={quote(pick['span'], safe='')}")
+    open_app(page, f"{base}/span?span={quote(pick['span'], safe='')}")
     page.get_by_role("heading", name="Rationales").wait_for()
     first_load = time.monotonic() - t0
-    expect(page.get_by_role("textbox", name="Span id")).to_have_value(pick["span"], timeout=30_000)
+    expect(page.get_by_role("textbox", name="Span id")).to_have_value(pick["span"])
     page.locator("[data-testid='stButtonGroup'] button").filter(
         has_text=re.compile(rf"^\s*S{pick['step']}\s*$")
     ).first.click()
+    settled(page)
     cited = page.locator(".st-key-sp_cited_step")
     cited.wait_for()
     cited.get_by_text(pick["response"], exact=False).first.wait_for()
     # The citation link opens the cited step in this tab and session (journey e has the details).
     page.locator("[data-testid='stMarkdownContainer'] a", has_text=f"[S{pick['step']}]").first.click()
     page.wait_for_url(re.compile(rf"step={pick['step']}(&|$)"))
-    page.locator(".st-key-sp_cited_step").get_by_text(pick["response"], exact=False).first.wait_for(
-        timeout=60_000
-    )
+    settled(page)
+    page.locator(".st-key-sp_cited_step").get_by_text(pick["response"], exact=False).first.wait_for()
     assert len(ctx.pages) == 1
 
     # 2. Re-judge with the rules judge, in place.
     page.get_by_role("button", name="Re-judge with the rules judge").click()
     page.get_by_text("New judgment").wait_for()
     page.get_by_text("Before", exact=True).wait_for()
+    settled(page)
 
     # 3. The timeline draws one credit-window bar per entry with a window.
     t0 = time.monotonic()
-    page.goto(f"{base}/timeline?episode={quote(pick['episode'], safe='')}&step={pick['step']}")
+    open_app(page, f"{base}/timeline?episode={quote(pick['episode'], safe='')}&step={pick['step']}")
     page.locator(".js-plotly-plot").first.wait_for()
     chart_time = time.monotonic() - t0
     bars = page.locator(".js-plotly-plot .barlayer .point path")
@@ -99,19 +100,21 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, browser, tmp_
     page.locator(".js-plotly-plot .scatterlayer .trace").first.locator(".point").nth(target - 1).click(
         force=True
     )
-    expect(page.get_by_role("spinbutton", name="Step")).to_have_value(str(target), timeout=30_000)
+    expect(page.get_by_role("spinbutton", name="Step")).to_have_value(str(target))
     page.wait_for_url(re.compile(rf"step={target}(&|$)"))
+    settled(page)
 
     # 4. The lineage graph of a delivered item renders offline (a clickable plotly graph).
-    page.goto(f"{base}/lineage?item={quote(pick['ns'] + '::' + pick['item'], safe='')}")
+    open_app(page, f"{base}/lineage?item={quote(pick['ns'] + '::' + pick['item'], safe='')}")
     page.get_by_role("heading", name="Every delivery of this item").wait_for()
-    page.locator(".js-plotly-plot .scatterlayer .point").first.wait_for(timeout=30_000)
+    page.locator(".js-plotly-plot .scatterlayer .point").first.wait_for()
 
     # 5. A case study with one span annotation exports as a self-contained HTML file.
-    page.goto(f"{base}/case_studies")
+    open_app(page, f"{base}/case_studies")
     page.get_by_role("textbox", name="Name", exact=True).fill("E2E study")
     page.get_by_role("button", name="Create case study").click()
     page.get_by_text("0 annotations").wait_for()
+    settled(page)
     page.get_by_text("Annotate a step, span or item").click()
     settled(page)
     target = page.get_by_role("textbox", name="Target id")
@@ -122,7 +125,9 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, browser, tmp_
     page.get_by_role("button", name="Save annotation").click()
     wait_text(page, "Saved annotation")
     page.get_by_text("1 annotations").wait_for()
+    settled(page)
     page.get_by_role("button", name="Prepare export (HTML and Markdown)").click()
+    settled(page)
     with page.expect_download() as dl:
         page.get_by_role("button", name="Download HTML").click()
     out = tmp_path / "case.html"

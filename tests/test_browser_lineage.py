@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from browser_support import module_browser, module_server, settled
+from browser_support import click_grid_row, module_browser, module_server, open_app, settled
 
 from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.events import MemoryChange, RunEvent
@@ -109,18 +109,13 @@ def test_harmful_entry_to_lineage_to_origin_episode_by_clicks(server, browser) -
 
     base, _ = server
     page = browser.page()
-    page.goto(f"{base}/")
-    settled(page)
+    open_app(page, f"{base}/")
     page.get_by_role("link", name="Memory item lineage").click()
     page.get_by_role("heading", name="Memory item lineage").wait_for()
     settled(page)
 
     # The harmful entry is listed; selecting its row draws its item.
-    grid = page.locator("[data-testid='stDataFrame']").first
-    box = grid.bounding_box()
-    assert box is not None
-    page.mouse.click(box["x"] + 18, box["y"] + 35 + 17)
-    settled(page)
+    click_grid_row(page, page.locator("[data-testid='stDataFrame']").first, 18)
     chart = page.locator(".js-plotly-plot").first
     chart.wait_for()
     legend = chart.locator(".legend").text_content() or ""
@@ -148,3 +143,4 @@ def test_harmful_entry_to_lineage_to_origin_episode_by_clicks(server, browser) -
     node.click(force=True)
     page.get_by_role("heading", name="Episode timeline").wait_for()
     page.wait_for_url(re.compile(r"episode=reader"))
+    settled(page)

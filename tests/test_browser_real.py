@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from browser_support import module_browser, module_server, settled
+from browser_support import module_browser, module_server, open_app, settled
 
 from memuse_core.timeline import LEGEND
 
@@ -92,7 +92,7 @@ def test_every_page_renders_on_the_real_runs(server, browser) -> None:
     page = browser.page()
     for path, title, params in PAGES:
         qs = "&".join(f"{k}={quote(subject.get(v, v), safe='')}" for k, v in params.items())
-        page.goto(f"{base}/{path}" + (f"?{qs}" if qs else ""))
+        open_app(page, f"{base}/{path}" + (f"?{qs}" if qs else ""))
         page.get_by_role("heading", name=title, exact=True).first.wait_for()
         settled(page)
         body = page.inner_text("body")

@@ -33,7 +33,7 @@ def test_rejudge_rules_then_unreachable_endpoint(server, browser) -> None:
     # 1. Rules: success, and the new judgment is the current one in the history.
     page.get_by_role("button", name="Re-judge with the rules judge").click()
     success = page.locator("[data-testid='stAlertContentSuccess']")
-    expect(success).to_contain_text("accepted; it is now the current judgment", timeout=60_000)
+    expect(success).to_contain_text("accepted; it is now the current judgment")
     new_id = success.inner_text().split("New judgment ", 1)[1].split(" ", 1)[0]
     settled(page)
     expect(judgment).to_have_value(f"{new_id} (rules, accepted) · current")
@@ -41,6 +41,7 @@ def test_rejudge_rules_then_unreachable_endpoint(server, browser) -> None:
     # 2. LLM against an endpoint where nothing listens: an error naming the sidebar's fields.
     sidebar = page.locator("[data-testid='stSidebar']")
     sidebar.get_by_text("Judge settings (re-judging)").click()
+    settled(page)
     sidebar.get_by_text("llm", exact=True).click()
     settled(page)
     sidebar.get_by_role("textbox", name="Model").fill("some-model")
@@ -51,7 +52,7 @@ def test_rejudge_rules_then_unreachable_endpoint(server, browser) -> None:
     settled(page)
     page.get_by_role("button", name="Re-judge with the llm judge").click()
     error = page.locator("[data-testid='stAlertContentError']")
-    expect(error).to_contain_text("Re-judge with the llm judge failed", timeout=90_000)
+    expect(error).to_contain_text("Re-judge with the llm judge failed", timeout=180_000)
     text = error.inner_text()
     assert "Endpoint base URL" in text and UNREACHABLE in text and "Model" in text and "some-model" in text
     assert page.locator("[data-testid='stAlertContentSuccess']").count() == 0

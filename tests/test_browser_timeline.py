@@ -13,7 +13,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from browser_support import demo_db, module_browser, module_server, settled, wait_text
+from browser_support import (
+    click_grid_row,
+    demo_db,
+    module_browser,
+    module_server,
+    open_app,
+    settled,
+    wait_text,
+)
 
 from memuse_core.timeline import LEGEND
 
@@ -36,13 +44,9 @@ def _failed_memory_episode(db: Path) -> tuple[str, int]:
 
 
 def _pick_first_row(page) -> None:
-    """Tick the selection box of the first row of the first data grid (glide-data-grid draws
-    on a canvas: rows are 35 px high below a 35 px header, the box sits in the first column)."""
-    grid = page.locator("[data-testid='stDataFrame']").first
-    grid.wait_for()
-    box = grid.bounding_box()
-    assert box is not None
-    page.mouse.click(box["x"] + 18, box["y"] + 35 + 17)
+    """Tick the selection box of the first row of the first data grid (the box sits in the
+    grid's first column)."""
+    click_grid_row(page, page.locator("[data-testid='stDataFrame']").first, 18)
 
 
 def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(server, browser) -> None:
@@ -51,9 +55,8 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
     base, db = server
     episode, n_steps = _failed_memory_episode(db)
     page = browser.page()
-    page.goto(f"{base}/episodes")
+    open_app(page, f"{base}/episodes")
     page.get_by_role("heading", name="Episodes").wait_for()
-    settled(page)
 
     # Filter to failed episodes with the Outcome picker.
     page.get_by_role("combobox", name="Outcome").click()
@@ -61,11 +64,12 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
 
     page.get_by_role("option", name=OUTCOME_CHOICE_LABELS["failed"], exact=True).click()
     page.keyboard.press("Escape")
-    wait_text(page, "1 episodes")
+    page.wait_for_url(re.compile(r"outcome=failed"))
     settled(page)
+    wait_text(page, "1 episodes")
     _pick_first_row(page)
 
-    # The row opens its timeline in this tab.
+    # The row opens its timeline in this tab (the first chart of the tab: plotly.js loads).
     page.get_by_role("heading", name="Episode timeline").wait_for()
     settled(page)
     assert page.url.startswith(base) and f"episode={episode}".replace(":", "%3A") in page.url.replace(
@@ -104,4 +108,5 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
     page.keyboard.press("j")
     expect(step_box).to_have_value(str(target + 1), timeout=30_000)
     page.wait_for_url(re.compile(rf"step={target + 1}(&|$)"))
+    settled(page)
     assert n_steps > target + 1

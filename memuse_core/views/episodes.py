@@ -7,8 +7,9 @@ import pandas as pd
 
 from ..store.app import episodes as store_episodes
 from ..vocab import EPISODE_OUTCOMES, OUTCOME_CLASSES, EpisodeOutcome, OutcomeClass
+from . import links
 from .common import Connection, Scope, ViewModel
-from .display import MEMORY_TEXT, MISSING, OUTCOME_CHOICE_TEXT, outcome_text
+from .display import MEMORY_TEXT, MISSING, OUTCOME_CHOICE_TEXT, display_table, outcome_text
 
 ROW_LIMIT = 20000
 """Episodes listed at most."""
@@ -87,6 +88,35 @@ def episode_list(
         judge=judge,
     )
     return EpisodeList(rows=rows)
+
+
+class EpisodeTable(ViewModel):
+    """The Episodes page's table as it is drawn: computed once per (scope, filters, judge) and
+    cached as a whole, so a rerun of the page (a visit, a sort, a selection) does no per-row work
+    on thousands of episodes."""
+
+    table: pd.DataFrame
+    """`EpisodeList.display()` with a first column `timeline` (the in-app link to each episode's
+    timeline) and recorded text neutralised (`display_table`)."""
+    episode_ids: list[str]
+    """Episode id of each row, in table order (a selected row's episode)."""
+    truncated: bool
+    """More episodes match than are listed (ROW_LIMIT)."""
+
+
+def episode_table(
+    con: Connection, runs: Scope = None, filters: EpisodeFilters | None = None, judge: str | None = None
+) -> EpisodeTable:
+    """`episode_list` made ready for the page: display columns, the timeline link of each row and
+    neutralised text."""
+    episodes = episode_list(con, runs, filters, judge)
+    view = episodes.display()
+    view.insert(0, "timeline", [links.url("timeline", episode=e) for e in view["episode_id"]])
+    return EpisodeTable(
+        table=display_table(view),
+        episode_ids=[str(e) for e in view["episode_id"]],
+        truncated=episodes.truncated,
+    )
 
 
 def repositories(con: Connection, runs: Scope = None) -> list[str]:

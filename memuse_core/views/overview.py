@@ -15,6 +15,7 @@ from .. import metrics
 from ..metrics import GroupStats
 from ..metrics.render import judge_label
 from ..store.app import outcomes as store_outcomes
+from ..store.app import runs as store_runs
 from ..store.app._sql import missing_tables
 from ..store.judging import judges_with_verdicts, resolve_judge
 from ..vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE, Axis, JudgeKind, OutcomeClass
@@ -48,6 +49,8 @@ COVERAGE_FORMATS: dict[str, NumberFormat] = {
     "relevance coverage without recurring": "percent",
 }
 """How the coverage table's numbers are shown."""
+BUILD_HOWTO = "`memuse build` (evaluation context), then `memuse judge` (verdicts)"
+"""How to build a store whose context is missing, as the Overview says it."""
 
 
 class Group(ViewModel):
@@ -61,6 +64,10 @@ class Group(ViewModel):
     """Run (None for a configuration pooled over its runs)."""
     stats: GroupStats
     """Profiles, outcome classes, triage rates, yields, efficiency, coverage and recurring items."""
+    with_memory: int = 0
+    """Episodes of the group that received memory (at least one recorded delivery)."""
+    not_built: int = 0
+    """Of those, episodes whose evaluation context is not built yet (`memuse build` not run)."""
 
 
 class Overview(ViewModel):
@@ -140,12 +147,36 @@ class Overview(ViewModel):
         t = self.triage_table()
         return t[["group", *RATE_FORMATS]] if len(t) else t
 
+    @property
+    def not_built(self) -> int:
+        """Episodes in scope that received memory but whose context is not built yet."""
+        return sum(g.not_built for g in self.groups)
+
+    def empty_note(self) -> str:
+        """Why the scope has no spans: its context is not built yet (and how to build it), or no
+        memory reached the agent in any of its episodes (nothing to build)."""
+        if self.not_built:
+            return (
+                f"No spans yet: {self.not_built:,} episodes in this scope received memory but their evaluation "
+                f"context is not built. Run {BUILD_HOWTO}."
+            )
+        if not any(g.with_memory for g in self.groups):
+            return "No spans in this scope: no memory was delivered in its episodes, so there is nothing to evaluate."
+        return f"No spans in this scope: the evaluation context is not computed yet. Run {BUILD_HOWTO}."
+
     def unprofiled(self) -> list[str]:
         """Why a group has no profile on the radar, one sentence per such group (Figure 3
-        profiles only spans with an accepted verdict)."""
+        profiles only spans with an accepted verdict): its context is not built yet, no memory
+        was delivered in its episodes, or none of its spans has an accepted verdict yet."""
         out = []
         for g in self.groups:
             s = g.stats
+            if g.not_built and s.spans == 0:
+                out.append(
+                    f"{g.label}: not built yet — {g.not_built:,} of its episodes received memory but the "
+                    "evaluation context is not built (run memuse build, then memuse judge)."
+                )
+                continue
             if s.profiled_spans > 0:
                 continue
             if s.spans == 0:
@@ -182,12 +213,19 @@ def overview(
         return Overview(level=level, groups=[])
     chosen = resolve_judge(con, judge)
     stats = metrics.group_stats(con, runs, level, details=False, judge=chosen)
+    memory: dict[tuple[str, str | None], tuple[int, int]] = {}
+    for r in store_runs.memory_states(con, runs).itertuples():
+        key = (str(r.config), str(r.run_id) if level == "run" else None)
+        have = memory.get(key, (0, 0))
+        memory[key] = (have[0] + int(r.delivered), have[1] + int(r.not_built))
     groups = [
         Group(
             label=cfg if run is None or level == "config" else f"{cfg} · {run}",
             config=cfg,
             run_id=run if level == "run" else None,
             stats=g,
+            with_memory=memory.get((cfg, run if level == "run" else None), (0, 0))[0],
+            not_built=memory.get((cfg, run if level == "run" else None), (0, 0))[1],
         )
         for (cfg, run), g in stats.items()
     ]
