@@ -178,3 +178,81 @@ def test_earlier_copies_from_earlier_steps_visible_then_not_visible() -> None:
     assert [(c.delivery_id, c.visibility, c.contains_target) for c in later.earlier_copies] == [
         ("p9-d1", "not_visible", True)
     ]
+
+
+def test_prior_context_keeps_an_unproven_placement_and_marks_only_memory_only_messages() -> None:
+    """A.1.3/A.2.1: only the target's *proven* placement intervals are cut out of B_S. A placement
+    whose proof does not resolve (its pinned host digest disagrees with the input) stays in B_S as
+    recorded text, and a message that is not memory-only is never marked as a memory-only marker."""
+    ctx = ctx_of(two_blocks())
+    recall, _ = ctx.spans
+    assert [p.memory_only for p in recall.prior_sources] == [False, False]
+    assert recall.prior_sources[1].cut == []
+    events = two_blocks().finish(resolved=True)
+    d1 = deliveries(events)[0]
+    d1.placements[0].proof.message_digest = "0" * 64  # the pinned host is not the one in the input
+    ctx = ctx_of(events)
+    recall = span_of(ctx, "p1-d1")
+    assert RECALL in recall.prior_sources[0].text and recall.prior_sources[0].cut == []
+
+
+def test_earlier_copies_never_list_a_later_delivery() -> None:
+    """A.2.1 lists *earlier* copies of each target item: a copy delivered at a later step, in
+    another input, is not one of them (only the same input's copies count whatever their order)."""
+    value = "keep the cache warm"
+    b = EpisodeBuilder("p10")
+    b.step(
+        "search", "memory search cache", f"[m] {value}", tool_memory=([entry("m", value)], "search_result")
+    )
+    b.step("look", "ls", "x")
+    b.host_block("recall", "Memories:\n- " + value, [entry("m", value, version="2")])
+    b.step("go", "make", "ok")
+    ctx = ctx_of(b.finish(resolved=True))
+    assert span_of(ctx, "p10-d1").earlier_copies == []
+    assert [c.delivery_id for c in span_of(ctx, "p10-d2").earlier_copies] == ["p10-d1"]
+
+
+LONG_NOTE = "The flaky date test needs TZ=UTC; set it in tox.ini before running the whole suite again."
+
+
+def test_partly_visible_copy_whose_block_is_the_entry_alone_keeps_its_surviving_prefix() -> None:
+    """A.2.1: "retaining only the exposed prefix when a copy is partly visible", also when the
+    exposed text starts the placement (a block that is the entry's value and nothing else). The host
+    cuts the block at a length limit; a later search result brings the whole value back: the
+    earlier copy is visible by its surviving prefix only, which does not hold the whole value."""
+    b = EpisodeBuilder("p11")
+    b.host_block("recall", LONG_NOTE, [entry("a", LONG_NOTE)])
+    b.step("look", "ls", "x")
+    b.host_block("recall", LONG_NOTE[:40], [entry("a", LONG_NOTE)])
+    b.step("search", "memory search tz", LONG_NOTE, tool_memory=([entry("a", LONG_NOTE)], "search_result"))
+    b.step("go", "make", "ok")
+    ctx = ctx_of(b.finish(resolved=True))
+    (search,) = [s for s in ctx.spans if s.entries[0].exposure == "full" and s.first_step == 3]
+    first = [c for c in search.earlier_copies if c.delivery_id == "p11-d1"]
+    assert [(c.visibility, c.contains_target) for c in first] == [("visible", False)]
+
+
+def test_earlier_copy_with_unknown_exposure_is_visible_while_its_placements_survive() -> None:
+    """A.2.1 for a copy whose exposure is unknown (the block paraphrases the item, so no exposed
+    text is known): it is visible while every proven placement survives and not visible once none
+    does; with no exposed text to compare, containment is judged on its proven placement text."""
+    value = "keep the cache warm"
+    for dropped, expected in ((False, "visible"), (True, "not_visible")):
+        b = EpisodeBuilder("p12")
+        b.host_block("one", "One:\n- warm caches help", [entry("m", value)])
+        b.step("look", "ls", "x")
+        if dropped:
+            b.drop_block("one")
+        b.step(
+            "search",
+            "memory search cache",
+            f"[m] {value}",
+            tool_memory=([entry("m", value)], "search_result"),
+        )
+        b.step("go", "make", "ok")
+        ctx = ctx_of(b.finish(resolved=True))
+        assert span_of(ctx, "p12-d1").entries[0].exposure == "unknown"
+        later = [s for s in ctx.spans if s.route == "agent"]
+        assert len(later) == 1, [s.delivery_ids for s in ctx.spans]
+        first = later[0].earlier_copies[0]
+        assert (first.delivery_id, first.visibility, first.contains_target) == ("p12-d1", expected, False)

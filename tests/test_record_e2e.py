@@ -227,9 +227,31 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bool]:
     return work, isolated
 
 
+@pytest.fixture(scope="module")
+def judged(recorded: tuple[Path, bool]) -> tuple[Path, dict]:
+    """The commands a user runs on the recording: ingest (which builds), rules judge, info.
+
+    Returns (database, `memuse info --json`); each test that needs the store depends on this, so no
+    test relies on another having run first.
+    """
+    from typer.testing import CliRunner
+
+    from memuse_core.cli import app
+
+    work, _ = recorded
+    db = work / "memuse.duckdb"
+    for args in (["ingest", str(work / "run.jsonl")], ["judge", "--judge", "rules"], ["info", "--json"]):
+        r = CliRunner().invoke(app, [*args, "--db", str(db)])
+        assert r.exit_code == 0, (args, r.output[-2000:])
+    return db, json.loads(r.output)
+
+
 @pytest.mark.recording
-def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]) -> None:
+def test_recorded_mini_swe_agent_mem0_run_end_to_end(
+    recorded: tuple[Path, bool], judged: tuple[Path, dict]
+) -> None:
     work, isolated = recorded
+    db, info = judged
 
     # Offline: every connection the recording process made went to loopback.
     conns = json.loads((work / "connections.json").read_text())
@@ -257,16 +279,7 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
     assert [(c.op, c.episode_id) for c in changes] == [("create", ep[0])] and changes[0].value == LESSON
     item = changes[0].item_id
 
-    # memuse ingest (which builds), judge with the rules judge, info: the commands a user runs.
-    from typer.testing import CliRunner
-
-    from memuse_core.cli import app
-
-    db = work / "memuse.duckdb"
-    for args in (["ingest", str(work / "run.jsonl")], ["judge", "--judge", "rules"], ["info", "--json"]):
-        r = CliRunner().invoke(app, [*args, "--db", str(db)])
-        assert r.exit_code == 0, (args, r.output[-2000:])
-    info = json.loads(r.output)
+    # memuse ingest (which builds), judge with the rules judge, info: run by the `judged` fixture.
     assert (info["runs"], info["episodes"], info["steps"], info["model_calls"]) == (1, 3, 9, 9)
     assert info["by_run"][0][:2] == ["mem0-offline", "e2e"] and info["judgments"] >= 2
 
@@ -337,12 +350,9 @@ def test_recorded_mini_swe_agent_mem0_run_end_to_end(recorded: tuple[Path, bool]
 
 
 @pytest.mark.recording
-def test_app_shows_the_recorded_run(recorded: tuple[Path, bool], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_app_shows_the_recorded_run(judged: tuple[Path, dict], monkeypatch: pytest.MonkeyPatch) -> None:
     """The app's episode, timeline and span pages open the recorded run like any other."""
-    work, _ = recorded
-    db = work / "memuse.duckdb"
-    if not db.exists():
-        pytest.skip("the end-to-end test did not build the store")
+    db, _ = judged
     from streamlit.testing.v1 import AppTest
 
     from memuse_core.store import connect
