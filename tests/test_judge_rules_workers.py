@@ -90,3 +90,30 @@ def test_workers_fork_when_single_threaded_and_spawn_under_threads(tmp_path):
         t.join()
     assert s.judged == s.accepted == 6
     assert _verdicts(spawned) == _verdicts(one)
+
+
+def test_workers_take_turns_at_the_store_and_a_held_lock_never_blocks(tmp_path, monkeypatch):
+    """The workers of a batch share one lock around store access (`judge.batch.store_turn`); a
+    lock that stays held (its holder was killed) delays a worker by `SHARED_WAIT` at most, after
+    which it opens the store anyway and the batch completes with the single-process verdicts."""
+    import multiprocessing as mp
+
+    from memuse_core.judge import batch
+
+    eps = [f(f"{f.__name__[:3]}0") for f in (acted_on_episode, ignored_episode, referenced_episode)]
+    one = write_store(tmp_path / "one", eps)
+    run_batch(one, JudgeSettings(judge="rules"))
+    held = mp.get_context("spawn").Lock()
+    assert held.acquire()  # never released: as if its holder had died
+    monkeypatch.setattr(batch, "SHARED_WAIT", 0.05)
+    monkeypatch.setattr(batch, "_SHARED", [])
+    batch.share_store_lock(held)
+    other = write_store(tmp_path / "other", eps)
+    s = run_batch(other, JudgeSettings(judge="rules"))
+    assert s.judged == s.accepted == 3
+    assert _verdicts(other) == _verdicts(one)
+    free = mp.get_context("spawn").Lock()
+    batch.share_store_lock(free)
+    with batch.store_turn():
+        assert not free.acquire(block=False)  # taken for the turn
+    assert free.acquire(block=False)  # and given back

@@ -6,6 +6,7 @@ Errors a user can cause end in one clear line on stderr and a non-zero exit, nev
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn, TypeVar
@@ -50,21 +51,37 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+_PKG = __name__.rsplit(".", 2)[0]  # memuse_core
+_USER_ERRORS = ((f"{_PKG}.ingest.errors", "IngestError"), (f"{_PKG}.store.connection", "StoreError"))
+"""Where the errors a user can cause are defined (module, class)."""
+
+
+def _user_error(e: BaseException) -> bool:
+    """`e` is an `IngestError` or a `StoreError`. Looked up among the loaded modules, not imported:
+    a module that was never imported raised nothing, and importing `ingest` on every command's
+    start cost a third of a second (`memuse judge` never needs it)."""
+    for module, name in _USER_ERRORS:
+        mod = sys.modules.get(module)
+        if mod is not None and isinstance(e, getattr(mod, name)):
+            return True
+    return False
+
+
 def user_errors(fn: F) -> F:
     """Turn the errors a user can cause into one line and exit code 1."""
-    from ..ingest.base import IngestError
-    from ..store.connection import StoreError
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
         try:
             return fn(*args, **kwargs)
-        except (IngestError, StoreError) as e:
-            fail(str(e))
         except KeyboardInterrupt:
             say("interrupted", err=True)
             raise typer.Exit(130) from None
-        except FileNotFoundError as e:
-            fail(f"{e.filename}: file not found")
+        except Exception as e:
+            if _user_error(e):
+                fail(str(e))
+            if isinstance(e, FileNotFoundError):
+                fail(f"{e.filename}: file not found")
+            raise
 
     return wrapper  # type: ignore[return-value]

@@ -9,6 +9,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,33 @@ CHUNK_EPISODES = 200
 STORE_LOCK = threading.Lock()
 """DuckDB refuses a read-only and a read-write connection to one file in the same process at
 once: the LLM loop's loader and writer threads take turns through this lock."""
+_SHARED: list[Any] = []
+"""The worker processes' lock on the store (`share_store_lock`), when this process is one."""
+SHARED_WAIT = 10.0
+"""Seconds a worker waits for the shared lock before it opens the store anyway (the store's own
+lock retry then applies; a worker killed while holding the lock never blocks the others)."""
+
+
+def share_store_lock(lock: Any) -> None:
+    """Make this process take `lock` (a multiprocessing lock shared by the worker processes of a
+    batch) around every store access. The workers of a batch load and write the same file, which
+    DuckDB lets one process open read-write at a time: without it a worker that finds the file
+    locked polls with growing pauses (`store.connect`) and idles after the holder is done; with
+    it the next worker starts as soon as the holder closes the file."""
+    _SHARED[:] = [lock]
+
+
+@contextmanager
+def store_turn() -> Iterator[None]:
+    """This thread's turn at the store: the in-process lock, then the workers' shared one."""
+    with STORE_LOCK:
+        shared = _SHARED[0] if _SHARED else None
+        got = shared if shared is not None and shared.acquire(timeout=SHARED_WAIT) else None
+        try:
+            yield
+        finally:
+            if got is not None:
+                got.release()
 
 
 @dataclass
@@ -147,7 +175,7 @@ def load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeEvide
     read, so other processes of the batch (and the app) can write between chunks."""
     eps = sorted({e for _, e in pairs})
     wanted = sorted({s for s, _ in pairs})
-    with STORE_LOCK:
+    with store_turn():
         con = connect(db, read_only=True)  # readers can share the file with the app
         try:
             with gc_paused():  # many small acyclic objects (see store.decode.gc_paused)
@@ -243,7 +271,7 @@ class ResultWriter:
         if not results and end is None:
             return
         self.journal.sync()
-        with STORE_LOCK:
+        with store_turn():
             con = connect(self.db)
             try:
                 if results:

@@ -41,10 +41,12 @@ class _Reader:
 
     def __init__(self, tools: EvidenceTools, log: list[str]) -> None:
         self.tools, self.log = tools, log
+        self.files, self.ranges = tools.pkg.files, tools.ledger.ranges
 
     def full(self, path: str) -> str:
-        text = self.tools.pkg.files[path]
-        if not self.tools.file_complete(path):
+        text = self.files[path]
+        # a file without a ledger range is unread; one with a range is checked like any other
+        if path not in self.ranges or not self.tools.file_complete(path):
             self.log += [f"{path}@{off}" for off in self.tools.read_whole(path, round_no=1)]
         return text  # the pages read above concatenate to exactly this text
 

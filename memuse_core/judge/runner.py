@@ -25,9 +25,9 @@ from ..store.judging import (
     eligible_span_ids,
     rules_ranks,
     start_batch,
-    write_auto_neutral_verdicts,
 )
 from ..store.spans import load_span_context
+from ..store.verdict_rows import write_auto_neutral_verdicts
 from .batch import BatchSummary, ResultWriter, flush_seconds
 from .evidence import load_evidence
 from .loops import Progress, run_llm, run_rules

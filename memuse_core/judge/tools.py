@@ -55,7 +55,10 @@ class CoverageLedger:
 
     def covered(self, path: str) -> int:
         """Characters of `path` covered by the union of retained ranges."""
-        rs = sorted((a, b) for a, b, _ in self.ranges.get(path, []))
+        got = self.ranges.get(path, [])
+        if len(got) == 1:  # one read (most files): no union to form
+            return got[0][1] - got[0][0]
+        rs = sorted((a, b) for a, b, _ in got)
         total, cur_a, cur_b = 0, None, None
         for a, b in rs:
             if cur_b is None or a > cur_b:
@@ -81,7 +84,7 @@ class CoverageLedger:
         return ok
 
     def snapshot(self) -> dict[str, list[list[int]]]:
-        return {p: [list(r) for r in rs] for p, rs in self.ranges.items()}
+        return {p: [[a, b, k] for a, b, k in rs] for p, rs in self.ranges.items()}
 
 
 def resolve_path(pkg: EvidencePackage, raw: Any) -> str:

@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from ..rules.judgment import JudgmentResult
-from .batch import BatchSummary, CircuitBreaker, ResultWriter, flush_seconds
+from .batch import BatchSummary, CircuitBreaker, ResultWriter, flush_seconds, share_store_lock
 from .loops import run_llm, run_rules
 from .result import JudgeSettings
 
@@ -67,8 +67,11 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _worker(db: str, settings_json: str, shard_q: Any, batch_id: str, q: Any, stop: Any, parent: int) -> None:
+def _worker(
+    db: str, settings_json: str, shard_q: Any, batch_id: str, q: Any, stop: Any, parent: int, lock: Any
+) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    share_store_lock(lock)  # the workers take turns at the store instead of polling its file lock
     settings = JudgeSettings.model_validate_json(settings_json)
     # Import the LLM judge (the openai SDK) while the parent prepares the batch; then wait for
     # this worker's share.
@@ -140,10 +143,20 @@ class WorkerPool:
         self.q = ctx.Queue()
         self.stop = ctx.Event()
         self.shard_qs = [ctx.Queue() for _ in range(workers)]
+        self.lock = lock = ctx.Lock()  # held here until the workers end: spawned ones reopen it by name
         self.procs = [
             ctx.Process(
                 target=_worker,
-                args=(str(db), settings.model_dump_json(), sq, batch_id, self.q, self.stop, os.getpid()),
+                args=(
+                    str(db),
+                    settings.model_dump_json(),
+                    sq,
+                    batch_id,
+                    self.q,
+                    self.stop,
+                    os.getpid(),
+                    lock,
+                ),
             )
             for sq in self.shard_qs
         ]

@@ -2,8 +2,8 @@
 
 `analyze_episode` runs once per episode: consuming-step attribution (A.1.1), placement proofs and
 recording checks (A.1.1, A.1.3), exposure per entry (A.1.2), entry/placement equality keys
-(A.1.4), and persistent message identities that say whether a placement of an earlier call is
-still in a later call's input (visibility, A.1.4, A.2.1).
+(A.1.4, `rules.keys`), and persistent message identities (`rules.identity`) that say whether a
+placement of an earlier call is still in a later call's input (visibility, A.1.4, A.2.1).
 """
 
 from __future__ import annotations
@@ -11,48 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..episode import CallView, EpisodeRecord
-from ..events import Entry, HistoryRewrite, MemoryDelivery, Retraction, text_digest
+from ..events import MemoryDelivery, text_digest
 from ..vocab import MIN_CLIPPED_PREFIX
 from .attribution import Attribution, attribute_delivery, processing_order
 from .checks import ResolvedPlacement, as_checks, call_level_checks, input_checks, resolve_placement
 from .exposure import UNKNOWN, ExposureMatch, PlacementText, contains_exposed, match_exposure
+from .identity import longest_prefix_in, message_ids
+from .keys import entry_key, item_key, placement_key
 from .models import RecordingCheck
 
 TOOL_SLOTS = ("tool", "tool_result", "tool_output", "observation")
-
-
-def item_identity(e: Entry) -> str | None:
-    """Item identity with the display-key fallback of A.1.4: the item id, else the display key
-    unless that key is itself an operation-local version identifier."""
-    if e.item_id:
-        return e.item_id
-    if e.display_key and not (not e.version_portable and e.display_key == e.version):
-        return e.display_key
-    return None
-
-
-def item_key(e: Entry) -> tuple:
-    """Which memory item an entry belongs to (namespace, identity); identity-less entries are
-    told apart by content."""
-    ident = item_identity(e)
-    if ident is not None:
-        return (e.namespace, ident)
-    return (e.namespace, None, e.digest or (text_digest(e.value) if e.value else None))
-
-
-def entry_key(e: Entry) -> tuple:
-    """Entry equality (A.1.4): namespace, item identity, id scheme, portable version, digest;
-    with neither a portable version nor a digest, namespace, identity and recorded value."""
-    ident = item_identity(e)
-    version = e.version if e.version_portable else None
-    if version is None and e.digest is None:
-        return ("value", e.namespace, ident, e.value)
-    return ("id", e.namespace, ident, e.id_scheme, version, e.digest)
-
-
-def placement_key(p) -> tuple:  # noqa: ANN001 - events.Placement
-    """Placement equality (A.1.4): slot, kind and text, or the digest when text is unresolved."""
-    return (p.slot, p.kind, text_digest(p.text) if p.text is not None else ("digest", p.digest))
 
 
 @dataclass
@@ -231,21 +199,6 @@ class EpisodeAnalysis:
         return True
 
 
-def longest_prefix_in(text: str, hay: str, minimum: int) -> str | None:
-    """The longest prefix of `text` (at least `minimum` characters) that occurs in `hay`, or None.
-    Containment of prefixes is monotone in their length, so a binary search finds it."""
-    if len(text) < minimum or text[:minimum] not in hay:
-        return None
-    lo, hi = minimum, len(text)  # text[:lo] occurs; find the largest such length
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if text[:mid] in hay:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo]
-
-
 class _LazyTexts:
     """Message texts of one input, computed on first access (most proofs name one message)."""
 
@@ -260,40 +213,6 @@ class _LazyTexts:
 
     def __iter__(self):  # noqa: ANN204
         return (self.text_of(m) for m in self.msgs)
-
-
-def _message_ids(rec: EpisodeRecord) -> dict[str, list[tuple[int, int]]]:
-    """Give each message of each agent input a persistent identity: a message keeps the identity
-    of the previous input's message at the same replayed position (retractions and rewrites of
-    A.1.3 applied), and new messages get (call seq, index)."""
-    by_before: dict[str, list[Retraction | HistoryRewrite]] = {}
-    for ev in rec.context_events:
-        by_before.setdefault(ev.before_call_id, []).append(ev)
-    out: dict[str, list[tuple[int, int]]] = {}
-    prev: CallView | None = None
-    for cv in rec.calls:
-        if cv.call.role != "agent":
-            continue
-        n = len(cv.messages)
-        if prev is None or cv.input_gap:
-            ids = [(cv.seq, i) for i in range(n)]
-        else:
-            base = out[prev.call_id]
-            evs = by_before.get(cv.call_id, [])
-            if not evs:  # fast path: the input continues the previous one
-                k = min(n, len(base))
-                ids = base[:k] + [(cv.seq, i) for i in range(k, n)]
-            else:
-                for ev in evs:
-                    if isinstance(ev, Retraction):
-                        drop = set(ev.removed)
-                        base = [x for i, x in enumerate(base) if i not in drop]
-                    else:
-                        base = base[: ev.kept_prefix] + [(cv.seq, -1 - k) for k in range(len(ev.replacement))]
-                ids = [base[i] if i < len(base) and base[i][1] >= 0 else (cv.seq, i) for i in range(n)]
-        out[cv.call_id] = ids
-        prev = cv
-    return out
 
 
 def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
@@ -413,5 +332,5 @@ def analyze_episode(rec: EpisodeRecord) -> EpisodeAnalysis:
     )
     for di in infos:
         di.verified = bool(di.placements) and all(rp.verified for rp in di.placements)
-    an.msg_ids = _message_ids(rec)
+    an.msg_ids = message_ids(rec)
     return an

@@ -229,7 +229,7 @@ existing table; new tables appear by themselves through CREATE TABLE IF NOT EXIS
 
 def _per_judge_verdicts(con: duckdb.DuckDBPyConnection) -> None:
     from .area_tables import VERDICTS_DDL
-    from .judging import rebuild_verdicts
+    from .verdict_rows import rebuild_verdicts
 
     con.execute("CREATE TEMP TABLE _verdicts_v2 AS SELECT * FROM verdicts")
     con.execute("DROP TABLE verdicts")

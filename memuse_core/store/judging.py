@@ -1,23 +1,24 @@
-"""Judge results in the store: the judgments / assessments / verdicts tables, rule verdicts of
-automatic neutral spans, batches, and the queries the batch runner needs (MemUse 3.5, A.3.2,
+"""Judge results in the store: judgments and assessments with the span's current verdict, batches,
+the queries the batch runner needs, and which judge's verdicts a table shows (MemUse 3.5, A.3.2,
 A.4.1). Every write also refreshes the stored outcome class of the spans it touches
-(`store.outcomes`). The journal that precedes these writes is `store.journal`.
+(`store.outcomes`). The verdicts table's rows, the rule verdicts of automatic neutral spans and
+the rebuild of verdicts are `store.verdict_rows`; the journal that precedes these writes is
+`store.journal`.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 from pydantic_core import to_json
 
 from ..rules.judgment import JudgmentResult, scrub_result
-from ..rules.verdicts import SpanVerdict, auto_neutral_verdict
+from ..rules.verdicts import SpanVerdict
 from ..vocab import DEFAULT_JUDGE_ORDER, JUDGE_KINDS, RULE_JUDGE, TRANSPORT_REASON, JudgeKind
 from .outcomes import refresh_outcomes
+from .verdict_rows import VCOLS, table, timestamp, verdict_row
 
 
 def known_judgments(con: duckdb.DuckDBPyConnection, ids: list[str]) -> set[str]:
@@ -32,10 +33,6 @@ def known_judgments(con: duckdb.DuckDBPyConnection, ids: list[str]) -> set[str]:
 def _json(obj: Any) -> str:
     """JSON text of plain data (pydantic-core's serializer: UTF-8 kept, a third of json.dumps's cost)."""
     return to_json(obj).decode()
-
-
-def _ts(x: float | None) -> datetime | None:
-    return datetime.fromtimestamp(x, tz=UTC).replace(tzinfo=None) if x is not None else None
 
 
 def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult]) -> int:
@@ -70,8 +67,8 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
                 r.cached_tokens,
                 r.output_tokens,
                 r.cost_usd,
-                _ts(r.started_at),
-                _ts(r.ended_at),
+                timestamp(r.started_at),
+                timestamp(r.ended_at),
                 r.answer.summary if r.answer else None,
                 r.answer.confidence if r.answer else None,
                 _json(r.transcript),
@@ -153,9 +150,9 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
         "window_read",
         "raw_effect",
     ]
-    con.register("_jdf", _table(jrows, jcols))
-    con.register("_adf", _table(arows, acols))
-    con.register("_vdf", _table([_verdict_row(v, r.judge, r.ended_at) for r, v in verdicts.values()], VCOLS))
+    con.register("_jdf", table(jrows, jcols))
+    con.register("_adf", table(arows, acols))
+    con.register("_vdf", table([verdict_row(v, r.judge, r.ended_at) for r, v in verdicts.values()], VCOLS))
     con.execute("BEGIN")
     try:
         con.execute(f"INSERT INTO judgments ({', '.join(jcols)}) SELECT * FROM _jdf")
@@ -173,97 +170,6 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
         for t in ("_jdf", "_adf", "_vdf"):
             con.unregister(t)
     return len(new)
-
-
-VCOLS = [
-    "span_id",
-    "judgment_id",
-    "triage",
-    "profiled",
-    "n_entries",
-    "relevance",
-    "corroboration",
-    "information_gain",
-    "acted_on",
-    "benefit",
-    "harm",
-    "u_accuracy",
-    "u_novelty",
-    "u_influence",
-    "u_effect",
-    "effect_resets",
-    "judge",
-    "usage_labels",
-    "counts",
-    "decided_at",
-]
-
-
-def _table(rows: list[Any], cols: list[str]) -> pa.Table:
-    """Rows as an Arrow table for `INSERT ... SELECT` (column types inferred from the values; an
-    all-null column is cast by the insert). Arrow, not pandas: judge workers then never import it."""
-    return pa.table({c: pa.array([r[i] for r in rows]) for i, c in enumerate(cols)})
-
-
-def _verdict_row(v: SpanVerdict, judge: str | None, at: float | None) -> list[Any]:
-    p = v.profile or {}
-    u = v.uncertainty or {}
-    return [
-        v.span_id,
-        v.judgment_id,
-        v.triage,
-        v.profiled,
-        v.n_entries,
-        p.get("relevance"),
-        p.get("corroboration"),
-        p.get("information_gain"),
-        p.get("acted_on"),
-        p.get("benefit"),
-        p.get("harm"),
-        u.get("u_accuracy"),
-        u.get("u_novelty"),
-        u.get("u_influence"),
-        u.get("u_effect"),
-        v.effect_resets,
-        judge,
-        json.dumps(v.usage_labels),
-        json.dumps(v.counts),
-        _ts(at),
-    ]
-
-
-def write_auto_neutral_verdicts(con: duckdb.DuckDBPyConnection) -> int:
-    """Rule-assigned verdicts for automatic neutral spans that have none yet (A.4.1): triage only."""
-    # One INSERT ... SELECT: the rule verdict is the same for every such span but for its id and
-    # entry count, so no row passes through Python.
-    tmpl = _verdict_row(auto_neutral_verdict("", 0), RULE_JUDGE, None)
-    exprs: list[str] = []
-    params: list[Any] = []
-    for col, value in zip(VCOLS, tmpl, strict=True):
-        if col == "span_id":
-            exprs.append("s.span_id")
-        elif col == "n_entries":
-            exprs.append("coalesce(s.n_entries, 0)")
-        elif value is None:
-            exprs.append("NULL")
-        else:
-            exprs.append("?")
-            params.append(value)
-    con.execute("BEGIN")
-    try:
-        added = con.execute(
-            f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT {', '.join(exprs)} FROM spans s "
-            "LEFT JOIN verdicts v ON v.span_id = s.span_id AND v.judge = ? "
-            "WHERE s.status = 'auto_neutral' AND v.span_id IS NULL RETURNING span_id",
-            [*params, RULE_JUDGE],
-        ).fetchall()
-        if added:
-            refresh_outcomes(con, span_ids=[r[0] for r in added])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    return len(added)
 
 
 def done_spans(con: duckdb.DuckDBPyConnection, judge: str, *, retry_errors: bool = False) -> set[str]:
@@ -380,52 +286,6 @@ def resolve_judge(con: duckdb.DuckDBPyConnection, judge: str | None = None) -> J
     if tried == {"llm"}:
         return "llm"
     return DEFAULT_JUDGE_ORDER[-1]
-
-
-def rebuild_verdicts(con: duckdb.DuckDBPyConnection) -> int:
-    """Rebuild the current verdict of every (span, judge kind) from its latest accepted judgment's
-    stored assessments (verdict assembly, 3.5; used when a store written before verdicts were kept
-    per judge is opened). Rule verdicts are kept. Returns the number of verdicts written."""
-    from ..rules.verdicts import EntrySignals, span_verdict
-
-    rows = con.execute(
-        """WITH latest AS (
-               SELECT span_id, judge, judgment_id, ended_at,
-                      row_number() OVER (PARTITION BY span_id, judge ORDER BY ended_at DESC) AS k
-               FROM judgments WHERE status = 'accepted')
-           SELECT l.span_id, l.judge, l.judgment_id, l.ended_at, a.relevance, a.accuracy, a.novelty,
-                  a.influence, coalesce(a.raw_effect, a.effect), a.window_read
-           FROM latest l JOIN assessments a ON a.judgment_id = l.judgment_id
-           WHERE l.k = 1 ORDER BY l.span_id, l.judge, a.pos"""
-    ).fetchall()
-    groups: dict[tuple[str, str], list[tuple]] = {}
-    for r in rows:
-        groups.setdefault((r[0], r[1]), []).append(r)
-    out = []
-    for (span_id, judge), rs in groups.items():
-        sig = [
-            EntrySignals(
-                relevance=bool(rel),
-                accuracy=acc or "uncontradicted",
-                novelty=nov,
-                influence=inf,
-                effect=eff,
-                window_read=bool(wr),
-            )
-            for _, _, _, _, rel, acc, nov, inf, eff, wr in rs
-        ]
-        v = span_verdict(span_id, sig, rs[0][2])
-        ended = rs[0][3]
-        at = ended.replace(tzinfo=UTC).timestamp() if ended is not None else None
-        out.append(_verdict_row(v, judge, at))
-    con.execute("DELETE FROM verdicts WHERE judge <> ?", [RULE_JUDGE])
-    if out:
-        con.register("_rebuilt", _table(out, VCOLS))
-        try:
-            con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _rebuilt")
-        finally:
-            con.unregister("_rebuilt")
-    return len(out)
 
 
 def episode_verdicts(con: duckdb.DuckDBPyConnection, episode_id: str) -> dict[str, dict[str, Any]]:
