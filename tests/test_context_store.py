@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from store_dump import dump_store
 from typer.testing import CliRunner
 
 from memuse_core.build import build_store
@@ -48,25 +49,6 @@ def store(tmp_path: Path, *eps: str) -> Path:
     finally:
         con.close()
     return db
-
-
-def dump_tables(db: Path) -> dict:
-    con = connect(db, read_only=True)
-    try:
-        out = {}
-        for t in CONTEXT_TABLES:
-            cols = [
-                r[0]
-                for r in con.execute(
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
-                    [t],
-                ).fetchall()
-                if r[0] != "built_at"
-            ]
-            out[t] = sorted(map(repr, con.execute(f"SELECT {', '.join(cols)} FROM {t}").fetchall()))
-        return out
-    finally:
-        con.close()
 
 
 def test_store_build_matches_pure_build_and_loaders(tmp_path: Path) -> None:
@@ -111,11 +93,11 @@ def test_store_incremental_build_and_rebuild_keeps_judgments(tmp_path: Path) -> 
     finally:
         con.close()
     assert build_store(db)["episodes"] == 1  # only the new episode
-    first = dump_tables(db)
+    first = dump_store(db, CONTEXT_TABLES)
     assert build_store(db, rebuild=True)["episodes"] == 2
-    assert dump_tables(db) == first  # rebuilding gives identical tables
+    assert dump_store(db, CONTEXT_TABLES) == first  # rebuilding gives identical tables
     assert build_store(db, rebuild=True)["episodes"] == 2
-    assert dump_tables(db) == first
+    assert dump_store(db, CONTEXT_TABLES) == first
     con = connect(db, read_only=True)
     try:
         for t in ("judgments", "annotations", "verdicts", "planted_truth"):
@@ -201,10 +183,10 @@ def test_cli_ingest_builds_automatically(tmp_path: Path) -> None:
 def test_store_build_with_worker_processes_equals_single_process(tmp_path: Path) -> None:
     db = store(tmp_path, "e1", "e2", "e3")
     assert build_store(db, workers=1)["episodes"] == 3
-    single = dump_tables(db)
+    single = dump_store(db, CONTEXT_TABLES)
     stats = build_store(db, rebuild=True, workers=2, batch=1)
     assert stats == {"episodes": 3, "spans": 6, "errors": 0}
-    assert dump_tables(db) == single
+    assert dump_store(db, CONTEXT_TABLES) == single
 
 
 def test_store_build_stops_with_an_error_when_a_worker_dies(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from realruns_helpers import mini_batch
+from store_dump import dump_store
 
 from memuse_core.ingest import IngestError, IngestResult
 from memuse_core.ingest.batch import ingest_batch
@@ -23,34 +24,6 @@ from memuse_core.ingest.parallel import ingest_files
 from memuse_core.store import connect
 
 TASKS = {f"django__django-{k}": "Submitted" for k in range(1, 8)}
-
-
-def dump(db: Path) -> dict[str, list[tuple]]:
-    """Every table of a store, rows sorted (the import time of a file left out)."""
-    con = connect(db, read_only=True)
-    try:
-        tables = [
-            r[0]
-            for r in con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-                "AND table_type = 'BASE TABLE' ORDER BY 1"
-            ).fetchall()
-        ]
-        out = {}
-        for t in tables:
-            cols = [
-                r[0]
-                for r in con.execute(
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
-                    [t],
-                ).fetchall()
-                if r[0] != "imported_at"
-            ]
-            sel = ", ".join(f'"{c}"' for c in cols)
-            out[t] = con.execute(f'SELECT {sel} FROM "{t}" ORDER BY ALL').fetchall()
-        return out
-    finally:
-        con.close()
 
 
 def outcome(r: IngestResult | IngestError) -> tuple:
@@ -66,7 +39,7 @@ def both_ways(tmp_path: Path, files: list[Path]) -> tuple[list[tuple], list[tupl
         con = connect(tmp_path / f"{name}.duckdb")
         results.append([outcome(r) for _, r in ingest_files(con, files, workers=0, grouped=grouped)])
         con.close()
-    assert dump(tmp_path / "grouped.duckdb") == dump(tmp_path / "single.duckdb")
+    assert dump_store(tmp_path / "grouped.duckdb") == dump_store(tmp_path / "single.duckdb")
     return results[0], results[1]
 
 
@@ -90,7 +63,7 @@ def test_batch_folder_grouped_equals_file_by_file(tmp_path: Path) -> None:
                 g.GROUP_FILES = old
         con.close()
         assert res.count("imported") == len(TASKS)
-        stores[grouped] = dump(db)
+        stores[grouped] = dump_store(db)
     assert stores[True] == stores[False]
     assert len(stores[True]["episodes"]) == len(TASKS)
     assert [r[0] for r in stores[True]["files"]] == list(range(1, len(TASKS) + 2))
@@ -169,4 +142,4 @@ def test_group_size_does_not_change_the_store(tmp_path: Path, group_files: int) 
     ref = [outcome(r) for _, r in ingest_files(con, files, workers=0)]
     con.close()
     assert out == ref
-    assert dump(tmp_path / "g.duckdb") == dump(tmp_path / "s.duckdb")
+    assert dump_store(tmp_path / "g.duckdb") == dump_store(tmp_path / "s.duckdb")

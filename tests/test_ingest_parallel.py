@@ -10,8 +10,8 @@ import shutil
 import signal
 from pathlib import Path
 
-import duckdb
 import pytest
+from store_dump import dump_store
 
 from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.events import RunEvent, dump_event
@@ -70,31 +70,11 @@ def _corpus(folder: Path) -> list[Path]:
     return out
 
 
-def _dump(db: Path) -> dict[str, list[tuple]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        tables = [
-            r[0]
-            for r in con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE "
-                "table_schema = 'main' AND table_type = 'BASE TABLE'"
-            ).fetchall()
-        ]
-        out = {}
-        for t in [*tables, "delivery_entries"]:
-            cols = [
-                r[0]
-                for r in con.execute(
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-                    "ORDER BY ordinal_position",
-                    [t],
-                ).fetchall()
-                if r[0] != "imported_at"
-            ]
-            out[t] = sorted(map(repr, con.execute(f"SELECT {', '.join(cols)} FROM {t}").fetchall()))
-        return out
-    finally:
-        con.close()
+def _dumped(db: Path) -> dict[str, list[tuple]]:
+    """Every base table plus the delivery_entries view."""
+    out = dump_store(db)
+    out.update(dump_store(db, ["delivery_entries"]))
+    return out
 
 
 def _ingest(db: Path, files: list[Path], workers: int) -> list[tuple[str, str]]:
@@ -124,7 +104,7 @@ def test_parallel_ingest_stores_exactly_what_the_sequential_loop_stores(tmp_path
         and "episode_id 'r2-e1' is already stored" in outcome["6-dup.jsonl"]
     )
     assert sum(o.startswith("imported") for o in outcome.values()) >= 4
-    a, b = _dump(tmp_path / "seq.duckdb"), _dump(tmp_path / "par.duckdb")
+    a, b = _dumped(tmp_path / "seq.duckdb"), _dumped(tmp_path / "par.duckdb")
     assert a.keys() == b.keys()
     for t in a:
         assert a[t] == b[t], t
@@ -132,7 +112,7 @@ def test_parallel_ingest_stores_exactly_what_the_sequential_loop_stores(tmp_path
     # importing everything again skips every good file and changes nothing
     again = _ingest(tmp_path / "par.duckdb", files, workers=2)
     assert all(o.startswith("skipped") or "error" in o or ".jsonl:" in o for _, o in again)
-    assert _dump(tmp_path / "par.duckdb") == b
+    assert _dumped(tmp_path / "par.duckdb") == b
 
 
 def test_a_dead_worker_stops_the_import_without_hanging_or_half_a_file(tmp_path):
