@@ -15,6 +15,7 @@ Without `MEMUSE_FAULT` a point costs one environment lookup.
 | `ingest.commit` | a file was committed, the next not started |
 | `build.start` | the build marker is set, no batch written |
 | `build.batch` | a build batch was committed, more may follow |
+| `judge.worker` | a judge worker process got its share of spans, none judged (`worker_point`) |
 
 Children. A worker process started with the `spawn` method blocks on its task queue; when its
 parent is killed (kill -9, the OOM killer) nothing tells it to stop, so it would wait forever and
@@ -33,7 +34,7 @@ import threading
 ENV = "MEMUSE_FAULT"
 FILE_ENV = "MEMUSE_FAULT_FILE"
 ACTION_ENV = "MEMUSE_FAULT_ACTION"
-POINTS = ("ingest.parse", "ingest.write", "ingest.commit", "build.start", "build.batch")
+POINTS = ("ingest.parse", "ingest.write", "ingest.commit", "build.start", "build.batch", "judge.worker")
 
 _seen: dict[str, int] = {}
 
@@ -56,6 +57,13 @@ def point(name: str) -> None:
         os.replace(target + ".tmp", target)
     sig = signal.SIGKILL if os.environ.get(ACTION_ENV) == "kill" else signal.SIGSTOP
     os.kill(os.getpid(), sig)
+
+
+def worker_point(name: str) -> None:
+    """In a worker process: SIGKILL itself here when `MEMUSE_FAULT` names this point (as the OOM
+    killer would end it), so a test can check that the parent notices a worker that died."""
+    if os.environ.get(ENV) == name and multiprocessing.parent_process() is not None:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def die_with_parent() -> None:

@@ -117,3 +117,27 @@ def test_workers_take_turns_at_the_store_and_a_held_lock_never_blocks(tmp_path, 
     with batch.store_turn():
         assert not free.acquire(block=False)  # taken for the turn
     assert free.acquire(block=False)  # and given back
+
+
+def test_a_worker_that_dies_fails_the_batch_and_leaves_its_spans_pending(tmp_path, monkeypatch):
+    """A worker killed before judging anything (the OOM killer, kill -9) must not read as a
+    finished batch: the command says which workers failed and exits non-zero, nothing is judged,
+    and the same command run again judges every span."""
+    from typer.testing import CliRunner
+
+    from memuse_core.cli import app
+
+    eps = [f(f"{f.__name__[:3]}{i}") for i in range(2) for f in (acted_on_episode, ignored_episode)]
+    db = write_store(tmp_path / "s", eps)
+    monkeypatch.setenv("MEMUSE_FAULT", "judge.worker")
+    s = run_batch(db, JudgeSettings(judge="rules"), workers=2)
+    assert s.broken and s.judged == 0 and s.planned == 4
+    assert s.stopped is not None and "2 of 2 judge worker processes failed" in s.stopped
+    assert "4 span(s) left pending" in s.stopped
+    r = CliRunner().invoke(app, ["judge", "--judge", "rules", "--workers", "2", "--db", str(db)])
+    assert r.exit_code == 1 and "judge worker processes failed" in r.output, r.output
+    monkeypatch.delenv("MEMUSE_FAULT")
+    again = run_batch(db, JudgeSettings(judge="rules"), workers=2)
+    assert not again.broken and again.judged == again.accepted == 4
+    elig, n, _ = _verdicts(db)
+    assert len(elig) == 4 and all(n.get(x) == 1 for x in elig)

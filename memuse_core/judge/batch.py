@@ -99,7 +99,8 @@ class BatchSummary:
     skipped_done: int = 0
     stopped: str | None = None
     broken: bool = False
-    """The circuit breaker stopped the batch (the command exits non-zero)."""
+    """The batch could not finish: the circuit breaker stopped it, or a worker process failed (the
+    command exits non-zero; unjudged spans stay pending)."""
     preflight_seconds: float | None = None
 
     def add(self, r: JudgmentResult) -> None:

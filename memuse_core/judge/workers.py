@@ -22,6 +22,7 @@ import threading
 import time
 from typing import Any
 
+from .. import crash
 from ..rules.judgment import JudgmentResult
 from .batch import BatchSummary, CircuitBreaker, ResultWriter, flush_seconds, share_store_lock
 from .loops import run_llm, run_rules
@@ -83,6 +84,7 @@ def _worker(
         q.put(("end", "done"))
         return
     shard, concurrency = item
+    crash.worker_point("judge.worker")
     summary = BatchSummary(batch_id=batch_id, judge=settings.judge)
     writer = ResultWriter(db, flush_seconds(settings.judge))
     status = "done"
@@ -115,6 +117,9 @@ def _worker(
             )
     except KeyboardInterrupt:
         status = "interrupted"
+    except BaseException:
+        status = "failed"  # the parent reports it; the traceback goes to stderr
+        raise
     finally:
         writer.close()
         q.put(("end", status))
@@ -232,6 +237,16 @@ class WorkerPool:
         if interrupted or "interrupted" in statuses:
             summary.stopped = "interrupted; run the same command again to resume"
             return "interrupted"
+        failed = len(procs) - ended + statuses.count("failed")
+        if failed:  # a worker died (killed, out of memory) or raised: its unjudged spans stay pending
+            codes = sorted({p.exitcode for p in procs if p.exitcode})
+            summary.broken = True
+            summary.stopped = (
+                f"{failed} of {len(procs)} judge worker processes failed"
+                + (f" (exit codes {', '.join(map(str, codes))})" if codes else "")
+                + f"; {len(todo) - seen} span(s) left pending; run the same command again to resume"
+            )
+            return "broken"
         if summary.broken or "broken" in statuses:
             summary.broken = True
             summary.stopped = (
