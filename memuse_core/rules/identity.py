@@ -7,21 +7,15 @@ from __future__ import annotations
 
 from ..episode import CallView, EpisodeRecord
 from ..events import HistoryRewrite, Retraction
+from .exposure import longest_prefix
 
 
 def longest_prefix_in(text: str, hay: str, minimum: int) -> str | None:
-    """The longest prefix of `text` (at least `minimum` characters) that occurs in `hay`, or None.
-    Containment of prefixes is monotone in their length, so a binary search finds it."""
+    """The longest prefix of `text` (at least `minimum` characters) that occurs in `hay`, or None
+    (`exposure.longest_prefix` finds its length)."""
     if len(text) < minimum or text[:minimum] not in hay:
         return None
-    lo, hi = minimum, len(text)  # text[:lo] occurs; find the largest such length
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if text[:mid] in hay:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo]
+    return text[: longest_prefix(text, hay)]
 
 
 def message_ids(rec: EpisodeRecord) -> dict[str, list[tuple[int, int]]]:
