@@ -118,7 +118,7 @@ def judge(
             return
     for line in summary.lines():
         typer.echo(line)
-    if summary.interrupted and summary.stopped and summary.stopped.startswith("interrupted"):
+    if summary.stopped and summary.stopped.startswith("interrupted"):  # also with none in flight
         raise typer.Exit(130)
     if summary.broken:
         typer.echo(f"error: {summary.stopped}", err=True)

@@ -167,9 +167,7 @@ async def run_llm(
 
             flushing = asyncio.ensure_future(asyncio.to_thread(write))
 
-    async def one(span_id: str, pkg: Any) -> None:
-        res = JudgmentResult(span_id=span_id, batch_id=summary.batch_id)
-        inflight[res.judgment_id] = res
+    async def one(res: JudgmentResult, pkg: Any) -> None:
         try:
             if isinstance(pkg, Exception):
                 raise pkg
@@ -228,7 +226,11 @@ async def run_llm(
                     sem.release()
                     break
                 started[0] += 1
-                task = asyncio.create_task(one(span_id, pkg))
+                # in flight from now on: a Ctrl-C before the task first runs still records the
+                # span as interrupted
+                res = JudgmentResult(span_id=span_id, batch_id=summary.batch_id)
+                inflight[res.judgment_id] = res
+                task = asyncio.create_task(one(res, pkg))
                 running.add(task)
                 task.add_done_callback(running.discard)
             if stopped():
