@@ -297,7 +297,16 @@ def test_ctrl_c_records_interrupted_spans_and_resume_finishes(tmp_path):
             "--concurrency",
             "2",
         ]
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # a shell that starts the tests in the background makes them ignore SIGINT, and a child
+        # inherits that: give the judge the default Ctrl-C, as in a terminal
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         deadline = time.monotonic() + 60
         while _journal_lines(db) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
