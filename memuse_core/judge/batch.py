@@ -75,13 +75,13 @@ def store_turn(read: bool = False) -> Iterator[None]:
     with STORE_LOCK:
         shared, readers = _SHARED if _SHARED else (None, None)
         got = shared if shared is not None and shared.acquire(timeout=SHARED_WAIT) else None
-        counted = False
+        counted = None
         try:
             if readers is not None:
                 if read:
                     with readers.get_lock():
                         readers.value += 1
-                    counted = True
+                    counted = readers
                     if got is not None:
                         got.release()  # other readers may enter; a writer waits for the count
                         got = None
@@ -89,9 +89,9 @@ def store_turn(read: bool = False) -> Iterator[None]:
                     _wait_readers(readers, time.monotonic() + SHARED_WAIT)
             yield
         finally:
-            if counted:
-                with readers.get_lock():
-                    readers.value -= 1
+            if counted is not None:
+                with counted.get_lock():
+                    counted.value -= 1
             if got is not None:
                 got.release()
 
