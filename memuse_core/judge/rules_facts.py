@@ -294,6 +294,8 @@ class EntryFacts:
     """The text is a placement shared with other entries of unknown exposure."""
     novelty_prior: str = ""
     """B_S without same-input copies of the same item (A.2.1, A.2.2 Novelty)."""
+    cut: tuple[str, ...] = ()
+    """The copy texts cut out of B_S to give `novelty_prior`, in the order they were cut."""
     competing_parts: list[str] = field(default_factory=list)
     """Other memory in the input (other items, and same-item copies not superseded by this one)
     plus co-delivered entries: competing sources (A.2.2 allocation rules)."""
@@ -338,6 +340,7 @@ def entry_facts(f: SpanFacts, e: EntryInfo) -> EntryFacts:
     same_input = {d for d, vis, _ in e.copies if vis == "same_input"}
     visible = f.visible
     novelty_prior = visible
+    cut: list[str] = []
     competing: list[str] = []
     names = {e.item_id, e.display_key} - {None}
     for om in pkg.other_memory:
@@ -352,6 +355,7 @@ def entry_facts(f: SpanFacts, e: EntryInfo) -> EntryFacts:
                 # exposure (A.2.1; A.2.2, first allocation rule)
                 for t in [piece] if piece else shown:
                     novelty_prior = novelty_prior.replace(t, " ")
+                    cut.append(t)
                 continue
             if same_item and (piece in text if piece else all(_contained(t, text) for t in shown)):
                 continue  # shared content belongs to this fuller delivery (second allocation rule)
@@ -364,6 +368,7 @@ def entry_facts(f: SpanFacts, e: EntryInfo) -> EntryFacts:
         text=text,
         shared_placement=shared,
         novelty_prior=novelty_prior,
+        cut=tuple(cut),
         competing_parts=competing,
     )
 
