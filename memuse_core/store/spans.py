@@ -7,9 +7,10 @@ The judge and the app read spans only through `load_spans`, `load_span_context`,
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
+import pandas as pd
 
 from ..events import Placement, Proof
 from ..rules.models import (
@@ -24,9 +25,6 @@ from ..rules.models import (
 )
 from .blobs import iter_blob_texts
 from .decode import construct
-
-if TYPE_CHECKING:  # pandas loads only for `list_spans` (the judge never needs it)
-    import pandas as pd
 
 
 def _placements(con: duckdb.DuckDBPyConnection, delivery_ids: list[str]) -> dict[str, list[Placement]]:
@@ -263,8 +261,6 @@ def list_spans(
     con: duckdb.DuckDBPyConnection, status: str | None = None, episode_id: str | None = None
 ) -> pd.DataFrame:
     """Stored spans as a DataFrame (one row per span, in episode then processing order)."""
-    import pandas as pd
-
     ensure_exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'spans'"
     ).fetchone()
