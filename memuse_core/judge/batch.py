@@ -234,8 +234,9 @@ def chunks(pairs: list[tuple[str, str]], first: int = CHUNK_EPISODES) -> Iterato
         yield cur
 
 
-SHARED_MIN_EPISODES = 20
-"""Smallest chunk of a shared work queue (`shared_chunks`)."""
+SHARED_MIN_EPISODES = 30
+"""Smallest chunk of a shared work queue (`shared_chunks`): each load has a fixed cost (a
+connection and a dozen queries, ~0.1 s of CPU), so the tail chunks are not made smaller."""
 
 
 def shared_chunks(pairs: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
@@ -254,7 +255,10 @@ def shared_chunks(pairs: list[tuple[str, str]], workers: int) -> list[list[tuple
     out: list[list[tuple[str, str]]] = []
     i = 0
     while i < len(eps):
-        size = min(most, max(SHARED_MIN_EPISODES, (len(eps) - i) // (2 * n)))
+        left = len(eps) - i
+        size = min(most, max(SHARED_MIN_EPISODES, left // (2 * n)))
+        if left - size < SHARED_MIN_EPISODES and left <= most:
+            size = left  # no small remainder chunk
         out.append([p for g in eps[i : i + size] for p in g])
         i += size
     return out
