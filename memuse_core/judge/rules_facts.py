@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .lexicon import has, hedged, is_path, sentences, tokens, words
+from .lexicon import has, hedged, is_path, sentences, tokens, tokens_of_parts, words, words_of_parts
 from .package import EntryInfo, EvidencePackage
 from .trail import StepView, runs_tests, same_check, test_targets
 
@@ -34,7 +34,8 @@ class EpisodeFacts:
         self._check: dict[int, bool] = {}
         self._same_fails: dict[int, list[StepView]] = {}
         self.failing = [s for _, s in sorted(steps.items()) if s.outcome in ("fail", "mixed") and s.commands]
-        self.situation = "\n".join([task, *(s.saw for s in self.failing if not s.retrieves)])
+        self._situation_parts = [task, *(s.saw for s in self.failing if not s.retrieves)]
+        self.situation = "\n".join(self._situation_parts)
         """The task and every recorded failure: what "the current failure" refers to (A.2.2). A
         memory retrieval's output recounts stored failures, not the current one."""
         self.task_files = test_targets(task)
@@ -97,12 +98,12 @@ class EpisodeFacts:
 
     @cached_property
     def situation_words(self) -> frozenset[str]:
-        return words(self.situation, 3)
+        return words_of_parts(self._situation_parts, 3)
 
     @cached_property
     def situation_token_words(self) -> frozenset[str]:
         """Words that occur in the situation only as parts of identifiers, paths or commands."""
-        toks = tokens(self.situation)
+        toks = tokens_of_parts(self._situation_parts)
         rest = self.situation
         for k in sorted(toks, key=len, reverse=True):
             rest = rest.replace(k, " ")
