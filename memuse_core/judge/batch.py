@@ -42,30 +42,56 @@ STORE_LOCK = threading.Lock()
 """DuckDB refuses a read-only and a read-write connection to one file in the same process at
 once: the LLM loop's loader and writer threads take turns through this lock."""
 _SHARED: list[Any] = []
-"""The worker processes' lock on the store (`share_store_lock`), when this process is one."""
+"""The worker processes' lock on the store and their count of readers (`share_store_lock`), when
+this process is one."""
 SHARED_WAIT = 10.0
-"""Seconds a worker waits for the shared lock before it opens the store anyway (the store's own
-lock retry then applies; a worker killed while holding the lock never blocks the others)."""
+"""Seconds a worker waits for the shared lock (or for the readers to leave) before it opens the
+store anyway (the store's own lock retry then applies; a worker killed while holding the lock or
+reading never blocks the others)."""
 
 
-def share_store_lock(lock: Any) -> None:
+def share_store_lock(lock: Any, readers: Any = None) -> None:
     """Make this process take `lock` (a multiprocessing lock shared by the worker processes of a
     batch) around every store access. The workers of a batch load and write the same file, which
     DuckDB lets one process open read-write at a time: without it a worker that finds the file
     locked polls with growing pauses (`store.connect`) and idles after the holder is done; with
-    it the next worker starts as soon as the holder closes the file."""
-    _SHARED[:] = [lock]
+    it the next worker starts as soon as the holder closes the file.
+
+    With `readers` (a shared integer) loads share the file: DuckDB lets several processes read
+    it at once, so a reader only passes through the lock (waiting behind a writer) and is
+    counted, and a writer holds the lock until the readers have left."""
+    _SHARED[:] = [lock, readers]
+
+
+def _wait_readers(readers: Any, until: float) -> None:
+    while readers.value > 0 and time.monotonic() < until:
+        time.sleep(0.002)
 
 
 @contextmanager
-def store_turn() -> Iterator[None]:
-    """This thread's turn at the store: the in-process lock, then the workers' shared one."""
+def store_turn(read: bool = False) -> Iterator[None]:
+    """This thread's turn at the store: the in-process lock, then the workers' shared one (for a
+    `read`, shared with the other readers of the batch)."""
     with STORE_LOCK:
-        shared = _SHARED[0] if _SHARED else None
+        shared, readers = _SHARED if _SHARED else (None, None)
         got = shared if shared is not None and shared.acquire(timeout=SHARED_WAIT) else None
+        counted = None
         try:
+            if readers is not None:
+                if read:
+                    with readers.get_lock():
+                        readers.value += 1
+                    counted = readers
+                    if got is not None:
+                        got.release()  # other readers may enter; a writer waits for the count
+                        got = None
+                else:
+                    _wait_readers(readers, time.monotonic() + SHARED_WAIT)
             yield
         finally:
+            if counted is not None:
+                with counted.get_lock():
+                    counted.value -= 1
             if got is not None:
                 got.release()
 
@@ -176,7 +202,7 @@ def load_chunk(db: Any, pairs: list[tuple[str, str]]) -> list[tuple[EpisodeEvide
     read, so other processes of the batch (and the app) can write between chunks."""
     eps = sorted({e for _, e in pairs})
     wanted = sorted({s for s, _ in pairs})
-    with store_turn():
+    with store_turn(read=True):
         con = connect(db, read_only=True)  # readers can share the file with the app
         try:
             with gc_paused():  # many small acyclic objects (see store.decode.gc_paused)
@@ -206,6 +232,36 @@ def chunks(pairs: list[tuple[str, str]], first: int = CHUNK_EPISODES) -> Iterato
         eps.add(p[1])
     if cur:
         yield cur
+
+
+SHARED_MIN_EPISODES = 30
+"""Smallest chunk of a shared work queue (`shared_chunks`): each load has a fixed cost (a
+connection and a dozen queries, ~0.1 s of CPU), so the tail chunks are not made smaller."""
+
+
+def shared_chunks(pairs: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
+    """Chunks of whole episodes for worker processes that take the next chunk from one queue as
+    they finish the last: each a share of the episodes left (half of them over the workers, at
+    most CHUNK_EPISODES, at least SHARED_MIN_EPISODES), so chunks shrink towards the end and the
+    workers finish within a small chunk of each other whatever their episodes cost. A batch of
+    fewer episodes is split evenly, so that every worker gets some (as many as there are
+    episodes)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for p in pairs:
+        groups.setdefault(p[1], []).append(p)
+    eps = list(groups.values())
+    n = max(1, workers)
+    most = min(CHUNK_EPISODES, -(-len(eps) // n))  # a small batch still gives every worker a chunk
+    out: list[list[tuple[str, str]]] = []
+    i = 0
+    while i < len(eps):
+        left = len(eps) - i
+        size = min(most, max(SHARED_MIN_EPISODES, left // (2 * n)))
+        if left - size < SHARED_MIN_EPISODES and left <= most:
+            size = left  # no small remainder chunk
+        out.append([p for g in eps[i : i + size] for p in g])
+        i += size
+    return out
 
 
 BREAKER_FAILURES = 3

@@ -105,6 +105,38 @@ def tokens(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+_EXPR_CHAR = re.compile(r"[\w.()'\"]")
+"""A character of an operand of the expression pattern (the one token pattern whose `\\s?` can
+take a line break)."""
+
+
+def tokens_of_parts(parts: list[str]) -> frozenset[str]:
+    """`tokens("\\n".join(parts))` from the (cached) tokens of each part: texts joined from parts
+    that recur (an episode's task, a failure output) cost only their new parts.
+
+    The same set: no token pattern crosses a line break except an expression whose operator is
+    separated from an operand by it (`x <` + line break + `y`); where a part boundary allows one
+    (an operand character on one side of the break, an operator character on the other), the
+    joined text is read instead."""
+    for a, b in zip(parts, parts[1:], strict=False):
+        x, y = a[-1:], b[:1]
+        if x and y and ((_EXPR_CHAR.match(x) and y in "*/=!<>") or (x in "*/=<>" and _EXPR_CHAR.match(y))):
+            return tokens("\n".join(parts))
+    out: set[str] = set()
+    for part in parts:
+        out |= tokens(part)
+    return frozenset(out)
+
+
+def words_of_parts(parts: list[str], minimum: int = 4) -> frozenset[str]:
+    """`words("\\n".join(parts), minimum)` from the (cached) words of each part: no word piece and
+    no backquoted span crosses a line break."""
+    out: set[str] = set()
+    for part in parts:
+        out |= words(part, minimum)
+    return frozenset(out)
+
+
 def _camel(p: str) -> bool:
     return re.search(r"[a-z][A-Z]", p) is not None
 

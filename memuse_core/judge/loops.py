@@ -10,7 +10,7 @@ import gc
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..rules.judgment import JudgmentResult
@@ -33,12 +33,14 @@ def run_rules(
     progress: Progress | None,
     external_stop: Any = None,
     on_result: Callable[[JudgmentResult], None] | None = None,
+    parts: Iterable[list[tuple[str, str]]] | None = None,
 ) -> str:
     """Judge `todo` with the rules judge in this process; returns done / stopped.
 
     Episodes are loaded a chunk at a time (one query per table per chunk); all spans of an
-    episode share one rendering of its steps (`store.evidence`)."""
-    for chunk in chunks(todo):
+    episode share one rendering of its steps (`store.evidence`). `parts` gives the chunks instead
+    (a worker process takes them from the batch's shared queue)."""
+    for chunk in chunks(todo) if parts is None else parts:
         if external_stop is not None and external_stop.is_set():
             return "stopped"
         # The chunk's records are a large, long-lived, acyclic heap: the collector stays off while

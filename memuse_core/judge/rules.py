@@ -22,12 +22,12 @@ import time
 
 from ..rules.judgment import Attempt, EntryAssessment, JudgeAnswer, JudgmentResult, verdict_for
 from .lexicon import has, tokens, words
-from .package import EntryInfo, EvidencePackage, choose_inline, step_path
+from .package import EntryInfo, EvidencePackage, choose_inline
 from .result import JudgeSettings
 from .rules_claims import accuracy, novelty, relevance
 from .rules_facts import SpanFacts, entry_facts, episode_facts
 from .rules_use import effect, influence
-from .tools import EvidenceTools
+from .tools import MAX_PAGE, EvidenceTools
 from .trail import step_view
 from .validate import check_answer, mandatory_chars
 
@@ -45,15 +45,24 @@ class _Reader:
 
     def full(self, path: str) -> str:
         text = self.files[path]
+        ranges = self.ranges
         # a file without a ledger range is unread; one with a range is checked like any other
-        if path not in self.ranges or not self.tools.file_complete(path):
-            self.log += [f"{path}@{off}" for off in self.tools.read_whole(path, round_no=1)]
+        if path not in ranges:
+            if len(text) <= MAX_PAGE:  # one page (most files): what `read_whole` records for it
+                ranges[path] = [(0, len(text), 1)]
+                self.tools.reads += 1
+                self.log.append(f"{path}@0")
+                return text
+        elif self.tools.file_complete(path):
+            return text
+        self.log += [f"{path}@{off}" for off in self.tools.read_whole(path, round_no=1)]
         return text  # the pages read above concatenate to exactly this text
 
     def step(self, t: int) -> str:
-        for p in self.tools.pkg.step_files(t)[1:]:
+        own, *refs = self.tools.pkg.step_files(t)  # steps/S<t>.md, then the memory it references
+        for p in refs:
             self.full(p)
-        return self.full(step_path(t))
+        return self.full(own)
 
 
 def judge_rules(

@@ -162,19 +162,39 @@ def novelty(f: SpanFacts, x: EntryFacts) -> tuple[Novelty | None, str]:
                 sorted(common)[:3]
             ) + ")"
     open_claims = []
+    pw: frozenset[str] | None = None
     for claim in claims(x.text):
         missing = {k for k in tokens(claim) if not in_text(prior, k)}
         if missing:
             open_claims.append(", ".join(sorted(missing)[:3]))
             continue
         cw = words(claim)
-        pw = f.visible_words if prior is f.visible else words(prior)
+        if pw is None:
+            pw = _prior_words(f, x)
         have = sum(1 for w in cw if w in pw)
         if missing or (cw and have < REDUNDANT_SHARE * len(cw)):
             open_claims.append(", ".join(sorted(missing)[:3]) or f"{len(cw) - have} of {len(cw)} words")
     if not open_claims:
         return "redundant", "the visible prior context already states every claim"
     return "novel", "adds to the visible prior context: " + "; ".join(open_claims[:2])
+
+
+def _prior_words(f: SpanFacts, x: EntryFacts) -> frozenset[str]:
+    """`words(x.novelty_prior)`, from the words of each source with the copies cut out (the
+    sources of an episode's spans repeat, so most are known already). The same set: no word or
+    backquoted span crosses a line break, and the sources are joined with line breaks; should a
+    cut copy straddle two sources, the joined text is read instead."""
+    if x.novelty_prior is f.visible:
+        return f.visible_words
+    srcs = [t for _, t in f.prior_files]
+    for c in x.cut:
+        srcs = [t.replace(c, " ") if c in t else t for t in srcs]
+    if "\n".join(srcs) != x.novelty_prior:
+        return words(x.novelty_prior)
+    out: set[str] = set()
+    for t in srcs:
+        out |= words(t)
+    return frozenset(out)
 
 
 _CLAIM_SPLIT = re.compile(r"(?<=[.!?])\s+|;\s+|\n+")

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .lexicon import has, hedged, is_path, sentences, tokens, words
+from .lexicon import has, hedged, is_path, sentences, tokens, tokens_of_parts, words, words_of_parts
 from .package import EntryInfo, EvidencePackage
 from .trail import StepView, runs_tests, same_check, test_targets
 
@@ -34,7 +34,8 @@ class EpisodeFacts:
         self._check: dict[int, bool] = {}
         self._same_fails: dict[int, list[StepView]] = {}
         self.failing = [s for _, s in sorted(steps.items()) if s.outcome in ("fail", "mixed") and s.commands]
-        self.situation = "\n".join([task, *(s.saw for s in self.failing if not s.retrieves)])
+        self._situation_parts = [task, *(s.saw for s in self.failing if not s.retrieves)]
+        self.situation = "\n".join(self._situation_parts)
         """The task and every recorded failure: what "the current failure" refers to (A.2.2). A
         memory retrieval's output recounts stored failures, not the current one."""
         self.task_files = test_targets(task)
@@ -97,12 +98,12 @@ class EpisodeFacts:
 
     @cached_property
     def situation_words(self) -> frozenset[str]:
-        return words(self.situation, 3)
+        return words_of_parts(self._situation_parts, 3)
 
     @cached_property
     def situation_token_words(self) -> frozenset[str]:
         """Words that occur in the situation only as parts of identifiers, paths or commands."""
-        toks = tokens(self.situation)
+        toks = tokens_of_parts(self._situation_parts)
         rest = self.situation
         for k in sorted(toks, key=len, reverse=True):
             rest = rest.replace(k, " ")
@@ -294,6 +295,8 @@ class EntryFacts:
     """The text is a placement shared with other entries of unknown exposure."""
     novelty_prior: str = ""
     """B_S without same-input copies of the same item (A.2.1, A.2.2 Novelty)."""
+    cut: tuple[str, ...] = ()
+    """The copy texts cut out of B_S to give `novelty_prior`, in the order they were cut."""
     competing_parts: list[str] = field(default_factory=list)
     """Other memory in the input (other items, and same-item copies not superseded by this one)
     plus co-delivered entries: competing sources (A.2.2 allocation rules)."""
@@ -338,6 +341,7 @@ def entry_facts(f: SpanFacts, e: EntryInfo) -> EntryFacts:
     same_input = {d for d, vis, _ in e.copies if vis == "same_input"}
     visible = f.visible
     novelty_prior = visible
+    cut: list[str] = []
     competing: list[str] = []
     names = {e.item_id, e.display_key} - {None}
     for om in pkg.other_memory:
@@ -352,6 +356,7 @@ def entry_facts(f: SpanFacts, e: EntryInfo) -> EntryFacts:
                 # exposure (A.2.1; A.2.2, first allocation rule)
                 for t in [piece] if piece else shown:
                     novelty_prior = novelty_prior.replace(t, " ")
+                    cut.append(t)
                 continue
             if same_item and (piece in text if piece else all(_contained(t, text) for t in shown)):
                 continue  # shared content belongs to this fuller delivery (second allocation rule)
@@ -364,6 +369,7 @@ def entry_facts(f: SpanFacts, e: EntryInfo) -> EntryFacts:
         text=text,
         shared_placement=shared,
         novelty_prior=novelty_prior,
+        cut=tuple(cut),
         competing_parts=competing,
     )
 

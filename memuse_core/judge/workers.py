@@ -4,7 +4,8 @@ A single event loop spends a few milliseconds of CPU per model call (request bui
 response parsing), so at high concurrency its CPU, not the endpoint's latency, bounds throughput;
 the rules judge is CPU-bound throughout (loading episodes and judging).
 `WorkerPool` splits the pending spans by episode over N processes, each running the ordinary loop
-of `judge.loops` (LLM: with concurrency/N; rules: `run_rules` on its share). Each worker writes its own results (journal first, then short
+of `judge.loops` (LLM: with concurrency/N on its share; rules: `run_rules` on chunks taken from one
+shared queue, so the workers stay busy to the end). Each worker writes its own results (journal first, then short
 transactions; the store's lock retry serialises them); the parent aggregates progress and cost from
 a queue, stops every worker at `--max-cost`, and on Ctrl-C lets each worker record its in-flight
 spans as interrupted. A worker whose parent dies (kill -9) stops by itself, so a resumed batch never
@@ -24,7 +25,14 @@ from typing import Any
 
 from .. import crash
 from ..rules.judgment import JudgmentResult
-from .batch import BatchSummary, CircuitBreaker, ResultWriter, flush_seconds, share_store_lock
+from .batch import (
+    BatchSummary,
+    CircuitBreaker,
+    ResultWriter,
+    flush_seconds,
+    share_store_lock,
+    shared_chunks,
+)
 from .loops import run_llm, run_rules
 from .result import JudgeSettings
 
@@ -69,10 +77,20 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 
 def _worker(
-    db: str, settings_json: str, shard_q: Any, batch_id: str, q: Any, stop: Any, parent: int, lock: Any
+    db: str,
+    settings_json: str,
+    shard_q: Any,
+    batch_id: str,
+    q: Any,
+    stop: Any,
+    parent: int,
+    lock: Any,
+    readers: Any,
+    work: Any,
 ) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-    share_store_lock(lock)  # the workers take turns at the store instead of polling its file lock
+    # the workers take turns at the store instead of polling its file lock (loads share it)
+    share_store_lock(lock, readers)
     settings = JudgeSettings.model_validate_json(settings_json)
     # Import the LLM judge (the openai SDK) while the parent prepares the batch; then wait for
     # this worker's share.
@@ -83,7 +101,7 @@ def _worker(
     if item is None:  # fewer shards than workers, or the batch was called off
         q.put(("end", "done"))
         return
-    shard, concurrency = item
+    shard, concurrency = item  # a rules worker's shard is None: it takes chunks from `work`
     crash.worker_point("judge.worker")
     summary = BatchSummary(batch_id=batch_id, judge=settings.judge)
     writer = ResultWriter(db, flush_seconds(settings.judge))
@@ -98,7 +116,15 @@ def _worker(
             # below still writes every finished result
             signal.signal(signal.SIGTERM, _raise_interrupt)
             status = run_rules(
-                db, settings, shard, writer, summary, None, external_stop=stop, on_result=on_result
+                db,
+                settings,
+                shard or [],
+                writer,
+                summary,
+                None,
+                external_stop=stop,
+                on_result=on_result,
+                parts=iter(work.get, None) if shard is None else None,
             )
         else:
             status = asyncio.run(
@@ -145,10 +171,14 @@ class WorkerPool:
         self, db: Any, settings: JudgeSettings, workers: int, batch_id: str, method: str = "spawn"
     ) -> None:
         ctx: Any = mp.get_context(method)
+        self.judge = settings.judge
         self.q = ctx.Queue()
         self.stop = ctx.Event()
         self.shard_qs = [ctx.Queue() for _ in range(workers)]
         self.lock = lock = ctx.Lock()  # held here until the workers end: spawned ones reopen it by name
+        self.readers = ctx.Value("i", 0)
+        self.work = ctx.Queue()
+        """Chunks of a rules batch, taken by whichever worker is free (`batch.shared_chunks`)."""
         self.procs = [
             ctx.Process(
                 target=_worker,
@@ -161,6 +191,8 @@ class WorkerPool:
                     self.stop,
                     os.getpid(),
                     lock,
+                    self.readers,
+                    self.work,
                 ),
             )
             for sq in self.shard_qs
@@ -190,10 +222,20 @@ class WorkerPool:
     ) -> str:
         """Judge `todo` over the workers; returns done / stopped / interrupted."""
         procs, q, stop = self.procs, self.q, self.stop
-        shards = _shards(todo, len(procs))
-        per = max(1, concurrency // max(1, len(shards)))
-        for i, sq in enumerate(self.shard_qs):
-            sq.put((shards[i], per) if i < len(shards) else None)
+        if self.judge == "rules":
+            # one queue of shrinking chunks: a free worker takes the next (balanced to the end)
+            parts = shared_chunks(todo, len(procs))
+            for part in parts:
+                self.work.put(part)
+            for _ in procs:
+                self.work.put(None)
+            for i, sq in enumerate(self.shard_qs):
+                sq.put((None, 1) if i < len(parts) else None)
+        else:
+            shards = _shards(todo, len(procs))
+            per = max(1, concurrency // max(1, len(shards)))
+            for i, sq in enumerate(self.shard_qs):
+                sq.put((shards[i], per) if i < len(shards) else None)
         ended, statuses = 0, []
         interrupted = False
         breaker = CircuitBreaker()
