@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from app_text import verbatim
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import XSS, episode_id, make_db
 
@@ -84,7 +85,7 @@ def test_transcript_shows_whole_steps_marks_memory_and_finds_text(app) -> None:
     assert any("Memory delivered into this input" in m for m in marks)
     assert any("credit window" in m for m in marks)
     # Recorded markup stays in code blocks; nothing renders as HTML.
-    assert any(XSS in c.value for c in at.code)
+    assert any(XSS in t for t in verbatim(at))
     assert not any(m.proto.allow_html for m in at.markdown)
     assert all("<script" not in m for m in marks)
     at.text_input(key="tr_find").input("pytest").run()
@@ -162,4 +163,4 @@ def test_transcript_shows_the_reasoning_beside_the_response(
     at.switch_page("pages/10_transcript.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert [e.label for e in at.expander if e.label == "Reasoning"] == ["Reasoning"]
-    assert "I should list the files first." in [c.value for c in at.code]
+    assert "I should list the files first." in verbatim(at)
