@@ -153,7 +153,8 @@ def test_timeline_deep_link_windows_and_lazy_step(app, db: Path) -> None:
     assert at.selectbox(key="tl_episode").value == ep
     assert at.number_input(key="tl_step").value == 4
     assert any("1 failed" in t for t in verbatim(at))
-    spec = json.loads(next(c for c in at.main if getattr(c, "type", "") == "plotly_chart").proto.spec)
+    specs = [json.loads(c.proto.spec) for c in at.main if getattr(c, "type", "") == "plotly_chart"]
+    spec = next(s for s in specs if s["data"][0].get("name") == "steps")  # the timeline (not its cursor)
     windows = [y for t in spec["data"] if t["type"] == "bar" for y in t["y"]]
     con = connect(db, read_only=True)
     try:
