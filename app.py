@@ -126,6 +126,9 @@ with st.sidebar:
         "Verdicts of",
         [None, *judgment.JUDGE_KINDS],
         format_func=judges.label,
+        # The kept value None (the default judge) reads as "no selection" in the browser, which
+        # would show Streamlit's "Choose an option": the placeholder names the default instead.
+        placeholder=judges.label(None),
         help="Whose verdicts the Overview, Episodes, Span inspector, Compare and Case studies show. "
         "Default: the LLM judge where it has accepted verdicts, else the rules judge.",
         **kept("view_judge"),

@@ -9,7 +9,6 @@ import streamlit as st
 from memuse_core.views import common
 from memuse_core.views import timeline as tl_view
 from pages._shared import (
-    NOT_BUILT,
     annotation_form,
     cached,
     link,
@@ -20,7 +19,7 @@ from pages._shared import (
     view_judge,
     write_url,
 )
-from pages._widgets import episode_picker, render_timeline, step_reader
+from pages._widgets import episode_picker, no_spans_note, render_timeline, step_reader
 
 st.title("Episode timeline")
 episode_id = episode_picker("tl_episode")
@@ -31,7 +30,9 @@ if ep is None:
 head = ep.header
 st.markdown(
     f"**{md_escape(head.config)}** · run {md_code(head.run_id)} · task {md_code(head.task_id)} · "
-    f"{md_escape(head.repository)} · {head.outcome} · {head.n_steps} steps"
+    f"{md_escape(head.repository)} · outcome {common.outcome_text(head.outcome)} · "
+    + (f"exit {md_code(head.exit_status)} · " if head.exit_status else "")
+    + f"{head.n_steps} steps"
 )
 with st.expander("Task"):
     show_text(head.task)
@@ -52,7 +53,7 @@ with right:
             column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")},
         )
     else:
-        st.info(f"Spans: {NOT_BUILT}.")
+        st.info(no_spans_note(episode_id))
     if step is not None:
         annotation_form("step", f"{episode_id}#S{step}", episode_id, key="tl")
     link("cases", "Case studies →")

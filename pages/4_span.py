@@ -109,7 +109,8 @@ if not span_id:
     st.info(
         md_escape(why)
         if why
-        else "Pick a span: paste its id, or choose an episode on the Timeline page first. " + NOT_BUILT
+        else "Pick a span: paste its id, or choose an episode on the Timeline page first "
+        "(spans exist once `memuse build` has run)."
     )
     st.stop()
 sv = cached(span_view.span, span_id, view_judge())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memuse_core.views import common
+from memuse_core.views import episode_facts as ep_facts
 from memuse_core.views import timeline as tl_view
 from pages._shared import (
     NOT_BUILT,
@@ -18,6 +19,15 @@ from pages._shared import (
     show_text,
     view_judge,
 )
+
+
+def no_spans_note(episode_id: str) -> str:
+    """Why an episode shows no spans or credit windows, in one sentence: no memory was delivered
+    in it (nothing to build), or its context is not built yet (issue 15: "not built" only when it
+    is true)."""
+    facts = cached(ep_facts.episode_facts, episode_id)
+    why = common.memory_note(facts.memory_state, facts.episode_id) if facts is not None else ""
+    return md_escape(why) if why else f"No spans: {NOT_BUILT}."
 
 
 def episode_picker(key: str) -> str:
@@ -88,7 +98,7 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
     )
     st.caption(f"{tl.caption} {tl.judge_note}")
     if not tl.windows:
-        st.caption(f"Credit windows: {NOT_BUILT}.")
+        st.caption(f"No credit windows. {no_spans_note(episode_id)}")
     elif len(tl.window_rows):
         with st.expander("Credit windows and why each ends"):
             st.dataframe(common.display_table(tl.window_rows), hide_index=True, key=f"{key}_windows")

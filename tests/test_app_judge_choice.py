@@ -53,6 +53,8 @@ def test_default_is_the_rules_judge_and_titles_name_it(app) -> None:
     at = app()
     picker = at.selectbox(key="_w_view_judge")
     assert picker.value is None and picker.format_func(None).startswith("default: rules judge (")
+    # The browser shows the placeholder while the value is None: it names the default judge.
+    assert picker.proto.placeholder == picker.format_func(None)
     titles = _titles(at)
     for t in ("Six-axis entry-share profiles", "Outcome classes", "Triage rates"):
         assert any(x.startswith(t) and x.endswith("(rules judge)") for x in titles), (t, titles)

@@ -123,6 +123,20 @@ def test_span_inspector_says_no_memory_was_delivered(app) -> None:
     assert "memuse build" not in infos  # nothing to build: not the "not built" message
 
 
+def test_timeline_header_and_no_memory_note(app) -> None:
+    """Issue 15 items 5 and 6 on the Timeline: the header names the outcome ("—" when unknown, never
+    "failed") and the exit status; an episode without memory says so instead of "not built"."""
+    at = app("pages/3_timeline.py", episode=NO_OUTCOME)
+    header = next(m.value for m in at.markdown if " steps" in m.value and "task" in m.value)
+    assert "outcome —" in header and "LimitsExceeded" in header, header
+    notes = " ".join([i.value for i in at.info] + [c.value for c in at.caption]).replace("\\", "")
+    assert f"No memory was delivered in episode {NO_OUTCOME}" in notes
+    assert "memuse build" not in notes
+    built = app("pages/3_timeline.py", episode="nano/django__django-2")
+    header = next(m.value for m in built.markdown if " steps" in m.value and "task" in m.value)
+    assert "outcome resolved" in header and "Submitted" in header, header
+
+
 def test_reasoning_is_shown_beside_the_response_and_inert(app) -> None:
     at = app("pages/4_span.py", span=SPAN, step="1")
     assert any(m.value == "Reasoning" for m in at.markdown)

@@ -178,7 +178,9 @@ def info(db: Path | None = DbOption, as_json: bool = typer.Option(False, "--json
             say(f"  {k:<18} {v:,}" if isinstance(v, int) else f"  {k:<18} {v}")
     if runs:
         say("  runs:")
+        wc = max(len(str(r[0])) for r in runs)  # columns as wide as the longest name (aligned)
+        wr = max(len(str(r[1])) for r in runs)
         for config, run_id, n, rate, unknown in runs:
             rr = "—" if rate is None else f"{rate:.1%}"
             note = f" ({unknown} without outcome)" if unknown else ""
-            say(f"    {config:<16} {run_id:<24} {n:>6} episodes  resolved {rr}{note}")
+            say(f"    {str(config):<{wc}}  {str(run_id):<{wr}} {n:>6} episodes  resolved {rr}{note}")
