@@ -122,7 +122,12 @@ def _pages(s: dict[str, str]) -> list[PageSpec]:
     return [
         PageSpec("", "Overview", "h1", {}),
         PageSpec("episodes", "Episodes", grid, {}),
-        PageSpec("timeline", "Episode timeline", chart, {"episode": s["episode"], "step": "5"}),
+        PageSpec(
+            "timeline",
+            "Episode timeline",
+            ".st-key-tl_chart " + chart,  # the timeline, not the step cursor strip above it
+            {"episode": s["episode"], "step": "5"},
+        ),
         PageSpec(
             "transcript",
             "Transcript",

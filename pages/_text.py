@@ -1,6 +1,6 @@
 """Safe rendering of recorded text on the pages (every function delegates to memuse_core.textsafe):
-inert markdown and code spans, verbatim blocks, users' notes without images, and text columns for
-numbers that `views.display.formatted` turned into text.
+inert markdown and code spans, verbatim blocks (escaped `<pre>`), users' notes without images, and
+text columns for numbers that `views.display.formatted` turned into text.
 """
 
 from __future__ import annotations
@@ -26,14 +26,32 @@ def text_columns(columns: Iterable[str]) -> dict[str, Any]:
     return {str(c): st.column_config.TextColumn(alignment="right") for c in columns}
 
 
-def show_text(text: Any, *, max_chars: int = 20000, language: str | None = None) -> None:
-    """Show recorded text verbatim (inert), truncated with a note when very long."""
+VERBATIM_STYLE = (
+    "white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:0.75rem 1rem;border-radius:0.5rem;"
+    "background:rgba(128,128,128,0.1);font-family:'Source Code Pro',monospace;font-size:0.875rem;"
+    "line-height:1.6;color:inherit"
+)
+"""Look of a verbatim block: wrapped monospace text on a faint grey panel that reads on the light
+and the dark theme (like st.code with wrap_lines, without its syntax highlighter)."""
+
+
+def verbatim_html(text: str) -> str:
+    """A `<pre>` block showing `text` character for character: neutralised (control and bidi
+    characters visible) and HTML-escaped by `textsafe.html_text`, so no tag, entity or script in
+    it can render."""
+    # The newline after the tag is the one an HTML parser drops, so a leading newline of the text stays.
+    return f'<pre class="memuse-text" style="{VERBATIM_STYLE}">\n{textsafe.html_text(text)}</pre>'
+
+
+def show_text(text: Any, *, max_chars: int = 20000) -> None:
+    """Show recorded text verbatim (inert), truncated with a note when very long.
+
+    An escaped `<pre>` through st.html, not st.code: st.code loads Streamlit's syntax highlighter,
+    about 1.5 MB of JavaScript that a fresh tab spends seconds on (issue 17)."""
     s = textsafe.neutralise(text)
+    st.html(verbatim_html(s[:max_chars] or " "))
     if len(s) > max_chars:
-        st.code(s[:max_chars], language=language, wrap_lines=True)
         st.caption(f"… {len(s) - max_chars:,} more characters not shown")
-    else:
-        st.code(s or " ", language=language, wrap_lines=True)
 
 
 def md_code(text: Any) -> str:

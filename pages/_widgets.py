@@ -66,18 +66,30 @@ def _on_chart_select(key: str, step_key: str) -> None:
     step = tl_view.picked_step(points)
     if step is not None:
         go_to_step(step, step_key)
+        # A pick changes the figure once (see render_timeline): the browser draws it anew, without
+        # the picked marker left highlighted while J / K move the step on.
+        st.session_state[f"_{key}_picks"] = int(st.session_state.get(f"_{key}_picks", 0)) + 1
 
 
 def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -> int | None:
     """Draw one episode's timeline; returns the step picked by clicking/selecting a marker.
 
-    With `step_key` (the page's Step box) a pick is applied in a callback, before the page runs,
-    so the cursor drawn on this run is already at the picked step."""
-    # Built once per episode (cached); the cursor is drawn on this run's copy.
-    tl = cached(tl_view.timeline, episode_id, judge=view_judge()).at_step(sel("step") if step_key else None)
+    With `step_key` (the page's Step box) a cursor strip above the chart marks the selected step,
+    and a pick is applied in a callback, before the page runs, so the cursor drawn on this run is
+    already at the picked step. The chart itself is the same figure on every run for an episode
+    (built once, cached; the step is not part of it), so moving the step with the Step box or
+    J / K redraws only the small strip: the browser keeps the drawn chart."""
+    tl = cached(tl_view.timeline, episode_id, judge=view_judge())
     if tl.figure is None:
         st.info("This episode has no completed agent steps.")
         return None
+    if step_key:
+        picks = int(st.session_state.get(f"_{key}_picks", 0))
+        if picks:
+            tl.figure.layout.meta = {"picks": picks}
+        cursor = tl.cursor(int(sel("step") or 1))  # the Step box below makes a missing step 1
+        if cursor is not None:
+            st.plotly_chart(cursor, key=f"{key}_cursor", config={"staticPlot": True, "displayModeBar": False})
     ev = st.plotly_chart(
         tl.figure,
         key=key,

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from app_text import verbatim
 from hostile_app_corpus import EPISODE, ITEM, make_hostile_db
 from streamlit.testing.v1 import AppTest
 
@@ -42,13 +43,13 @@ def _span(db: Path) -> str:
 
 
 def _texts(at: AppTest) -> tuple[list[str], list[str]]:
-    """(markdown sources, every other text: code, titles, options, cells)."""
+    """(markdown sources, every other text: verbatim blocks, titles, options, cells)."""
     md = [
         e.value
         for kind in ("markdown", "caption", "warning", "info", "success", "error")
         for e in at.get(kind)
     ]
-    other = [e.value for kind in ("code", "title", "subheader") for e in at.get(kind)]
+    other = verbatim(at) + [e.value for kind in ("title", "subheader") for e in at.get(kind)]
     for kind in ("selectbox", "multiselect", "radio"):
         for w in at.get(kind):
             other += [str(o) for o in getattr(w, "options", [])]
@@ -101,3 +102,30 @@ def test_pages_show_hostile_ids_inert(
         assert any(re.search(r"· (steps? \d|no consuming step)", t) for t in md)
     if page.endswith("2_episodes.py"):  # the config name is shown, literally (its text survives)
         assert any("material/home" in t for t in other)
+
+
+def test_verbatim_text_is_escaped_neutralised_wrapped_and_truncated() -> None:
+    """`show_text` (every step text, tool call and result): markup arrives HTML-escaped in a
+    wrapping `<pre>`, controls visible, and long text is cut with a note saying how much."""
+
+    def script() -> None:
+        import sys
+
+        sys.path.insert(0, ".")
+        from pages._text import show_text
+
+        show_text("<script>alert(1)</script>&amp; \x1b[31mred\u202eevil\n  indented", max_chars=1000)
+        show_text("x" * 30, max_chars=10)
+
+    at = AppTest.from_function(script, default_timeout=30)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    body = at.get("html")[0].proto.body
+    assert "<script>" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;&amp;amp;" in body
+    assert "white-space:pre-wrap" in body
+    first, second = verbatim(at)
+    assert first == "<script>alert(1)</script>&amp; \u241b[31mred<U+202E>evil\n  indented"
+    assert second == "x" * 10
+    assert [c.value for c in at.caption] == ["… 20 more characters not shown"]

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from app_text import verbatim
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import episode_id, make_db
 
@@ -151,8 +152,9 @@ def test_timeline_deep_link_windows_and_lazy_step(app, db: Path) -> None:
     at = app("pages/3_timeline.py", episode=ep, step="4")
     assert at.selectbox(key="tl_episode").value == ep
     assert at.number_input(key="tl_step").value == 4
-    assert any("1 failed" in c.value for c in at.code)
-    spec = json.loads(next(c for c in at.main if getattr(c, "type", "") == "plotly_chart").proto.spec)
+    assert any("1 failed" in t for t in verbatim(at))
+    specs = [json.loads(c.proto.spec) for c in at.main if getattr(c, "type", "") == "plotly_chart"]
+    spec = next(s for s in specs if s["data"][0].get("name") == "steps")  # the timeline (not its cursor)
     windows = [y for t in spec["data"] if t["type"] == "bar" for y in t["y"]]
     con = connect(db, read_only=True)
     try:
@@ -164,7 +166,7 @@ def test_timeline_deep_link_windows_and_lazy_step(app, db: Path) -> None:
     # Only the picked step's text is loaded: another step's output is absent.
     at.number_input(key="tl_step").set_value(5).run()
     assert at.query_params["step"] == "5"
-    assert not any("1 failed" == c.value for c in at.code)
+    assert not any("1 failed" == t for t in verbatim(at))
 
 
 def test_span_deep_link_citation_and_rejudge(app, db: Path) -> None:
@@ -172,7 +174,7 @@ def test_span_deep_link_citation_and_rejudge(app, db: Path) -> None:
     at = app("pages/4_span.py", span=sid, step="2")
     assert at.text_input(key="sp_span").value == sid
     assert at.pills(key="sp_cite").value == "S2"
-    assert any("Search memory." in c.value for c in at.code)  # the cited step's response
+    assert any("Search memory." in t for t in verbatim(at))  # the cited step's response
     con = connect(db, read_only=True)
     before = len(store_spans.span_judgments(con, sid))
     con.close()
@@ -271,7 +273,7 @@ def test_recorded_xss_payload_renders_inert(app, db: Path) -> None:
         for text in _all_markdown(at):
             assert "<script" not in text and "<img" not in text, text
             assert "](http://evil.example" not in text, text
-        seen_in_code |= any("<script>alert('xss')</script>" in c.value for c in at.code)
+        seen_in_code |= any("<script>alert('xss')</script>" in t for t in verbatim(at))
     assert seen_in_code
 
 

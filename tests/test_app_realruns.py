@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from app_text import verbatim
 from realruns_helpers import harness_report, mini_batch
 from streamlit.testing.v1 import AppTest
 
@@ -139,7 +140,7 @@ def test_timeline_header_and_no_memory_note(app) -> None:
 def test_reasoning_is_shown_beside_the_response_and_inert(app) -> None:
     at = app("pages/4_span.py", span=SPAN, step="1")
     assert any(m.value == "Reasoning" for m in at.markdown)
-    codes = [c.value for c in at.code]
+    codes = verbatim(at)
     shown = next(c for c in codes if "Read the parser first" in c)
     assert "\u202e" not in shown and "<b>then</b> edit" in shown  # bidi override made visible
     assert "look" in codes  # the response, beside it

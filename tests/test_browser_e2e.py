@@ -89,15 +89,15 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, browser, tmp_
     # 3. The timeline draws one credit-window bar per entry with a window.
     t0 = time.monotonic()
     open_app(page, f"{base}/timeline?episode={quote(pick['episode'], safe='')}&step={pick['step']}")
-    page.locator(".js-plotly-plot").first.wait_for()
+    page.locator(".st-key-tl_chart .js-plotly-plot").first.wait_for()
     chart_time = time.monotonic() - t0
-    bars = page.locator(".js-plotly-plot .barlayer .point path")
+    bars = page.locator(".st-key-tl_chart .barlayer .point path")
     bars.nth(pick["windows"] - 1).wait_for(state="attached")
     assert bars.count() >= pick["windows"] > 0
     # Clicking a step marker opens that step in the reader and the URL (the chart drags to zoom;
     # a click selects).
     target = 2 if pick["step"] != 2 else 3
-    page.locator(".js-plotly-plot .scatterlayer .trace").first.locator(".point").nth(target - 1).click(
+    page.locator(".st-key-tl_chart .scatterlayer .trace").first.locator(".point").nth(target - 1).click(
         force=True
     )
     expect(page.get_by_role("spinbutton", name="Step")).to_have_value(str(target))

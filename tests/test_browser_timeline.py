@@ -75,7 +75,7 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
     assert page.url.startswith(base) and f"episode={episode}".replace(":", "%3A") in page.url.replace(
         ":", "%3A"
     )
-    chart = page.locator(".js-plotly-plot").first
+    chart = page.locator(".st-key-tl_chart .js-plotly-plot").first  # the timeline, not its cursor strip
     chart.wait_for()
     legend = chart.locator(".legend").text_content() or ""
     for name in (LEGEND["window"], LEGEND["delivery"], LEGEND["anchor"], LEGEND["harmed"]):

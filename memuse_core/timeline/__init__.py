@@ -14,6 +14,7 @@ from .figure import (
     delivery_labels,
     episode_timeline,
     mark_step,
+    step_cursor,
 )
 from .windows import CAPTION, anchor_steps, entry_label, window_reason
 
@@ -36,5 +37,6 @@ __all__ = [
     "entry_label",
     "episode_timeline",
     "mark_step",
+    "step_cursor",
     "window_reason",
 ]

@@ -64,13 +64,13 @@ class Timeline(ViewModel):
             f"Usage labels, anchored actions and observed effects: the {judge_label(self.judge)}'s verdicts."
         )
 
-    def at_step(self, step: int | None) -> Timeline:
-        """This timeline with the cursor at `step` (None: no cursor). The figure is changed in
-        place: the app builds it once per episode (cached) and moves the cursor on its own copy,
-        so a new step costs no rebuild."""
-        if self.figure is not None:
-            figures.mark_step(self.figure, step)
-        return self
+    def cursor(self, step: int | None) -> go.Figure | None:
+        """The strip that marks `step` above the figure (None: no figure or no step). The figure
+        itself never shows the step: the app builds it once per episode (cached) and sends the
+        same figure while the step moves, so the browser keeps the chart it drew."""
+        if self.figure is None or step is None:
+            return None
+        return figures.step_cursor(self.figure, step)
 
 
 def timeline(
@@ -82,8 +82,9 @@ def timeline(
     title: str | None = None,
     judge: str | None = None,
 ) -> Timeline:
-    """The timeline of an episode, the selected step marked; with `span_id`, only that span's
-    entries get rows. Usage labels are one judge's (`judge`, default `store.judging.resolve_judge`)."""
+    """The timeline of an episode, `selected_step` marked in the figure (an exported figure; the
+    app draws it apart: `Timeline.cursor`); with `span_id`, only that span's entries get rows.
+    Usage labels are one judge's (`judge`, default `store.judging.resolve_judge`)."""
     steps = store_episodes.episode_steps(con, episode_id)
     chosen = resolve_judge(con, judge)
     every = records(store_episodes.episode_entries(con, episode_id, chosen))
