@@ -145,8 +145,10 @@ def episode_timeline(
     row_px = 26 if n_rows <= 30 else 16
     fig.update_layout(
         title=escape_hover(title) if title else None,
-        height=max(300, 150 + row_px * (n_rows + 2)),
-        margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 30},
+        height=max(340, 190 + row_px * (n_rows + 2)),
+        # The legend sits at the foot of the figure, under the axis title (placed in the plot's
+        # coordinates it covered the title "step" on short charts).
+        margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 70},
         xaxis={"title": "step", "range": [0.3, last + 0.9], "dtick": max(1, round(last / 25))},
         yaxis={
             "tickvals": [DELIVERY_ROW, ACTION_ROW, *range(1, n_rows + 1)],
@@ -157,8 +159,9 @@ def episode_timeline(
         barmode="overlay",
         legend={
             "orientation": "h",
-            "y": -0.12,
-            "yanchor": "top",
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
             "itemclick": False,
             "itemdoubleclick": False,
         },
