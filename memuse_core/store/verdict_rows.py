@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from ..rules.verdicts import EntrySignals, SpanVerdict, auto_neutral_verdict, span_verdict
-from ..vocab import RULE_JUDGE
+from ..vocab import AXES, RULE_JUDGE, UNCERTAINTY
 from .outcomes import refresh_outcomes
 
 
@@ -29,16 +29,8 @@ VCOLS = [
     "triage",
     "profiled",
     "n_entries",
-    "relevance",
-    "corroboration",
-    "information_gain",
-    "acted_on",
-    "benefit",
-    "harm",
-    "u_accuracy",
-    "u_novelty",
-    "u_influence",
-    "u_effect",
+    *AXES,  # the profile's six axes and the uncertainty shares, named once in vocab
+    *UNCERTAINTY,
     "effect_resets",
     "judge",
     "usage_labels",
@@ -62,16 +54,8 @@ def verdict_row(v: SpanVerdict, judge: str | None, at: float | None) -> list[Any
         v.triage,
         v.profiled,
         v.n_entries,
-        p.get("relevance"),
-        p.get("corroboration"),
-        p.get("information_gain"),
-        p.get("acted_on"),
-        p.get("benefit"),
-        p.get("harm"),
-        u.get("u_accuracy"),
-        u.get("u_novelty"),
-        u.get("u_influence"),
-        u.get("u_effect"),
+        *(p.get(a) for a in AXES),
+        *(u.get(k) for k in UNCERTAINTY),
         v.effect_resets,
         judge,
         json.dumps(v.usage_labels),
