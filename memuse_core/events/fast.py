@@ -139,27 +139,48 @@ def _post_init(funcs: list[Callable[[Any], Any]]) -> Callable[[Any], None]:
     return post_init
 
 
-def _plain(obj: Any) -> Any:
-    """`obj` as JSON values with None fields of structs left out (pydantic's `exclude_none`)."""
-    if isinstance(obj, msgspec.Struct):
+def _plain_of(cls: Any) -> Callable[[Any], dict[str, Any]]:
+    """A function giving a struct of `cls` as a dict without its None fields (pydantic's
+    `exclude_none`), nested structs (alone or in lists) likewise; built once per class."""
+    spec: list[tuple[str, Callable[[Any], Any] | None]] = []
+    for f in msgspec.structs.fields(cls):
+        inner = msgspec.inspect.type_info(f.type)
+        if isinstance(inner, msgspec.inspect.UnionType):  # `X | None`
+            kinds = [t for t in inner.types if not isinstance(t, msgspec.inspect.NoneType)]
+            inner = kinds[0] if len(kinds) == 1 else inner
+        if isinstance(inner, msgspec.inspect.StructType):
+            spec.append((f.name, _plain_of(inner.cls)))
+        elif isinstance(inner, msgspec.inspect.ListType) and isinstance(
+            inner.item_type, msgspec.inspect.StructType
+        ):
+            item = _plain_of(inner.item_type.cls)
+            spec.append((f.name, lambda xs, item=item: [item(x) for x in xs]))
+        else:
+            spec.append((f.name, None))
+
+    def plain(obj: Any) -> dict[str, Any]:
         out = {}
-        for k in obj.__struct_fields__:
+        for k, sub in spec:
             v = getattr(obj, k)
             if v is not None:
-                out[k] = _plain(v)
+                out[k] = v if sub is None else sub(v)
         return out
-    if isinstance(obj, list):
-        return [_plain(x) for x in obj]
-    return obj
+
+    return plain
 
 
 def _dump_json(self: Any, *, exclude_none: bool = False) -> str:
     """`model_dump_json(exclude_none=True)` of the model (the only form the store writes)."""
     if not exclude_none:
         raise NotImplementedError("events.fast structs dump with exclude_none=True only")
-    return _ENCODE(_plain(self)).decode()
+    cls = type(self)
+    plain = _PLAIN.get(cls)
+    if plain is None:
+        plain = _PLAIN[cls] = _plain_of(cls)
+    return _ENCODE(plain(self)).decode()
 
 
+_PLAIN: dict[type, Callable[[Any], dict[str, Any]]] = {}
 _ENCODE = msgspec.json.Encoder().encode
 
 FAST_CALL = _struct(ModelCall, "model_call")
