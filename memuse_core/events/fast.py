@@ -153,8 +153,7 @@ def _plain_of(cls: Any) -> Callable[[Any], dict[str, Any]]:
         elif isinstance(inner, msgspec.inspect.ListType) and isinstance(
             inner.item_type, msgspec.inspect.StructType
         ):
-            item = _plain_of(inner.item_type.cls)
-            spec.append((f.name, lambda xs, item=item: [item(x) for x in xs]))
+            spec.append((f.name, _each(_plain_of(inner.item_type.cls))))
         else:
             spec.append((f.name, None))
 
@@ -167,6 +166,13 @@ def _plain_of(cls: Any) -> Callable[[Any], dict[str, Any]]:
         return out
 
     return plain
+
+
+def _each(fn: Callable[[Any], Any]) -> Callable[[list[Any]], list[Any]]:
+    def each(xs: list[Any]) -> list[Any]:
+        return [fn(x) for x in xs]
+
+    return each
 
 
 def _dump_json(self: Any, *, exclude_none: bool = False) -> str:
