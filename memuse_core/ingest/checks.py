@@ -23,8 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from ..events import EpisodeStart, Event, MemoryChange, MemoryDelivery, MemorySearch, ModelCall, RunEvent
+from ..events.fast import FAST_CALL, FAST_DELIVERY
 from ..store import Connection
 from ..store.blobs import blob_hash
 from ..store.refs import VersionKey, missing_ids, stored_versions
@@ -74,12 +76,12 @@ class FileChecks:
     def see(self, ev: Event, line: Line) -> None:
         """Check one event against the earlier ones of the file (raises IngestError)."""
         t = type(ev)
-        if t is MemoryDelivery:
-            assert isinstance(ev, MemoryDelivery)
+        if t is MemoryDelivery or t is FAST_DELIVERY:  # `events.fast` structs read like the models
+            ev = cast(MemoryDelivery, ev)
             self._once(self.deliveries, ev.delivery_id, line, "delivery_id")
             self.consumers.append((ev.delivery_id, ev.episode_id, ev.consuming_call_id, ev.search_id, line))
-        elif t is ModelCall:
-            assert isinstance(ev, ModelCall)
+        elif t is ModelCall or t is FAST_CALL:
+            ev = cast(ModelCall, ev)
             seen = self.calls.get(ev.call_id)
             if seen is not None and seen[0] != ev.episode_id:
                 raise self.fail(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..events import (
     EpisodeEnd,
@@ -39,6 +40,7 @@ from ..events import (
     ToolResultEvent,
     dump_event,
 )
+from ..events.fast import MODEL_OF
 
 SUFFIX = "~"
 """Separator of a renamed id and its number (`<id>~2`)."""
@@ -105,19 +107,20 @@ class IdRewriter:
         """The event with its ids rewritten (in place: importers hand out fresh events)."""
         if not self.active:
             return ev
-        t = type(ev)
+        t: type = type(ev)
+        t = MODEL_OF.get(t, t)  # `events.fast` structs read like their models
         if t is ModelCall:
-            assert isinstance(ev, ModelCall)
+            ev = cast(ModelCall, ev)
             ev.episode_id = self.episodes.get(ev.episode_id, ev.episode_id)
             ev.call_id = self.derived(ev.call_id) or ev.call_id
             if ev.request.base_call_id is not None:
                 ev.request.base_call_id = self.derived(ev.request.base_call_id)
         elif t is ToolResultEvent:
-            assert isinstance(ev, ToolResultEvent)
+            ev = cast(ToolResultEvent, ev)
             ev.episode_id = self.episodes.get(ev.episode_id, ev.episode_id)
             ev.call_id = self.derived(ev.call_id) or ev.call_id
         elif t is MemoryDelivery:
-            assert isinstance(ev, MemoryDelivery)
+            ev = cast(MemoryDelivery, ev)
             ev.episode_id = self.episodes.get(ev.episode_id, ev.episode_id)
             ev.delivery_id = self.derived(ev.delivery_id) or ev.delivery_id
             ev.consuming_call_id = self.derived(ev.consuming_call_id)

@@ -106,7 +106,8 @@ def prepared_events(imp: Importer, path: Path, writer: EventWriter) -> Iterator[
     """An importer's events for one file as they go to the store: batch ids applied (when the file
     is a batch member), then ids that collide with another file's renamed (`ids.distinct_ids`).
     `writer` is the file's `EventWriter` (it knows the stored ids and this file's so far)."""
-    pairs: Iterable[tuple[int | None, Event]] = imp.events(path)
+    # `store_events` (the native log): the hot event types as `events.fast` structs
+    pairs: Iterable[tuple[int | None, Event]] = getattr(imp, "store_events", imp.events)(path)
     m = member_of(path)
     if m is not None:
         pairs = as_member(m, pairs)

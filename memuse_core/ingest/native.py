@@ -11,6 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..events import EVENT_ADAPTER, EVENT_SCHEMA_VERSION, Event, MemoryDelivery
+from ..events.fast import FAST_DELIVERY, FAST_ERRORS
+from ..events.fast import decode as fast_decode
 from ..vocab import MAX_EVENT_DEPTH, MAX_LINE_BYTES
 from .base import IngestError, open_binary, register, validation_reason
 from .limits import depth_reason, line_depth, nonfinite_line, nonfinite_reason, size_text
@@ -41,11 +43,22 @@ class NativeImporter:
         )
 
     def events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
+        """The file's events as pydantic models."""
+        return self._events(path, fast=False)
+
+    def store_events(self, path: Path) -> Iterator[tuple[int | None, Event]]:
+        """The file's events as the store reads them: the three hot event types decoded by
+        `events.fast` (structs that read like the models), every line it does not take validated
+        by pydantic as in `events` (so the same events and the same errors; only the writer and
+        the in-file checks see the structs)."""
+        return self._events(path, fast=True)
+
+    def _events(self, path: Path, *, fast: bool) -> Iterator[tuple[int | None, Event]]:
         # Lines are read as bytes and validated as bytes (no decode to str first: ~20% faster);
         # line numbers and blank-line skipping match reading the file as text with newline="".
         # The adapter's core validator directly (what TypeAdapter.validate_json calls with defaults).
         validate = getattr(EVENT_ADAPTER, "validator", EVENT_ADAPTER).validate_json
-        restated = _RestatedDeliveries(validate)
+        restated = _RestatedDeliveries(fast_decode, FAST_DELIVERY) if fast else _RestatedDeliveries(validate)
         n = 0
         with open_binary(path) as f:
             readline = f.readline
@@ -63,8 +76,14 @@ class NativeImporter:
                     try:
                         ev: Event | None = restated.get(raw) if raw.startswith(_DELIVERY_HEAD) else None
                         if ev is None:
-                            ev = validate(raw)
-                            if type(ev) is MemoryDelivery:
+                            if fast:
+                                try:
+                                    ev = fast_decode(raw)
+                                except FAST_ERRORS:
+                                    ev = None  # pydantic decides (result or error) as without it
+                            if ev is None:
+                                ev = validate(raw)
+                            if type(ev) is restated.cls:
                                 restated.remember(raw, ev)
                         assert ev is not None
                     except ValidationError as e:
@@ -107,12 +126,15 @@ class _RestatedDeliveries:
 
     MAX_BYTES = 64 << 20
 
-    def __init__(self, validate: Any) -> None:
+    def __init__(self, validate: Any, cls: Any = MemoryDelivery) -> None:
+        """`validate` decodes a line into `cls` (the model, or its `events.fast` struct)."""
         self.validate = validate
-        self.tails: dict[bytes, tuple[MemoryDelivery, tuple[str, ...]]] = {}
+        self.cls = cls
+        self.errors = (ValidationError,) if cls is MemoryDelivery else FAST_ERRORS
+        self.tails: dict[bytes, tuple[Any, tuple[str, ...]]] = {}
         self.size = 0
 
-    def get(self, raw: bytes) -> MemoryDelivery | None:
+    def get(self, raw: bytes) -> Any:
         i = raw.find(_ENTRIES_AT)
         if i < 0:
             return None
@@ -121,18 +143,22 @@ class _RestatedDeliveries:
             return None
         try:
             head = self.validate(raw[:i] + b"}")
-        except ValidationError:
+        except self.errors:
             return None  # validate the whole line: same error (or result) as without the cache
-        if type(head) is not MemoryDelivery:
+        if type(head) is not self.cls:
             return None
         ev, keys = hit
+        if self.cls is not MemoryDelivery:  # a struct: no pydantic bookkeeping
+            for k in keys:
+                setattr(head, k, getattr(ev, k))
+            return head  # type: ignore[no-any-return]
         # the tail's members come last, so their values win over any repeated in the head; `head`
         # is a fresh object of ours, so its fields are set in place (what model_copy would do)
         head.__dict__.update({k: ev.__dict__[k] for k in keys})
         head.__pydantic_fields_set__.update(keys)
         return head
 
-    def remember(self, raw: bytes, ev: MemoryDelivery) -> None:
+    def remember(self, raw: bytes, ev: Any) -> None:
         i = raw.find(_ENTRIES_AT)
         if i < 0 or not ev.entries:
             return

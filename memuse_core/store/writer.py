@@ -25,6 +25,7 @@ from ..events import (
     RunEvent,
     ToolResultEvent,
 )
+from ..events.fast import FAST_CALL, FAST_DELIVERY, FAST_TOOL_RESULT
 from .blobs import blob_hash
 from .call_rows import add_call, add_delivery
 from .duplicates import DuplicateError, duplicate_error
@@ -93,10 +94,13 @@ class EventWriter:
         if not self.n_events & 255 and sum(map(len, self.rows.values())) >= self.FLUSH_ROWS:
             self.flush()
         fid = self.file_id
-        if type(ev) is ModelCall:
-            self._call(ev, seq)
-        elif type(ev) is MemoryDelivery:
-            self._delivery(ev, seq)
+        t = type(ev)
+        if t is ModelCall or t is FAST_CALL:
+            self._call(ev, seq)  # type: ignore[arg-type]
+        elif t is MemoryDelivery or t is FAST_DELIVERY:
+            self._delivery(ev, seq)  # type: ignore[arg-type]
+        elif t is ToolResultEvent or t is FAST_TOOL_RESULT:
+            self._tool_result(ev, seq)  # type: ignore[arg-type]
         elif isinstance(ev, RunEvent):
             if ev.run_id in self._existing_runs:
                 raise DuplicateError(f"run_id {ev.run_id!r} is already stored")
@@ -121,26 +125,6 @@ class EventWriter:
             self.ended[ev.episode_id] = (ev, seq, None, None)
         elif isinstance(ev, ModelCall):
             self._call(ev, seq)
-        elif isinstance(ev, ToolResultEvent):
-            st = self._ep(ev.episode_id, "tool_result")
-            cs = st.by_id.get(ev.call_id)
-            if cs is None:
-                raise ValueError(f"call_id {ev.call_id!r} is not an earlier model_call of the episode")
-            oh = self.text(ev.output)
-            cs.tool_rows.append((oh, ev.exit_code, len(ev.output)))
-            self.rows["tool_results"].append(
-                (
-                    ev.episode_id,
-                    ev.call_id,
-                    ev.tool_call_id,
-                    ev.name,
-                    self.text(ev.arguments),
-                    oh,
-                    ev.exit_code,
-                    fid,
-                    seq,
-                )
-            )
         elif isinstance(ev, (Retraction, HistoryRewrite)):
             self._ep(ev.episode_id, ev.type)
             payload = ev.model_dump(exclude={"type", "v", "episode_id", "before_call_id"}, mode="json")
@@ -188,6 +172,27 @@ class EventWriter:
             self._close_episode(ev.episode_id)
         else:  # pragma: no cover
             raise TypeError(type(ev))
+
+    def _tool_result(self, ev: ToolResultEvent, seq: int) -> None:
+        st = self._ep(ev.episode_id, "tool_result")
+        cs = st.by_id.get(ev.call_id)
+        if cs is None:
+            raise ValueError(f"call_id {ev.call_id!r} is not an earlier model_call of the episode")
+        oh = self.text(ev.output)
+        cs.tool_rows.append((oh, ev.exit_code, len(ev.output)))
+        self.rows["tool_results"].append(
+            (
+                ev.episode_id,
+                ev.call_id,
+                ev.tool_call_id,
+                ev.name,
+                self.text(ev.arguments),
+                oh,
+                ev.exit_code,
+                self.file_id,
+                seq,
+            )
+        )
 
     def written_ids(self) -> tuple[set[str], set[str]]:
         """(episode ids, run ids) stored before this writer or written by it."""
