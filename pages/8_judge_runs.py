@@ -21,6 +21,12 @@ st.subheader("Span outcome classes")
 st.dataframe(
     [{"outcome class": c, "spans": n} for c, n in jr.classes.items()], hide_index=True, key="jr_classes"
 )
+if jr.recording_errors:
+    st.caption(
+        f"`error`: {jr.recording_errors:,} spans of episodes that failed a recording check (never sent to"
+        f" a judge; the Span page names the failed check) and {jr.judge_errors:,} spans whose judge"
+        " failed (counted in the batches' errors)."
+    )
 if not len(jr.batches):
     st.info(f"No judgments yet: {NOT_BUILT}.")
     st.stop()

@@ -108,3 +108,57 @@ def test_judge_runs_counts_the_error_as_done(app) -> None:
     assert classes["error"] == 1 and classes["unjudged"] == 17
     errors = _table(at, "example_span")
     assert errors.iloc[0]["judgments"] == 1 and "400" in errors.iloc[0]["reason"]
+
+
+@pytest.fixture(scope="module")
+def unrecorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A built store of one episode whose delivery lost its proof (A.1.3 "proof_missing"): its
+    nonempty attributed spans are `error` spans that no judge ever saw."""
+    from test_context_checks import episode, finish, first
+
+    from memuse_core.build import build_store
+    from memuse_core.events import RunEvent
+    from memuse_core.ingest import ingest_path
+
+    d = tmp_path_factory.mktemp("unrecorded")
+    events = finish(episode())
+    first(events).placements[0].proof = None
+    path = d / "chk.jsonl"
+    run = RunEvent(run_id="run-1", config="memA", label="memA run-1")
+    path.write_text("".join(e.model_dump_json() + "\n" for e in [run, *events]))
+    db = d / "app.duckdb"
+    con = connect(db)
+    try:
+        ingest_path(con, path)
+    finally:
+        con.close()
+    build_store(db)
+    return db
+
+
+def test_judge_runs_tells_recording_errors_from_judge_errors(unrecorded: Path, monkeypatch) -> None:
+    """A recording-check failure is outcome class `error` (A.4.1) but never reached a judge: Judge
+    runs says so beside the class table and keeps those spans out of the judgeable count."""
+    from memuse_core.views.judge_runs import judge_runs
+
+    con = connect(unrecorded, read_only=True)
+    try:
+        jr = judge_runs(con)
+    finally:
+        con.close()
+    assert jr.classes["error"] == jr.recording_errors > 0 and jr.judge_errors == 0
+    assert jr.judgeable == 0 and jr.done == 0
+    monkeypatch.setenv("MEMUSE_DB", str(unrecorded))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/8_judge_runs.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    note = " ".join(c.value for c in at.caption)
+    assert f"{jr.recording_errors:,} spans of episodes that failed a recording check" in note
+    assert "0 spans whose judge failed" in note
+
+
+def test_judge_runs_judge_error_is_not_a_recording_error(app) -> None:
+    at = app("pages/8_judge_runs.py")
+    assert not any("failed a recording check" in c.value for c in at.caption)

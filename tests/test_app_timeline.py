@@ -161,6 +161,17 @@ def test_delivery_labels_never_overlap() -> None:
     assert TL.delivery_labels([1, 2, 3, 10], 20) == [True, False, True, True]
 
 
+def test_timeline_without_memory_has_no_empty_band() -> None:
+    """An episode without deliveries draws its two rows in a short chart with no label room above
+    the deliveries row (the general minimum height left an empty band under the step cursor)."""
+    bare = TL.episode_timeline(_steps(30))
+    dels = [{"delivery_id": "d1", "step": 3, "form": "search_preview"}]
+    labelled = TL.episode_timeline(_steps(30), [], dels)
+    with_entries = TL.episode_timeline(_steps(30), _entries(), dels)
+    assert bare.layout.height < with_entries.layout.height
+    assert bare.layout.yaxis.range[1] > labelled.layout.yaxis.range[1]  # less room above the top row
+
+
 # Commands as mini-swe-agent, SWE-agent and OpenHands record them; the old first-word-after-colon
 # rule named the first two `\n" pos` and `' assert`.
 REAL_COMMANDS = [

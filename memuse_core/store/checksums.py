@@ -11,8 +11,12 @@ from __future__ import annotations
 import duckdb
 
 
-def table_checksums(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """table name -> checksum of its rows (without TIMESTAMP columns), for every base table."""
+def compared_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """base table -> its columns that two runs of the same work must agree on, in table order.
+
+    The store writes wall-clock times (imported, built, decided, judged, annotated) as TIMESTAMP and
+    recorded times (a call's start and end, an item's change) as DOUBLE seconds, so the type alone
+    tells which columns to leave out; one rule for the checksums and the tests' row dumps."""
     cols: dict[str, list[str]] = {}
     for table, column, dtype in con.execute(
         "SELECT table_name, column_name, data_type FROM information_schema.columns "
@@ -22,6 +26,12 @@ def table_checksums(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
         lst = cols.setdefault(table, [])
         if not str(dtype).startswith("TIMESTAMP"):
             lst.append(column)
+    return cols
+
+
+def table_checksums(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """table name -> checksum of its rows (without TIMESTAMP columns), for every base table."""
+    cols = compared_columns(con)
     parts = []
     for table, columns in cols.items():
         sel = ", ".join(f'"{c}"' for c in columns) or "1"

@@ -45,6 +45,8 @@ MAX_KINDS = 8
 LABEL_GAP_SHARE = 1 / 14
 """Delivery labels are at least this share of the episode's steps apart (labels never overlap)."""
 DELIVERY_ROW, ACTION_ROW = -1, 0
+MIN_HEIGHT_NO_ENTRIES = 250
+"""Pixel height of a timeline with only its deliveries and actions rows."""
 LEGEND: dict[str, str] = {
     "failed": "non-zero exit",
     "window": "credit window",
@@ -145,7 +147,9 @@ def episode_timeline(
     row_px = 26 if n_rows <= 30 else 16
     fig.update_layout(
         title=escape_hover(title) if title else None,
-        height=max(340, 190 + row_px * (n_rows + 2)),
+        # Without entry rows (no memory delivered) the two fixed rows need no more than this;
+        # the taller minimum left an empty band above them.
+        height=max(340 if n_rows else MIN_HEIGHT_NO_ENTRIES, 190 + row_px * (n_rows + 2)),
         # The legend sits at the foot of the figure, under the axis title (placed in the plot's
         # coordinates it covered the title "step" on short charts).
         margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 70},
@@ -153,7 +157,8 @@ def episode_timeline(
         yaxis={
             "tickvals": [DELIVERY_ROW, ACTION_ROW, *range(1, n_rows + 1)],
             "ticktext": ["deliveries", "actions", *(escape_hover(lbl) for lbl in labels)],
-            "range": [n_rows + 0.7, DELIVERY_ROW - 0.9],
+            # room above the deliveries row for the delivery labels, when there are any
+            "range": [n_rows + 0.7, DELIVERY_ROW - (0.9 if deliveries else 0.4)],
             "fixedrange": True,
         },
         barmode="overlay",

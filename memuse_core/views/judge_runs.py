@@ -24,6 +24,9 @@ class JudgeRuns(ViewModel):
 
     classes: dict[OutcomeClass, int]
     """Spans per outcome class (A.4.1), every class present (0 when none)."""
+    recording_errors: int = 0
+    """Spans of the `error` class whose episode failed a recording check (A.1.3): never sent to a
+    judge, so neither judgeable nor pending; the other `error` spans are judge failures."""
     batches: pd.DataFrame
     """One row per batch, newest first: batch_id, batch_judge, judge, model (none for the rules
     judge), status, started_at,
@@ -33,7 +36,12 @@ class JudgeRuns(ViewModel):
     @property
     def judgeable(self) -> int:
         """Spans that reach the judge."""
-        return sum(n for c, n in self.classes.items() if c not in NOT_JUDGED)
+        return sum(n for c, n in self.classes.items() if c not in NOT_JUDGED) - self.recording_errors
+
+    @property
+    def judge_errors(self) -> int:
+        """Spans of the `error` class whose judge failed."""
+        return self.classes["error"] - self.recording_errors
 
     @property
     def pending(self) -> int:
@@ -92,7 +100,11 @@ def judge_runs(con: Connection, runs: Scope = None) -> JudgeRuns:
     counts = store_outcomes.outcome_counts(con, runs)
     by_class = counts.groupby("outcome")["spans"].sum() if len(counts) else pd.Series(dtype=int)
     classes = {c: int(by_class.get(c, 0)) for c in OUTCOME_CLASSES}
-    return JudgeRuns(classes=classes, batches=_without_rules_model(store_judge.judge_batches(con)))
+    return JudgeRuns(
+        classes=classes,
+        recording_errors=int(counts["recording_errors"].sum()) if len(counts) else 0,
+        batches=_without_rules_model(store_judge.judge_batches(con)),
+    )
 
 
 class BatchDetail(ViewModel):

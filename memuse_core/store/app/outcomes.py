@@ -80,11 +80,13 @@ def outcome_counts(
     con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None, judge: str | None = None
 ) -> pd.DataFrame:
     """Span counts and estimated delivered tokens per configuration and outcome class, as `judge`'s
-    verdicts see them."""
+    verdicts see them; `recording_errors`: the class's spans whose episode failed a recording check
+    (status `error`, never sent to a judge, A.1.3) rather than a judge."""
     with spans_with_outcome(con, runs, judge=judge) as rel:
         return frame(
             con,
-            f"""SELECT config, outcome, count(*) AS spans, sum(est_tokens) AS est_tokens
+            f"""SELECT config, outcome, count(*) AS spans, sum(est_tokens) AS est_tokens,
+                       count(*) FILTER (WHERE status = 'error') AS recording_errors
                 FROM {rel} GROUP BY ALL ORDER BY 1, 2""",
         )
 
