@@ -5,13 +5,12 @@ spans in this process, and the LLM judge as a pipeline of concurrent calls. The 
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..rules.judgment import JudgmentResult
 from ..rules.models import SpanContext
@@ -20,6 +19,9 @@ from .evidence import EpisodeEvidence
 from .package import build_package
 from .result import JudgeSettings, Prompts
 from .rules import judge_rules
+
+if TYPE_CHECKING:  # the rules judge never loads asyncio (run_llm imports it)
+    import asyncio
 
 Progress = Callable[[BatchSummary], None]
 
@@ -125,6 +127,8 @@ async def run_llm(
     A pipeline without barriers: the next chunk is loaded (and its packages built) in a thread
     while the current one is judged, and a span starts as soon as any slot frees, so chunk
     boundaries never drain the concurrency."""
+    import asyncio
+
     from .llm import judge_llm, make_client  # lazy: the openai SDK loads only for the LLM judge
 
     client = make_client(settings)

@@ -14,6 +14,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import cast
 
 from .lexicon import has, hedged, is_path, sentences, tokens, tokens_of_parts, words, words_of_parts
 from .package import EntryInfo, EvidencePackage
@@ -344,8 +345,10 @@ def entry_facts(f: SpanFacts, e: EntryInfo) -> EntryFacts:
     cut: list[str] = []
     competing: list[str] = []
     names = {e.item_id, e.display_key} - {None}
-    for om in pkg.other_memory:
-        shown = [t for t in om.texts if t in visible]
+    shown_of = cast("list[list[str]] | None", f._cache.get("shown"))  # per span, not per entry
+    if shown_of is None:  # the texts of each other delivery that B_S shows
+        shown_of = f._cache["shown"] = [[t for t in om.texts if t in visible] for om in pkg.other_memory]
+    for om, shown in zip(pkg.other_memory, shown_of, strict=True):
         if not shown:
             continue  # no longer visible: not in B_S
         for ns, item, value in om.items:

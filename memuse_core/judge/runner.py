@@ -11,7 +11,6 @@ parts `judge.batch`, the worker processes `judge.workers`.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 import uuid
@@ -143,6 +142,8 @@ def run_batch(
         elif settings.judge == "rules":
             status = run_rules(db, settings, todo, writer, summary, progress)
         else:
+            import asyncio  # the LLM loop only: a rules batch never loads it
+
             status = asyncio.run(
                 run_llm(db, settings, todo, writer, summary, concurrency, max_cost, progress)
             )
@@ -182,6 +183,8 @@ def judge_span(
     if s.judge == "rules":
         res = judge_rules(pkg, s)
     else:
+        import asyncio
+
         from .llm import judge_llm, make_client  # lazy: the openai SDK loads only for the LLM judge
 
         async def go() -> JudgmentResult:

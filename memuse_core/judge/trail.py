@@ -141,7 +141,6 @@ def parse_step(t: int, text: str) -> StepView:
     outcome, errors = _outcome(body, codes) if commands else (None, frozenset())
     sents = sentences(said)
     changes = bool(edits or reverts)
-    live = " ".join(z for z in sents if not deferred(z))
     return StepView(
         t=t,
         said=said,
@@ -158,8 +157,14 @@ def parse_step(t: int, text: str) -> StepView:
         missing=_missing(body),
         test=runs_tests(did),
         sentences=sents,
-        change_words=words(live + "\n" + did, 5) if changes else frozenset(),
+        change_words=_change_words(sents, did) if changes else frozenset(),
     )
+
+
+def _change_words(sents: tuple[str, ...], did: str) -> frozenset[str]:
+    """The words of a changing step's commands and of its sentences that put nothing off."""
+    live = " ".join(z for z in sents if not deferred(z))
+    return words(live + "\n" + did, 5)
 
 
 _NOT_FOUND_HINTS = ("No rule to make target", "command not found", "No such file", "does not exist")
@@ -175,9 +180,15 @@ def step_view(t: int, text: str) -> StepView:
     """`parse_step` of a step record whose memory references may name a span-specific file (the
     span's own delivery is referenced as target/placements.md): they are made alike first, so the
     spans of an episode share one parse of each step."""
-    if "⟦memory delivery" in text:
-        text = MEMORY_REF.sub("⟦memory delivery⟧", text)
-    return parse_step(t, text)
+    return parse_step(t, _alike(text))
+
+
+@lru_cache(maxsize=16384)
+def _alike(text: str) -> str:
+    """The step record with its memory references made alike (one object per distinct text: every
+    span of an episode reads the same record, so the scan, the substitution and the hashing of the
+    new text happen once, not once per span)."""
+    return MEMORY_REF.sub("⟦memory delivery⟧", text) if "⟦memory delivery" in text else text
 
 
 @lru_cache(maxsize=65536)
@@ -270,12 +281,14 @@ def _outcome(body: str, codes: tuple[int, ...]) -> tuple[Outcome, frozenset[str]
         return ("fail" if bad_exit else "pass"), frozenset()
     errors = frozenset(m.group(1) for m in _ERROR_NAME.finditer(body))
     fail_lines = {ln for ln in _hinted_lines(body, _FAIL_HINTS) if _FAIL_LINE.search(ln)}
-    fail = len(fail_lines)
-    pass_ = sum(
-        1 for ln in _hinted_lines(body, _PASS_HINTS) if ln not in fail_lines and _PASS_LINE.search(ln)
-    )
-    if fail and pass_ and not bad_exit:
+    # a passing line matters only for a failure the exit code does not confirm (one is enough)
+    if (
+        fail_lines
+        and not bad_exit
+        and any(ln not in fail_lines and _PASS_LINE.search(ln) for ln in _hinted_lines(body, _PASS_HINTS))
+    ):
         return "mixed", errors
+    fail = len(fail_lines)
     if fail or bad_exit:
         return "fail", errors
     return "pass", errors

@@ -14,7 +14,7 @@ races an orphan.
 
 from __future__ import annotations
 
-import asyncio
+import gc
 import multiprocessing as mp
 import os
 import queue
@@ -127,6 +127,8 @@ def _worker(
                 parts=iter(work.get, None) if shard is None else None,
             )
         else:
+            import asyncio  # the LLM loop only
+
             status = asyncio.run(
                 run_llm(
                     db,
@@ -197,8 +199,18 @@ class WorkerPool:
             )
             for sq in self.shard_qs
         ]
-        for p in self.procs:
-            p.start()
+        # Forked workers inherit the parent's heap (modules, regexes, settings): frozen first, so
+        # their collections never walk it (a walk writes to every object's header and copies
+        # each page it touches).
+        frozen = method == "fork"
+        if frozen:
+            gc.freeze()
+        try:
+            for p in self.procs:
+                p.start()
+        finally:
+            if frozen:
+                gc.unfreeze()
 
     def cancel(self) -> None:
         for sq in self.shard_qs:

@@ -18,7 +18,8 @@ from ..rules.judgment import JudgmentResult, scrub_result
 from ..rules.verdicts import SpanVerdict
 from ..vocab import DEFAULT_JUDGE_ORDER, JUDGE_KINDS, RULE_JUDGE, TRANSPORT_REASON, JudgeKind
 from .outcomes import refresh_outcomes
-from .verdict_rows import VCOLS, table, timestamp, verdict_row
+from .row_insert import insert_rows
+from .verdict_rows import VCOLS, timestamp, verdict_row
 
 
 def known_judgments(con: duckdb.DuckDBPyConnection, ids: list[str]) -> set[str]:
@@ -150,25 +151,23 @@ def write_results(con: duckdb.DuckDBPyConnection, results: list[JudgmentResult])
         "window_read",
         "raw_effect",
     ]
-    con.register("_jdf", table(jrows, jcols))
-    con.register("_adf", table(arows, acols))
-    con.register("_vdf", table([verdict_row(v, r.judge, r.ended_at) for r, v in verdicts.values()], VCOLS))
+    vrows = [verdict_row(v, r.judge, r.ended_at) for r, v in verdicts.values()]
     con.execute("BEGIN")
     try:
-        con.execute(f"INSERT INTO judgments ({', '.join(jcols)}) SELECT * FROM _jdf")
-        if arows:
-            con.execute(f"INSERT INTO assessments ({', '.join(acols)}) SELECT * FROM _adf")
+        insert_rows(con, "judgments", jcols, jrows)
+        insert_rows(con, "assessments", acols, arows)
         if verdicts:
-            con.execute("DELETE FROM verdicts WHERE (span_id, judge) IN (SELECT (span_id, judge) FROM _vdf)")
-            con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _vdf")
+            con.execute(
+                "DELETE FROM verdicts WHERE (span_id, judge) IN "
+                "(SELECT (s, j) FROM (SELECT unnest($s::VARCHAR[]) AS s, unnest($j::VARCHAR[]) AS j))",
+                {"s": [r[0] for r in vrows], "j": [r[VCOLS.index("judge")] for r in vrows]},
+            )
+            insert_rows(con, "verdicts", VCOLS, vrows)
         refresh_outcomes(con, span_ids=sorted({r.span_id for r in new}))
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    finally:
-        for t in ("_jdf", "_adf", "_vdf"):
-            con.unregister(t)
     return len(new)
 
 

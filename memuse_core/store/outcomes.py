@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import duckdb
-import pyarrow as pa
 
 from ..rules.outcome import is_profiled, outcome_class
 from ..vocab import ERROR_JUDGMENT_STATUSES, JUDGE_KINDS, RULE_JUDGE, TRANSPORT_REASON
+from .row_insert import insert_rows
 
 _COLS = ["span_id", "judge", "episode_id", "outcome", "profiled"]
 
@@ -75,12 +75,7 @@ def refresh_outcomes(
         )
         for sid, eid, status, judge, triage, profiled, n_entries, failed in rows
     ]
-    tbl = pa.table({c: pa.array([r[i] for r in out]) for i, c in enumerate(_COLS)})
-    con.register("_outcome_rows", tbl)
-    try:
-        con.execute(f"INSERT INTO span_outcomes ({', '.join(_COLS)}) SELECT * FROM _outcome_rows")
-    finally:
-        con.unregister("_outcome_rows")
+    insert_rows(con, "span_outcomes", _COLS, out)
     return len(out)
 
 

@@ -7,10 +7,9 @@ The judge and the app read spans only through `load_spans`, `load_span_context`,
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 
 from ..events import Placement, Proof
 from ..rules.models import (
@@ -25,6 +24,9 @@ from ..rules.models import (
 )
 from .blobs import iter_blob_texts
 from .decode import construct
+
+if TYPE_CHECKING:  # pandas loads only for `list_spans` (the judge never needs it)
+    import pandas as pd
 
 
 def _placements(con: duckdb.DuckDBPyConnection, delivery_ids: list[str]) -> dict[str, list[Placement]]:
@@ -280,6 +282,8 @@ def list_spans(
         "reason",
     ]
     if not ensure_exists or not ensure_exists[0]:
+        import pandas as pd
+
         return pd.DataFrame(columns=cols)
     conds, args = [], []
     if status is not None:

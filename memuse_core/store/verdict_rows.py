@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from ..rules.verdicts import EntrySignals, SpanVerdict, auto_neutral_verdict, span_verdict
 from ..vocab import AXES, RULE_JUDGE, UNCERTAINTY
 from .outcomes import refresh_outcomes
+from .row_insert import insert_rows
 
 
 def timestamp(x: float | None) -> datetime | None:
@@ -37,12 +37,6 @@ VCOLS = [
     "counts",
     "decided_at",
 ]
-
-
-def table(rows: list[Any], cols: list[str]) -> pa.Table:
-    """Rows as an Arrow table for `INSERT ... SELECT` (column types inferred from the values; an
-    all-null column is cast by the insert). Arrow, not pandas: judge workers then never import it."""
-    return pa.table({c: pa.array([r[i] for r in rows]) for i, c in enumerate(cols)})
 
 
 def verdict_row(v: SpanVerdict, judge: str | None, at: float | None) -> list[Any]:
@@ -133,10 +127,5 @@ def rebuild_verdicts(con: duckdb.DuckDBPyConnection) -> int:
         at = ended.replace(tzinfo=UTC).timestamp() if ended is not None else None
         out.append(verdict_row(v, judge, at))
     con.execute("DELETE FROM verdicts WHERE judge <> ?", [RULE_JUDGE])
-    if out:
-        con.register("_rebuilt", table(out, VCOLS))
-        try:
-            con.execute(f"INSERT INTO verdicts ({', '.join(VCOLS)}) SELECT * FROM _rebuilt")
-        finally:
-            con.unregister("_rebuilt")
+    insert_rows(con, "verdicts", VCOLS, out)
     return len(out)
