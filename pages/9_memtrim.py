@@ -9,6 +9,7 @@ import plotly.express as px
 import streamlit as st
 
 from memuse_core.views.memtrim import MemTrimView, memtrim_view
+from pages._pick import select_long
 from pages._shared import LOCK_TIMEOUT, db_key, md_code, md_escape, scope, sel, set_sel, show_text, write_url
 
 COLOURS = {
@@ -60,7 +61,7 @@ with tab_one:
         st.info("No episode with memory deliveries in this scope.")
     else:
         st.session_state["mt_episode"] = view.episode
-        st.selectbox("Episode", view.episodes, key="mt_episode")
+        select_long("Episode", view.episodes, key="mt_episode")
         set_sel(episode=view.episode)
         st.session_state["_mt_written"] = view.episode
         labels = {d.delivery_id: d.label for d in view.deliveries}
