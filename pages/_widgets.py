@@ -102,8 +102,12 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
     if not tl.windows:
         st.caption(f"No credit windows. {no_spans_note(episode_id)}")
     elif len(tl.window_rows):
-        with st.expander("Credit windows and why each ends"):
-            st.dataframe(common.display_table(tl.window_rows), hide_index=True, key=f"{key}_windows")
+        # Drawn only when opened (a lazy expander; opening it reruns the page from the cache): a
+        # table in a closed expander still costs the browser its grid on every run.
+        box = st.expander("Credit windows and why each ends", key=f"{key}_windows_open", on_change="rerun")
+        with box:
+            if box.open:
+                st.dataframe(common.display_table(tl.window_rows), hide_index=True, key=f"{key}_windows")
     points = ev.selection.points if ev is not None and hasattr(ev, "selection") else []
     return tl_view.picked_step(points)
 
