@@ -21,7 +21,7 @@ stale element) and the page's main element is drawn (a chart's markers, a table'
 first transcript step). Three numbers per page, on one server whose caches the first visit
 filled:
 
-* cold: the first visit of the page on a fresh server (the view queries run), in a new tab;
+* cold: the first visit of the page on a fresh server (the view queries run), in a new context;
 * new tab: the page's link opened in a new tab of a browser that has the app open already (a
   new page in the same browser context: a new Streamlit session, Streamlit's and Plotly's
   bundles in the HTTP cache), the way a reader opens a table link or a citation in a new tab;
@@ -238,7 +238,7 @@ class _Clock:
 
 
 def _open(browser, base: str, spec: PageSpec) -> Sample:  # noqa: ANN001
-    """Opening `spec` in a new tab (new context) to settled; the settle check's final 60 ms
+    """A first visit: opening `spec` in a new browser context (empty cache) to settled; the settle check's final 60 ms
     pause is not counted."""
     ctx = browser.context()
     page = ctx.new_page()
@@ -316,7 +316,8 @@ def _next_step(page) -> Sample:  # noqa: ANN001
 WARM_TARGET = 1.0
 FRESH_TARGET = 2.0
 """Issue 17's targets on 2 idle cores: a page settled within 1 s with a warm server (in-app
-navigation); a fresh tab's timeline chart drawn within 2 s."""
+navigation); a fresh tab's timeline chart drawn within 2 s (reported for both the new tab and
+the first visit)."""
 
 
 def _load() -> str:
