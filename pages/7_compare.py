@@ -11,6 +11,7 @@ from memuse_core.views import compare as cmp_view
 from memuse_core.views import report as report_view
 from memuse_core.views.common import display_name, display_table, formatted, judge_title
 from memuse_core.views.overview import LEVELS
+from pages._pick import select_long
 from pages._shared import (
     NOT_BUILT,
     cached,
@@ -126,7 +127,7 @@ tasks = list(cmp.pairs["task_id"])
 from_url("task", "cmp_task", options=tasks)
 if ev is not None and ev.selection.rows:
     st.session_state["cmp_task"] = view.iloc[ev.selection.rows[0]]["task_id"]
-task = st.selectbox(
+task = select_long(
     "Open a task's two episodes",
     [None, *tasks],
     key="cmp_task",

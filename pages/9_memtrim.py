@@ -9,6 +9,7 @@ import plotly.express as px
 import streamlit as st
 
 from memuse_core.views.memtrim import MemTrimView, memtrim_view
+from pages._pick import select_long
 from pages._shared import LOCK_TIMEOUT, db_key, md_code, md_escape, scope, sel, set_sel, show_text, write_url
 
 COLOURS = {
@@ -54,13 +55,15 @@ if view.problem:
     st.warning(view.problem)
     st.stop()
 
-tab_one, tab_corpus = st.tabs(["One delivery", "Corpus"])
+# The inactive tab is not drawn (lazy tabs: picking one reruns the page, its view is cached): the
+# corpus tab's three tables cost the browser time on every run while the reader looks at one delivery.
+tab_one, tab_corpus = st.tabs(["One delivery", "Corpus"], key="mt_tab", on_change="rerun")
 with tab_one:
     if not view.episodes:
         st.info("No episode with memory deliveries in this scope.")
     else:
         st.session_state["mt_episode"] = view.episode
-        st.selectbox("Episode", view.episodes, key="mt_episode")
+        select_long("Episode", view.episodes, key="mt_episode")
         set_sel(episode=view.episode)
         st.session_state["_mt_written"] = view.episode
         labels = {d.delivery_id: d.label for d in view.deliveries}
@@ -122,26 +125,29 @@ with tab_one:
     write_url(episode=view.episode, delivery=view.delivery, span=None, step=None, item=None)
 
 with tab_corpus:
-    c = view.corpus
-    if not c.computed:
-        st.info(
-            "Corpus view: not computed yet — run `memuse trim` to store MemTrim results for every delivery."
-        )
-    else:
-        st.subheader("Tokens saved per configuration")
-        st.dataframe(c.summary, hide_index=True, key="mt_summary")
-        st.subheader("MemTrim classes vs the judge's novelty labels")
-        if c.judged_entries:
-            c1, c2, c3 = st.columns(3)
-            c1.metric("Judged entries", c.judged_entries)
-            c2.metric("Agreement on redundant", "—" if c.agreement is None else f"{100 * c.agreement:.1f}%")
-            pr = ["—" if v is None else f"{v:.2f}" for v in (c.precision, c.recall)]
-            c3.metric("Precision / recall", f"{pr[0]} / {pr[1]}")
-            st.dataframe(c.agreement_table, hide_index=True, key="mt_agreement")
+    if tab_corpus.open:
+        c = view.corpus
+        if not c.computed:
+            st.info(
+                "Corpus view: not computed yet — run `memuse trim` to store MemTrim results for every delivery."
+            )
         else:
-            st.caption("No judged entries with MemTrim results yet.")
-        st.subheader("Prior-context overlap (Jaccard) by use")
-        if c.overlap:
-            st.dataframe(c.overlap, hide_index=True, key="mt_overlap")
-        else:
-            st.caption("No judged entries with MemTrim results yet.")
+            st.subheader("Tokens saved per configuration")
+            st.dataframe(c.summary, hide_index=True, key="mt_summary")
+            st.subheader("MemTrim classes vs the judge's novelty labels")
+            if c.judged_entries:
+                c1, c2, c3 = st.columns(3)
+                c1.metric("Judged entries", c.judged_entries)
+                c2.metric(
+                    "Agreement on redundant", "—" if c.agreement is None else f"{100 * c.agreement:.1f}%"
+                )
+                pr = ["—" if v is None else f"{v:.2f}" for v in (c.precision, c.recall)]
+                c3.metric("Precision / recall", f"{pr[0]} / {pr[1]}")
+                st.dataframe(c.agreement_table, hide_index=True, key="mt_agreement")
+            else:
+                st.caption("No judged entries with MemTrim results yet.")
+            st.subheader("Prior-context overlap (Jaccard) by use")
+            if c.overlap:
+                st.dataframe(c.overlap, hide_index=True, key="mt_overlap")
+            else:
+                st.caption("No judged entries with MemTrim results yet.")

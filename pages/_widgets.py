@@ -7,6 +7,7 @@ import streamlit as st
 from memuse_core.views import common
 from memuse_core.views import episode_facts as ep_facts
 from memuse_core.views import timeline as tl_view
+from pages._pick import select_long
 from pages._shared import (
     NOT_BUILT,
     cached,
@@ -32,7 +33,8 @@ def no_spans_note(episode_id: str) -> str:
 
 def episode_picker(key: str) -> str:
     """The episode select box of the pages that read one episode: its choices are the sidebar
-    scope's episodes (plus the selected one when a link brought it from elsewhere), and it keeps
+    scope's episodes (plus the selected one when a link brought it from elsewhere; a long list is
+    offered as a window with a Find field, see `select_long`), and it keeps
     the shared `episode` selection; a change of episode clears the selected step. Stops the page
     with a note when the scope has no episode."""
     ids = list(cached(common.episode_choices, scope()))
@@ -47,7 +49,7 @@ def episode_picker(key: str) -> str:
     seed(key, "episode")
     if st.session_state.get(key) not in ids:
         st.session_state[key] = ids[0]
-    episode_id: str = st.selectbox("Episode", ids, key=key, format_func=common.display_name)
+    episode_id: str = select_long("Episode", ids, key=key, format_func=common.display_name)
     if episode_id != sel("episode"):
         set_sel(episode=episode_id, step=None)
     return episode_id
@@ -100,8 +102,12 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
     if not tl.windows:
         st.caption(f"No credit windows. {no_spans_note(episode_id)}")
     elif len(tl.window_rows):
-        with st.expander("Credit windows and why each ends"):
-            st.dataframe(common.display_table(tl.window_rows), hide_index=True, key=f"{key}_windows")
+        # Drawn only when opened (a lazy expander; opening it reruns the page from the cache): a
+        # table in a closed expander still costs the browser its grid on every run.
+        box = st.expander("Credit windows and why each ends", key=f"{key}_windows_open", on_change="rerun")
+        with box:
+            if box.open:
+                st.dataframe(common.display_table(tl.window_rows), hide_index=True, key=f"{key}_windows")
     points = ev.selection.points if ev is not None and hasattr(ev, "selection") else []
     return tl_view.picked_step(points)
 

@@ -89,6 +89,10 @@ def test_timeline_cursor_follows_the_step_in_the_same_run(app) -> None:
     assert any(
         c.value.startswith(CAPTION) and c.value.endswith("the rules judge's verdicts.") for c in at.caption
     )
+    # The table of credit windows is drawn once its expander is opened (a lazy expander).
+    assert not any("why_it_ends" in d.value.columns for d in at.dataframe)
+    at.session_state["tl_chart_windows_open"] = True
+    at.run()
     windows = next(d.value for d in at.dataframe if "why_it_ends" in d.value.columns)
     assert len(windows) and windows["why_it_ends"].str.len().min() > 0
 

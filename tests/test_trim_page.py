@@ -150,3 +150,20 @@ def test_page_on_real_runs(real_db: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert at.selectbox(key="mt_episode").value == ep
         w = memtrim_view(real_db, episode=ep).whatif
         assert w is not None and all(e.explanation for e in w.entries), ep
+
+
+def test_the_corpus_tab_is_drawn_only_when_picked(small_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lazy tabs (issue 17, pages under a second): the page opens on "One delivery" and does not
+    draw the corpus tab's tables; picking "Corpus" draws them."""
+    at = page(small_db, monkeypatch)
+    corpus = "Tokens saved per configuration"
+    assert [t.label for t in at.tabs] == ["One delivery", "Corpus"]
+    assert corpus not in [s.value for s in at.subheader]
+    assert not any("config" in d.value.columns for d in at.dataframe)
+    at.session_state["mt_tab"] = "Corpus"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert corpus in [s.value for s in at.subheader]
+    assert [d.value["config"].tolist() for d in at.dataframe if "config" in d.value.columns] == [
+        ["mem0-recall"]
+    ]
