@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from test_app_corpus import store_of
+
 from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.events import RunEvent, Usage
-from memuse_core.ingest import ingest_path
-from memuse_core.store import connect
 
 ESC = "\x1b"
 RLO = "\u202e"
@@ -30,18 +30,4 @@ def make_hostile_db(dir: Path) -> Path:
     b.step("Fix and rerun.", "pytest -q", "3 passed", usage=u)
     b.final("Submitted.")
     events = [RunEvent(run_id=RUN, config=CONFIG, label="hostile"), *b.finish(resolved=True)]
-    path = dir / "hostile.jsonl"
-    path.write_text("".join(e.model_dump_json() + "\n" for e in events))
-    db = dir / "hostile.duckdb"
-    con = connect(db)
-    try:
-        ingest_path(con, path)
-    finally:
-        con.close()
-    from memuse_core.build import build_store
-    from memuse_core.judge.result import JudgeSettings
-    from memuse_core.judge.runner import run_batch
-
-    build_store(db)
-    run_batch(db, JudgeSettings(judge="rules"))
-    return db
+    return store_of(dir, "hostile", events, judge=True)

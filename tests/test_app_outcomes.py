@@ -114,26 +114,15 @@ def test_judge_runs_counts_the_error_as_done(app) -> None:
 def unrecorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A built store of one episode whose delivery lost its proof (A.1.3 "proof_missing"): its
     nonempty attributed spans are `error` spans that no judge ever saw."""
+    from test_app_corpus import store_of
     from test_context_checks import episode, finish, first
 
-    from memuse_core.build import build_store
     from memuse_core.events import RunEvent
-    from memuse_core.ingest import ingest_path
 
-    d = tmp_path_factory.mktemp("unrecorded")
     events = finish(episode())
     first(events).placements[0].proof = None
-    path = d / "chk.jsonl"
     run = RunEvent(run_id="run-1", config="memA", label="memA run-1")
-    path.write_text("".join(e.model_dump_json() + "\n" for e in [run, *events]))
-    db = d / "app.duckdb"
-    con = connect(db)
-    try:
-        ingest_path(con, path)
-    finally:
-        con.close()
-    build_store(db)
-    return db
+    return store_of(tmp_path_factory.mktemp("unrecorded"), "chk", [run, *events])
 
 
 def test_judge_runs_tells_recording_errors_from_judge_errors(unrecorded: Path, monkeypatch) -> None:
