@@ -241,15 +241,19 @@ def _open(browser, base: str, spec: PageSpec) -> Sample:  # noqa: ANN001
     """A first visit: opening `spec` in a new browser context (empty cache) to settled; the settle check's final 60 ms
     pause is not counted."""
     ctx = browser.context()
-    page = ctx.new_page()
-    clock = _Clock()
     try:
-        clock.start()
-        page.goto(_url(base, spec))
-        _settle(page, spec)
-        return clock.stop()
+        return _timed_goto(ctx.new_page(), base, spec)
     finally:
         ctx.close()
+
+
+def _timed_goto(page, base: str, spec: PageSpec) -> Sample:  # noqa: ANN001
+    """Opening `spec` in `page` to settled (the settle check's final pause not counted)."""
+    clock = _Clock()
+    clock.start()
+    page.goto(_url(base, spec))
+    _settle(page, spec)
+    return clock.stop()
 
 
 def _new_tabs(browser, base: str, spec: PageSpec, repeat: int) -> list[Sample | None]:  # noqa: ANN001
@@ -268,12 +272,8 @@ def _new_tabs(browser, base: str, spec: PageSpec, repeat: int) -> list[Sample | 
         out: list[Sample | None] = []
         for _ in range(repeat):
             page = ctx.new_page()
-            clock = _Clock()
             try:
-                clock.start()
-                page.goto(_url(base, spec))
-                _settle(page, spec)
-                out.append(clock.stop())
+                out.append(_timed_goto(page, base, spec))
             except Exception as e:  # noqa: BLE001 - a timeout is a result here
                 print(f"    (new tab {spec.path}: {type(e).__name__})", file=sys.stderr)
                 out.append(None)

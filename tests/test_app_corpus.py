@@ -101,33 +101,27 @@ def write_corpus(dir: Path) -> list[Path]:
 def store_of(dir: Path, name: str, events: list, *, judge: bool = False) -> Path:
     """Write `events` as `name`.jsonl, ingest it into `name`.duckdb and build it (and judge it
     with the rules judge when `judge`): a hand-made episode's store, through the real pipeline."""
-    from memuse_core.build import build_store
-
     path = dir / f"{name}.jsonl"
     path.write_text("".join(e.model_dump_json() + "\n" for e in events))
-    db = dir / f"{name}.duckdb"
-    con = connect(db)
-    try:
-        ingest_path(con, path)
-    finally:
-        con.close()
-    build_store(db)
-    if judge:
-        judge_all(db)
-    return db
+    return built_store(dir / f"{name}.duckdb", [path], judge=judge)
 
 
 def make_db(dir: Path, *, judge: bool = True) -> Path:
     """Ingest, build the context, and judge with the rules judge when available."""
-    db = dir / "app.duckdb"
+    return built_store(dir / "app.duckdb", write_corpus(dir), judge=judge)
+
+
+def built_store(db: Path, paths: list[Path], *, judge: bool) -> Path:
+    """Ingest `paths` into `db` in order, build the context, and judge with the rules judge when
+    `judge`."""
+    from memuse_core.build import build_store
+
     con = connect(db)
     try:
-        for p in write_corpus(dir):
+        for p in paths:
             ingest_path(con, p)
     finally:
         con.close()
-    from memuse_core.build import build_store
-
     build_store(db)
     if judge:
         judge_all(db)
