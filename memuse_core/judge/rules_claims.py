@@ -12,7 +12,8 @@ from functools import lru_cache
 
 from ..vocab import Accuracy, Novelty
 from .lexicon import has, is_path, prose, sentences, tokens, words
-from .rules_facts import EntryFacts, SpanFacts, in_text
+from .rules_facts import EntryFacts, SpanFacts
+from .rules_index import in_text
 from .trail import StepView
 
 # ---- Relevance --------------------------------------------------------------------------------
@@ -380,10 +381,7 @@ def _stated_at(f: SpanFacts, x: EntryFacts) -> int | None:
     tw = words(f.task)
     need = STATED_SHARE * len(ws)
     slack = len(ws & tw)
-    hits: dict[int, int] = {}
-    for w in ws:
-        for t in f.ep.in_results(w[:5]):
-            hits[t] = hits.get(t, 0) + 1
+    hits = f.ep.result_hits([w[:5] for w in ws], need, slack)
     for t in sorted(hits):
         if hits[t] + slack < need:
             continue  # a bound from word prefixes before the word-level comparison
