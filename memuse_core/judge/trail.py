@@ -288,6 +288,8 @@ def _read_targets(cmd: str) -> list[str]:
 
 
 _FAIL_HINTS = ("fail", "FAIL", "rror", "Traceback", "E  ", "***", "No rule", "not found", "No such", "efused")
+_ERROR_HINTS = ("Error", "Exception", "Warning", "FAILED")
+"""Every match of _ERROR_NAME contains one of these."""
 _PASS_HINTS = ("passed", "PASSED", "OK", "ucceeded", "onnected", "Passed")
 
 
@@ -311,7 +313,10 @@ def _outcome(body: str, codes: tuple[int, ...]) -> tuple[Outcome, frozenset[str]
     bad_exit = any(c != 0 for c in codes)
     if not any(h in body for h in _FAIL_HINTS):  # most results: no failure marker at all
         return ("fail" if bad_exit else "pass"), frozenset()
-    errors = frozenset(m.group(1) for m in _ERROR_NAME.finditer(body))
+    # an error name lies within one line and holds one of _ERROR_HINTS: only those lines are read
+    errors = frozenset(
+        m.group(1) for ln in _hinted_lines(body, _ERROR_HINTS) for m in _ERROR_NAME.finditer(ln)
+    )
     fail_lines = {ln for ln in _hinted_lines(body, _FAIL_HINTS) if _FAIL_LINE.search(ln)}
     # a passing line matters only for a failure the exit code does not confirm (one is enough)
     if (
