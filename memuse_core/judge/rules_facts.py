@@ -272,12 +272,19 @@ def entry_facts(f: SpanFacts, e: EntryInfo) -> EntryFacts:
     shown_of = cast("list[list[str]] | None", f._cache.get("shown"))  # per span, not per entry
     if shown_of is None:  # the texts of each other delivery that B_S shows
         shown_of = f._cache["shown"] = [[t for t in om.texts if t in visible] for om in pkg.other_memory]
-    for om, shown in zip(pkg.other_memory, shown_of, strict=True):
+    pieces_of = cast("list[list[str | None]] | None", f._cache.get("pieces"))
+    if pieces_of is None:  # per span: the item values each other delivery shows in B_S
+        pieces_of = f._cache["pieces"] = [
+            [value if value and any(value in t for t in shown) else None for _, _, value in om.items]
+            if shown
+            else []
+            for om, shown in zip(pkg.other_memory, shown_of, strict=True)
+        ]
+    for om, shown, pieces in zip(pkg.other_memory, shown_of, pieces_of, strict=True):
         if not shown:
             continue  # no longer visible: not in B_S
-        for ns, item, value in om.items:
+        for (ns, item, _), piece in zip(om.items, pieces, strict=True):
             same_item = ns == e.namespace and item in names
-            piece = value if value and any(value in t for t in shown) else None
             if same_item and om.delivery_id in same_input:
                 # identical same-item copies in one input are one source and establish no prior
                 # exposure (A.2.1; A.2.2, first allocation rule)
