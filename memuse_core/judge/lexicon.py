@@ -158,7 +158,7 @@ def words(text: str, minimum: int = 4) -> frozenset[str]:
     shorter than `minimum` dropped."""
     out = set()
     known = _STEMS.get  # the stem cache first: most pieces were seen before
-    for piece in _PIECE.findall(prose(text)):
+    for piece in set(_PIECE.findall(prose(text))):  # each distinct piece once (the result is a set)
         w = known(piece)
         if w is None:
             w = _stem_of(piece)

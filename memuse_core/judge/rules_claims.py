@@ -12,7 +12,8 @@ from functools import lru_cache
 
 from ..vocab import Accuracy, Novelty
 from .lexicon import has, is_path, prose, sentences, tokens, words
-from .rules_facts import EntryFacts, SpanFacts, in_text
+from .rules_facts import EntryFacts, SpanFacts
+from .rules_index import in_text
 from .trail import StepView
 
 # ---- Relevance --------------------------------------------------------------------------------
@@ -228,8 +229,11 @@ def accuracy(f: SpanFacts, x: EntryFacts) -> tuple[Accuracy, list[int], str]:
       memory states the entry's content;
     - otherwise uncontradicted (the claim stays unverified)."""
     toks = x.toks
-    for s in sorted({*(f.ep.reading if _ABSENCE.search(x.text) else []), *f.ep.not_found}, key=lambda s: s.t):
-        why = _refuted_directly(x, s, toks, f.ep.in_commands)
+    absent = _ABSENCE.search(x.text) is not None
+    direct = sorted({*(f.ep.reading if absent else []), *f.ep.not_found}, key=lambda s: s.t)
+    used = {t for k in x.plain_toks for t in f.ep.in_commands(k)} if direct else set()
+    for s in direct:
+        why = _refuted_directly(x, s, toks, absent, used)
         if why:
             return "contradicted", [s.t], why
     for r in _realizations(f, x):
@@ -242,8 +246,11 @@ def accuracy(f: SpanFacts, x: EntryFacts) -> tuple[Accuracy, list[int], str]:
     return "uncontradicted", [], "no recorded result confirms or refutes it"
 
 
-def _refuted_directly(x: EntryFacts, s: StepView, toks: frozenset[str], f_in) -> str | None:  # noqa: ANN001
-    if s.reads and _ABSENCE.search(x.text):
+def _refuted_directly(
+    x: EntryFacts, s: StepView, toks: frozenset[str], absent: bool, used: set[int]
+) -> str | None:
+    """`absent`: the entry claims an absence; `used`: steps whose commands use its plain tokens."""
+    if s.reads and absent:
         for sent in sentences(x.text):
             if not _ABSENCE.search(sent):
                 continue
@@ -256,7 +263,7 @@ def _refuted_directly(x: EntryFacts, s: StepView, toks: frozenset[str], f_in) ->
                         return (
                             f"the entry says {term!r} is missing from {p}, and reading it shows it [S{s.t}]"
                         )
-    if s.missing and any(s.t in f_in(k) for k in x.plain_toks):
+    if s.missing and s.t in used:
         for name in s.missing:
             if any(has(k, name) for k in toks):
                 return f"running its command shows that {name!r} does not exist [S{s.t}]"
@@ -380,10 +387,7 @@ def _stated_at(f: SpanFacts, x: EntryFacts) -> int | None:
     tw = words(f.task)
     need = STATED_SHARE * len(ws)
     slack = len(ws & tw)
-    hits: dict[int, int] = {}
-    for w in ws:
-        for t in f.ep.in_results(w[:5]):
-            hits[t] = hits.get(t, 0) + 1
+    hits = f.ep.result_hits([w[:5] for w in ws], need, slack)
     for t in sorted(hits):
         if hits[t] + slack < need:
             continue  # a bound from word prefixes before the word-level comparison

@@ -10,14 +10,14 @@ and from the package's structure (windows, earlier copies, other deliveries).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import cast
 
-from .lexicon import has, hedged, is_path, sentences, tokens, tokens_of_parts, words, words_of_parts
+from .lexicon import hedged, is_path, sentences, tokens, tokens_of_parts, words, words_of_parts
 from .package import EntryInfo, EvidencePackage
+from .rules_index import StepIndex, in_text
 from .trail import StepView, runs_tests, same_check, test_targets
 
 _TASK_TEST = re.compile(r"\btest_\w+")
@@ -25,12 +25,12 @@ _TASK_FAILS = re.compile(r"\b(?:fail\w*|rais\w*|crash\w*|error\w*|broken|reprodu
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+\.|\[[^\]\n]{1,40}\])\s*", re.M)
 
 
-class EpisodeFacts:
+class EpisodeFacts(StepIndex):
     """The steps of one episode and what they show, independent of the span judged."""
 
     def __init__(self, task: str, steps: dict[int, StepView]) -> None:
+        super().__init__(steps)
         self.task = task
-        self.steps = steps
         self.T = max(steps, default=0)
         self._check: dict[int, bool] = {}
         self._same_fails: dict[int, list[StepView]] = {}
@@ -42,60 +42,12 @@ class EpisodeFacts:
         self.task_files = test_targets(task)
         self.task_names = frozenset(_TASK_TEST.findall(task))
         self.task_says_fails = _TASK_FAILS.search(task) is not None
-        self._in_cmd: dict[str, tuple[int, ...]] = {}
-        self._in_said: dict[str, frozenset[int]] = {}
-        said_order = [s for _, s in sorted(steps.items()) if s.said]
-        self._said_text = "\x00".join(s.said for s in said_order)
-        self._said_starts: list[int] = []
-        at = 0
-        for s in said_order:
-            self._said_starts.append(at)
-            at += len(s.said) + 1
-        self._said_steps = [s.t for s in said_order]
-        self._in_saw: dict[str, frozenset[int]] = {}
-        saw_order = [s for _, s in sorted(steps.items()) if s.saw.strip() and not s.retrieves]
-        self._saw_text = "\x00".join(s.saw_low for s in saw_order)
-        self._saw_starts: list[int] = []
-        at = 0
-        for s in saw_order:
-            self._saw_starts.append(at)
-            at += len(s.saw_low) + 1
-        self._saw_steps = [s.t for s in saw_order]
         self._task_test: dict[int, bool] = {}
         self._exercising: dict[int, list[StepView]] = {}
-        order = [s for _, s in sorted(steps.items()) if s.commands]
-        self._cmd_text = "\x00".join(s.did for s in order)
-        self._cmd_starts: list[int] = []
-        at = 0
-        for s in order:
-            self._cmd_starts.append(at)
-            at += len(s.did) + 1
-        self._cmd_steps = [s.t for s in order]
         self.reading = [s for _, s in sorted(steps.items()) if s.reads]
         self.not_found = [s for _, s in sorted(steps.items()) if s.missing]
         self.changing = [s for _, s in sorted(steps.items()) if s.change_words]
         self.restoring = [s for _, s in sorted(steps.items()) if s.reverts]
-
-    def in_commands(self, tok: str) -> tuple[int, ...]:
-        """Steps whose executed commands use `tok` (`in_text`), from one scan of all commands."""
-        got = self._in_cmd.get(tok)
-        if got is not None:
-            return got
-        found: list[int] = []
-        probes = [tok]
-        if "/" in tok and is_path(tok) and len(tok.rsplit("/", 1)[-1]) >= 6:
-            probes.append(tok.rsplit("/", 1)[-1])
-        text = self._cmd_text
-        for probe in probes:
-            i = text.find(probe)
-            while i >= 0:
-                k = bisect_right(self._cmd_starts, i) - 1
-                t = self._cmd_steps[k]
-                if t not in found and in_text(self.steps[t].did, tok):
-                    found.append(t)
-                i = text.find(probe, i + 1)
-        got = self._in_cmd[tok] = tuple(sorted(found))
-        return got
 
     @cached_property
     def situation_words(self) -> frozenset[str]:
@@ -109,34 +61,6 @@ class EpisodeFacts:
         for k in sorted(toks, key=len, reverse=True):
             rest = rest.replace(k, " ")
         return words(" ".join(toks), 3) - words(rest, 3)
-
-    def in_said(self, probe: str) -> frozenset[int]:
-        """Steps whose agent text contains `probe` (a plain substring), from one scan."""
-        got = self._in_said.get(probe)
-        if got is None:
-            found = set()
-            text = self._said_text
-            i = text.find(probe)
-            while i >= 0:
-                found.add(self._said_steps[bisect_right(self._said_starts, i) - 1])
-                i = text.find(probe, i + 1)
-            got = self._in_said[probe] = frozenset(found)
-        return got
-
-    def in_results(self, probe: str) -> frozenset[int]:
-        """Steps (not memory retrievals) whose lowercased results contain `probe`, from one scan."""
-        got = self._in_saw.get(probe)
-        if got is None:
-            found = set()
-            text = self._saw_text
-            i = text.find(probe)
-            while i >= 0:
-                k = bisect_right(self._saw_starts, i) - 1
-                found.add(self._saw_steps[k])
-                nxt = self._saw_starts[k + 1] if k + 1 < len(self._saw_starts) else len(text)
-                i = text.find(probe, nxt)
-            got = self._in_saw[probe] = frozenset(found)
-        return got
 
     def is_task_test(self, s: StepView) -> bool:
         """The step runs a test the task names."""
@@ -348,12 +272,19 @@ def entry_facts(f: SpanFacts, e: EntryInfo) -> EntryFacts:
     shown_of = cast("list[list[str]] | None", f._cache.get("shown"))  # per span, not per entry
     if shown_of is None:  # the texts of each other delivery that B_S shows
         shown_of = f._cache["shown"] = [[t for t in om.texts if t in visible] for om in pkg.other_memory]
-    for om, shown in zip(pkg.other_memory, shown_of, strict=True):
+    pieces_of = cast("list[list[str | None]] | None", f._cache.get("pieces"))
+    if pieces_of is None:  # per span: the item values each other delivery shows in B_S
+        pieces_of = f._cache["pieces"] = [
+            [value if value and any(value in t for t in shown) else None for _, _, value in om.items]
+            if shown
+            else []
+            for om, shown in zip(pkg.other_memory, shown_of, strict=True)
+        ]
+    for om, shown, pieces in zip(pkg.other_memory, shown_of, pieces_of, strict=True):
         if not shown:
             continue  # no longer visible: not in B_S
-        for ns, item, value in om.items:
+        for (ns, item, _), piece in zip(om.items, pieces, strict=True):
             same_item = ns == e.namespace and item in names
-            piece = value if value and any(value in t for t in shown) else None
             if same_item and om.delivery_id in same_input:
                 # identical same-item copies in one input are one source and establish no prior
                 # exposure (A.2.1; A.2.2, first allocation rule)
@@ -389,11 +320,4 @@ def _contained(copy_text: str, target: str) -> bool:
     return True
 
 
-def in_text(text: str, tok: str) -> bool:
-    """`tok` occurs in `text`: as a whole token, or for a path by its file name as well."""
-    if has(text, tok):
-        return True
-    if "/" in tok and is_path(tok):
-        name = tok.rsplit("/", 1)[-1]
-        return len(name) >= 6 and has(text, name)
-    return False
+__all__ = ["EntryFacts", "EpisodeFacts", "SpanFacts", "entry_facts", "episode_facts", "in_text"]

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from ..vocab import Effect, Influence, Novelty
 from .lexicon import RERUN, credits_memory, has, has_stem, hedged, mentions
 from .rules_claims import exercising_checks, failed_before, same_failure
-from .rules_facts import EntryFacts, SpanFacts, in_text
+from .rules_facts import EntryFacts, SpanFacts
+from .rules_index import in_text
 from .trail import StepView, command_key, covers
 
 _QUOTE_CHARS = 24

@@ -112,10 +112,11 @@ def _lower(text: str) -> str:
 @lru_cache(maxsize=16384)
 def parse_step(t: int, text: str) -> StepView:
     """A step record split into text, commands and results, with what its commands did."""
-    parts = _SECTIONS.split(text)
     sec: dict[str, str] = {}
-    for i in range(1, len(parts) - 1, 2):
-        sec[parts[i]] = sec.get(parts[i], "") + parts[i + 1]
+    heads = _line_matches(_SECTIONS, text, "## ")
+    for k, m in enumerate(heads):
+        name, end = m.group(1), heads[k + 1].start() if k + 1 < len(heads) else len(text)
+        sec[name] = sec.get(name, "") + text[m.end() : end]
     said = (sec.get("Reasoning", "") + "\n" + sec.get("Response", "")).strip()
     commands: list[str] = []
     tool_edits: list[str] = []
@@ -132,8 +133,9 @@ def parse_step(t: int, text: str) -> StepView:
             if isinstance(p, str):
                 tool_edits.append(p)
     saw = sec.get("Results", "")
-    codes = tuple(int(c) for c in _EXIT.findall(saw))
-    body = _EXIT.sub("", saw) if codes else saw  # no exit-code header: nothing to remove
+    exits = _line_matches(_EXIT, saw, "### Result ")
+    codes = tuple(int(m.group(1)) for m in exits)
+    body = _cut(saw, exits) if codes else saw  # no exit-code header: nothing to remove
     did = "\n".join(commands)
     edits = _dedupe([*tool_edits, *_edit_targets(did)])
     reverts = _revert_targets(did)
@@ -159,6 +161,36 @@ def parse_step(t: int, text: str) -> StepView:
         sentences=sents,
         change_words=_change_words(sents, did) if changes else frozenset(),
     )
+
+
+def _line_matches(rx: re.Pattern[str], text: str, head: str) -> list[re.Match[str]]:
+    """`list(rx.finditer(text))` for a MULTILINE pattern that starts with `^` and the literal
+    `head`: it can match only where a line starts with `head`, so only those places are tried
+    (found with `str.find`, instead of the pattern trying every position of the text)."""
+    out: list[re.Match[str]] = []
+    q = 0 if text.startswith(head) else -1
+    nl = "\n" + head
+    if q < 0:
+        q = text.find(nl)
+        q = q + 1 if q >= 0 else -1
+    while q >= 0:
+        m = rx.match(text, q)
+        if m is not None:
+            out.append(m)
+        start = max(q + 1, m.end() if m is not None else 0)  # matches do not overlap
+        q = text.find(nl, start - 1)
+        q = q + 1 if q >= 0 else -1
+    return out
+
+
+def _cut(text: str, spans: list[re.Match[str]]) -> str:
+    """`text` without the matched spans (`rx.sub("", text)` for the matches `spans`)."""
+    parts, at = [], 0
+    for m in spans:
+        parts.append(text[at : m.start()])
+        at = m.end()
+    parts.append(text[at:])
+    return "".join(parts)
 
 
 def _change_words(sents: tuple[str, ...], did: str) -> frozenset[str]:
@@ -256,6 +288,8 @@ def _read_targets(cmd: str) -> list[str]:
 
 
 _FAIL_HINTS = ("fail", "FAIL", "rror", "Traceback", "E  ", "***", "No rule", "not found", "No such", "efused")
+_ERROR_HINTS = ("Error", "Exception", "Warning", "FAILED")
+"""Every match of _ERROR_NAME contains one of these."""
 _PASS_HINTS = ("passed", "PASSED", "OK", "ucceeded", "onnected", "Passed")
 
 
@@ -279,7 +313,10 @@ def _outcome(body: str, codes: tuple[int, ...]) -> tuple[Outcome, frozenset[str]
     bad_exit = any(c != 0 for c in codes)
     if not any(h in body for h in _FAIL_HINTS):  # most results: no failure marker at all
         return ("fail" if bad_exit else "pass"), frozenset()
-    errors = frozenset(m.group(1) for m in _ERROR_NAME.finditer(body))
+    # an error name lies within one line and holds one of _ERROR_HINTS: only those lines are read
+    errors = frozenset(
+        m.group(1) for ln in _hinted_lines(body, _ERROR_HINTS) for m in _ERROR_NAME.finditer(ln)
+    )
     fail_lines = {ln for ln in _hinted_lines(body, _FAIL_HINTS) if _FAIL_LINE.search(ln)}
     # a passing line matters only for a failure the exit code does not confirm (one is enough)
     if (
