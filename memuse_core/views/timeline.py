@@ -56,6 +56,9 @@ class Timeline(ViewModel):
     """One row per drawn entry: entry, item, span_id, window (`S3–S9`, `empty`), why_it_ends."""
     judge: JudgeKind = "rules"
     """The judge whose verdicts give the entries their usage labels, anchors and effects."""
+    drawing: dict[str, Any] | None = None
+    """The figure as the app's SVG renderer draws it (`timeline.drawing`); None without a figure.
+    The step cursor is not part of it: the app sends the step beside it."""
 
     @property
     def judge_note(self) -> str:
@@ -63,14 +66,6 @@ class Timeline(ViewModel):
         return (
             f"Usage labels, anchored actions and observed effects: the {judge_label(self.judge)}'s verdicts."
         )
-
-    def cursor(self, step: int | None) -> go.Figure | None:
-        """The strip that marks `step` above the figure (None: no figure or no step). The figure
-        itself never shows the step: the app builds it once per episode (cached) and sends the
-        same figure while the step moves, so the browser keeps the chart it drew."""
-        if self.figure is None or step is None:
-            return None
-        return figures.step_cursor(self.figure, step)
 
 
 def timeline(
@@ -83,7 +78,7 @@ def timeline(
     judge: str | None = None,
 ) -> Timeline:
     """The timeline of an episode, `selected_step` marked in the figure (an exported figure; the
-    app draws it apart: `Timeline.cursor`); with `span_id`, only that span's entries get rows.
+    app draws the step apart, beside `Timeline.drawing`); with `span_id`, only that span's entries get rows.
     Usage labels are one judge's (`judge`, default `store.judging.resolve_judge`)."""
     steps = store_episodes.episode_steps(con, episode_id)
     chosen = resolve_judge(con, judge)
@@ -103,6 +98,7 @@ def timeline(
     return Timeline(
         episode_id=episode_id,
         figure=fig,
+        drawing=figures.drawing(fig),
         steps=len(steps),
         windows=windows,
         window_rows=_window_rows(entries, every, int(steps["step"].max())),
