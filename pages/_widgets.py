@@ -85,7 +85,7 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
     is applied in a callback, before the page runs, so the cursor drawn on this run is already at
     the picked step. Moving the step (Step box, J / K) sends the same drawing with another step:
     the browser redraws the SVG in place (a few milliseconds)."""
-    tl = cached(tl_view.timeline, episode_id, judge=view_judge())
+    tl = cached(tl_view.timeline, episode_id, judge=view_judge(), drawing_only=True)
     if tl.drawing is None:
         st.info("This episode has no completed agent steps.")
         return None

@@ -45,7 +45,8 @@ class Timeline(ViewModel):
     episode_id: str
     """Episode drawn."""
     figure: go.Figure | None
-    """The figure; None when the episode has no completed steps."""
+    """The figure; None when the episode has no completed steps, or when only the drawing was
+    asked for (`timeline(..., drawing_only=True)`)."""
     steps: int
     """Steps drawn."""
     windows: int
@@ -76,10 +77,13 @@ def timeline(
     span_id: str | None = None,
     title: str | None = None,
     judge: str | None = None,
+    drawing_only: bool = False,
 ) -> Timeline:
     """The timeline of an episode, `selected_step` marked in the figure (an exported figure; the
     app draws the step apart, beside `Timeline.drawing`); with `span_id`, only that span's entries get rows.
-    Usage labels are one judge's (`judge`, default `store.judging.resolve_judge`)."""
+    Usage labels are one judge's (`judge`, default `store.judging.resolve_judge`). With
+    `drawing_only` (the app) the figure is dropped once its drawing is made: the app caches the
+    view, and unpickling a Plotly figure on every run cost more than the rest of the page."""
     steps = store_episodes.episode_steps(con, episode_id)
     chosen = resolve_judge(con, judge)
     every = records(store_episodes.episode_entries(con, episode_id, chosen))
@@ -97,7 +101,7 @@ def timeline(
     windows = sum(1 for e in entries if e.get("window_start") is not None)
     return Timeline(
         episode_id=episode_id,
-        figure=fig,
+        figure=None if drawing_only else fig,
         drawing=figures.drawing(fig),
         steps=len(steps),
         windows=windows,
