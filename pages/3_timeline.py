@@ -55,6 +55,11 @@ with right:
     else:
         st.info(no_spans_note(episode_id))
     if step is not None:
-        annotation_form("step", f"{episode_id}#S{step}", episode_id, key="tl")
+        # A lazy expander (as the span page's): the form's eight widgets are drawn only when it is
+        # open; it stays open or closed while J / K move the step.
+        note = st.expander("Annotate this step", key="tl_annotate_open", on_change="rerun")
+        with note:
+            if note.open:
+                annotation_form("step", f"{episode_id}#S{step}", episode_id, key="tl")
     link("cases", "Case studies →")
 write_url(episode=episode_id, step=step, span=None, item=None)

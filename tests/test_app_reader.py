@@ -87,6 +87,14 @@ def test_timeline_cursor_follows_the_step_in_the_same_run(app) -> None:
     at.run()
     windows = next(d.value for d in at.dataframe if "why_it_ends" in d.value.columns)
     assert len(windows) and windows["why_it_ends"].str.len().min() > 0
+    # The step's annotation form is drawn once its expander is opened, for the selected step.
+    assert not [t for t in at.text_area if t.key == "ann_note_tl"]
+    at.session_state["tl_annotate_open"] = True
+    at.run()
+    assert [t for t in at.text_area if t.key == "ann_note_tl"]
+    assert any(
+        f"#S{at.number_input(key='tl_step').value}" in m.value for m in at.markdown if "Annotate" in m.value
+    )
 
 
 def test_transcript_shows_whole_steps_marks_memory_and_finds_text(app) -> None:
