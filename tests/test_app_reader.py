@@ -10,6 +10,7 @@ and marks the match in escaped text; recorded markup never renders.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,16 @@ def test_timeline_cursor_follows_the_step_in_the_same_run(app) -> None:
     at.run()
     windows = next(d.value for d in at.dataframe if "why_it_ends" in d.value.columns)
     assert len(windows) and windows["why_it_ends"].str.len().min() > 0
+    # The spans table is drawn once its expander (which names the judge and counts the spans) is
+    # opened; each row links to its span in the inspector.
+    (label,) = [e.label for e in at.expander if e.label.startswith("Spans of this episode")]
+    assert re.fullmatch(r"Spans of this episode \(rules judge\): \d+ spans?", label), label
+    assert not any("inspect" in d.value.columns for d in at.dataframe)
+    at.session_state["tl_spans_open"] = True
+    at.run()
+    spans = next(d.value for d in at.dataframe if "inspect" in d.value.columns)
+    assert len(spans) == int(label.split(": ")[1].split()[0])
+    assert all("span=" in u for u in spans["inspect"])
     # The step's annotation form is drawn once its expander is opened, for the selected step.
     assert not [t for t in at.text_area if t.key == "ann_note_tl"]
     at.session_state["tl_annotate_open"] = True
