@@ -131,7 +131,8 @@ def _pages(s: dict[str, str]) -> list[PageSpec]:
         PageSpec(
             "timeline",
             "Episode timeline",
-            ".st-key-tl_chart " + chart,  # the timeline, not the step cursor strip above it
+            # the timeline's step markers drawn (an SVG drawn by pages/timeline_chart.js)
+            ".st-key-tl_chart .memuse-tl .trace[data-name='steps'] .point",
             {"episode": s["episode"], "step": "5"},
         ),
         PageSpec(

@@ -42,19 +42,34 @@ with left:
     step = step_reader(episode_id, head.n_steps, key="tl_step")
     link("transcript", "Read the whole transcript →", episode=episode_id, step=step)
 with right:
-    st.markdown(f"**{common.judge_title('Spans of this episode', ep.judge)}**")
     if len(ep.spans):
-        view = ep.spans.copy()
-        view.insert(0, "inspect", [url("span", span=s) for s in view["span_id"]])
-        st.dataframe(
-            common.display_table(view),
-            hide_index=True,
-            key="tl_spans",
-            column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")},
+        # A lazy expander (opening it reruns the page from the cache): a data grid costs a new
+        # tab about a third of a CPU-second, and the chart above shows the spans' windows.
+        n = len(ep.spans)
+        spans = st.expander(
+            f"{common.judge_title('Spans of this episode', ep.judge)}: {n} span{'s' if n != 1 else ''}",
+            key="tl_spans_open",
+            on_change="rerun",
         )
+        with spans:
+            if spans.open:
+                view = ep.spans.copy()
+                view.insert(0, "inspect", [url("span", span=s) for s in view["span_id"]])
+                st.dataframe(
+                    common.display_table(view),
+                    hide_index=True,
+                    key="tl_spans",
+                    column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")},
+                )
     else:
+        st.markdown(f"**{common.judge_title('Spans of this episode', ep.judge)}**")
         st.info(no_spans_note(episode_id))
     if step is not None:
-        annotation_form("step", f"{episode_id}#S{step}", episode_id, key="tl")
+        # A lazy expander (as the span page's): the form's eight widgets are drawn only when it is
+        # open; it stays open or closed while J / K move the step.
+        note = st.expander("Annotate this step", key="tl_annotate_open", on_change="rerun")
+        with note:
+            if note.open:
+                annotation_form("step", f"{episode_id}#S{step}", episode_id, key="tl")
     link("cases", "Case studies →")
 write_url(episode=episode_id, step=step, span=None, item=None)

@@ -6,6 +6,7 @@ labels (MemTrim 3.3, A.1 applied to MemUse deliveries). Widgets -> one view call
 from __future__ import annotations
 
 import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 from memuse_core.views.memtrim import MemTrimView, memtrim_view
@@ -34,6 +35,25 @@ def _view(
     )
 
 
+@st.cache_resource(ttl=600, max_entries=64, show_spinner=False)
+def _units_figure(
+    key: tuple[str, float, float], runs: tuple[str, ...] | None, episode: str | None, delivery: str | None
+) -> go.Figure | None:
+    """The delivery's units per entry and class, built once per view (Plotly Express takes
+    about 0.1 s to build it; the page only sends it)."""
+    view = _view(key, runs, episode, delivery)
+    if not view.figure:
+        return None
+    return px.bar(
+        view.figure,
+        x="units",
+        y="entry",
+        color="class",
+        orientation="h",
+        color_discrete_map=COLOURS,
+    )
+
+
 st.title("MemTrim")
 
 # -- widgets' requested state (a deep link ?delivery=… is taken once) --------------------------------
@@ -45,12 +65,13 @@ shared_episode = sel("episode")  # changed elsewhere (another page, a deep link)
 if shared_episode and shared_episode != st.session_state.get("_mt_written"):
     st.session_state["mt_episode"] = shared_episode
 runs = scope()
-view = _view(
+view_args = (
     db_key(),
     tuple(runs) if runs is not None else None,
     st.session_state.get("mt_episode"),
     st.session_state.get("mt_delivery"),
 )
+view = _view(*view_args)
 if view.problem:
     st.warning(view.problem)
     st.stop()
@@ -85,15 +106,8 @@ with tab_one:
                     for k, v in view.unit_help.items()
                 )
             )
-            if view.figure:
-                fig = px.bar(
-                    view.figure,
-                    x="units",
-                    y="entry",
-                    color="class",
-                    orientation="h",
-                    color_discrete_map=COLOURS,
-                )
+            fig = _units_figure(*view_args)
+            if fig is not None:
                 st.plotly_chart(fig, key="mt_units")
             left, right = st.columns(2)
             with left:
@@ -105,11 +119,16 @@ with tab_one:
                             f"({md_escape(view.class_help.get(e.trim_class, ''))}) · stored answer "
                             f"**{md_escape(e.outcome)}** · overlap (Jaccard) {e.jaccard:.2f}"
                         )
-                        for line in e.explanation:
-                            st.caption(md_escape(line))
-                        for u in e.units:
+                        # One element per block of lines (a line break each): hundreds of small
+                        # elements cost the browser more than their text.
+                        if e.explanation:
+                            st.caption("  \n".join(md_escape(line) for line in e.explanation))
+                        if e.units:
                             st.markdown(
-                                f":{COLOURS[u.klass]}-background[{md_escape(u.text)}] · {md_code(u.key)}"
+                                "  \n".join(
+                                    f":{COLOURS[u.klass]}-background[{md_escape(u.text)}] · {md_code(u.key)}"
+                                    for u in e.units
+                                )
                             )
                         st.markdown("Passed on:" if e.kept_lines else "Passed on: nothing")
                         if e.kept_lines:
@@ -118,8 +137,10 @@ with tab_one:
                 st.markdown("**Prior context (the query)**")
                 with st.container(height=380):
                     st.caption(f"{w.n_query_units:,} evidence units parsed from the prior context")
-                    for key, text in w.query_units:
-                        st.markdown(f"{md_code(key)} = {md_escape(text)}")
+                    if w.query_units:
+                        st.markdown(
+                            "  \n".join(f"{md_code(key)} = {md_escape(text)}" for key, text in w.query_units)
+                        )
                 st.markdown("**Trimmed memory context**")
                 show_text(w.context or "(nothing left)")
     write_url(episode=view.episode, delivery=view.delivery, span=None, step=None, item=None)

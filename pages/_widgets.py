@@ -20,6 +20,7 @@ from pages._shared import (
     show_text,
     view_judge,
 )
+from pages._timeline_chart import timeline_chart
 
 
 def no_spans_note(episode_id: str) -> str:
@@ -62,41 +63,38 @@ def go_to_step(step: int, step_key: str) -> None:
     st.session_state[f"_seed_{step_key}"] = step
 
 
-def _on_chart_select(key: str, step_key: str) -> None:
-    ev = st.session_state.get(key) or {}
-    points = (ev.get("selection") or {}).get("points") or []
-    step = tl_view.picked_step(points)
-    if step is not None:
-        go_to_step(step, step_key)
-        # A pick changes the figure once (see render_timeline): the browser draws it anew, without
-        # the picked marker left highlighted while J / K move the step on.
-        st.session_state[f"_{key}_picks"] = int(st.session_state.get(f"_{key}_picks", 0)) + 1
+def _on_pick(key: str, step_key: str) -> None:
+    picked = (st.session_state.get(key) or {}).get("pick")
+    if picked is not None:
+        go_to_step(int(picked), step_key)
+
+
+def _on_chart_select(key: str) -> None:
+    """A pick on a chart without a Step box (Compare): kept, so the page shows it until the next
+    pick (a click is a one-run event)."""
+    picked = (st.session_state.get(key) or {}).get("pick")
+    if picked is not None:
+        st.session_state[f"_{key}_picked"] = int(picked)
 
 
 def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -> int | None:
-    """Draw one episode's timeline; returns the step picked by clicking/selecting a marker.
+    """Draw one episode's timeline (SVG, `pages/_timeline_chart.py`); returns the step picked by
+    clicking a marker (the last pick; None with `step_key`, where a pick moves the Step box).
 
-    With `step_key` (the page's Step box) a cursor strip above the chart marks the selected step,
-    and a pick is applied in a callback, before the page runs, so the cursor drawn on this run is
-    already at the picked step. The chart itself is the same figure on every run for an episode
-    (built once, cached; the step is not part of it), so moving the step with the Step box or
-    J / K redraws only the small strip: the browser keeps the drawn chart."""
-    tl = cached(tl_view.timeline, episode_id, judge=view_judge())
-    if tl.figure is None:
+    With `step_key` (the page's Step box) the chart's cursor marks the selected step, and a pick
+    is applied in a callback, before the page runs, so the cursor drawn on this run is already at
+    the picked step. Moving the step (Step box, J / K) sends the same drawing with another step:
+    the browser redraws the SVG in place (a few milliseconds)."""
+    tl = cached(tl_view.timeline, episode_id, judge=view_judge(), drawing_only=True)
+    if tl.drawing is None:
         st.info("This episode has no completed agent steps.")
         return None
-    if step_key:
-        picks = int(st.session_state.get(f"_{key}_picks", 0))
-        if picks:
-            tl.figure.layout.meta = {"picks": picks}
-        cursor = tl.cursor(int(sel("step") or 1))  # the Step box below makes a missing step 1
-        if cursor is not None:
-            st.plotly_chart(cursor, key=f"{key}_cursor", config={"staticPlot": True, "displayModeBar": False})
-    ev = st.plotly_chart(
-        tl.figure,
+    cursor = int(sel("step") or 1) if step_key else None  # the Step box below makes a missing step 1
+    timeline_chart(
+        tl.drawing,
+        cursor,
         key=key,
-        on_select=(lambda: _on_chart_select(key, step_key)) if step_key else "rerun",
-        selection_mode=("points", "box"),
+        on_pick=(lambda: _on_pick(key, step_key)) if step_key else (lambda: _on_chart_select(key)),
     )
     st.caption(f"{tl.caption} {tl.judge_note}")
     if not tl.windows:
@@ -108,8 +106,8 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
         with box:
             if box.open:
                 st.dataframe(common.display_table(tl.window_rows), hide_index=True, key=f"{key}_windows")
-    points = ev.selection.points if ev is not None and hasattr(ev, "selection") else []
-    return tl_view.picked_step(points)
+    picked = st.session_state.get(f"_{key}_picked")
+    return int(picked) if picked is not None else None
 
 
 def show_step(step: common.StepText, *, max_chars: int = 20000) -> None:

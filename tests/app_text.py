@@ -27,3 +27,15 @@ def verbatim(at: Any) -> list[str]:
         assert not set(inner) & set('<>"'), f"recorded text reached the page unescaped: {inner[:200]!r}"
         out.append(html.unescape(inner))
     return out
+
+
+def timeline_drawings(at: Any) -> list[dict[str, Any]]:
+    """The timeline charts on an AppTest page (pages/_timeline_chart.py, an SVG component): each
+    one's data, `{"drawing": memuse_core.timeline.drawing(...), "step": cursor step or None}`."""
+    import json
+
+    return [
+        json.loads(c.proto.json)
+        for c in at.main
+        if getattr(c, "type", "") == "bidi_component" and c.proto.component_name == "memuse_timeline"
+    ]

@@ -47,7 +47,7 @@ LOCAL = ("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "data:", "blo
 """Request URL prefixes that stay on this machine; everything else is aborted and recorded."""
 TIMEOUT_MS = 120_000
 """Default wait of a page action and of a page settling (a loaded 2-core machine renders slowly;
-a fresh tab's first chart also waits for the browser to load and compile plotly.js)."""
+a fresh tab's first Plotly chart also waits for the browser to load and compile plotly.js)."""
 FIRST_RENDER_MS = 180_000
 """Longest wait for a freshly opened tab's first settled page (see `open_app`)."""
 QUIET_S = 0.3

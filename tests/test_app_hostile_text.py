@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_text import verbatim
+from app_text import timeline_drawings, verbatim
 from hostile_app_corpus import EPISODE, ITEM, make_hostile_db
 from streamlit.testing.v1 import AppTest
 
@@ -40,6 +40,17 @@ def _span(db: Path) -> str:
         return str(store_episodes.episode_spans(con, EPISODE).iloc[0]["span_id"])
     finally:
         con.close()
+
+
+def _strings(value: object) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _texts(at: AppTest) -> tuple[list[str], list[str]]:
@@ -98,6 +109,12 @@ def test_pages_show_hostile_ids_inert(
         assert "repo —" not in text and "None–None" not in text
     if page.endswith("3_timeline.py"):
         assert any("unknown repository" in t for t in md)
+        # The timeline's drawing (SVG in the browser) carries recorded text escaped: no markup
+        # but the line breaks between hover lines; the renderer sets it as text.
+        (chart,) = timeline_drawings(at)
+        texts = _strings(chart["drawing"])
+        assert any("&lt;" in t for t in texts), "the hostile episode's markup should be in the drawing"
+        assert not any(re.search("[<>]", t.replace("<br>", "")) for t in texts)
     if page.endswith("4_span.py"):
         assert any(re.search(r"· (steps? \d|no consuming step)", t) for t in md)
     if page.endswith("2_episodes.py"):  # the config name is shown, literally (its text survives)

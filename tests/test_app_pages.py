@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_text import verbatim
+from app_text import timeline_drawings, verbatim
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import episode_id, make_db
 
@@ -153,16 +153,17 @@ def test_timeline_deep_link_windows_and_lazy_step(app, db: Path) -> None:
     assert at.selectbox(key="tl_episode").value == ep
     assert at.number_input(key="tl_step").value == 4
     assert any("1 failed" in t for t in verbatim(at))
-    specs = [json.loads(c.proto.spec) for c in at.main if getattr(c, "type", "") == "plotly_chart"]
-    spec = next(s for s in specs if s["data"][0].get("name") == "steps")  # the timeline (not its cursor)
-    windows = [y for t in spec["data"] if t["type"] == "bar" for y in t["y"]]
+    (chart,) = timeline_drawings(at)
+    spec = chart["drawing"]
+    assert chart["step"] == 4
+    windows = [y for t in spec["traces"] if t["kind"] == "bar" for y in t["y"]]
     con = connect(db, read_only=True)
     try:
         ents = store_episodes.episode_entries(con, ep)
     finally:
         con.close()
     assert len(windows) == int(ents["window_start"].notna().sum()) > 0
-    assert spec["data"][0]["x"] == [1, 2, 3, 4, 5, 6]
+    assert spec["traces"][0]["x"] == spec["traces"][0]["step"] == [1, 2, 3, 4, 5, 6]
     # Only the picked step's text is loaded: another step's output is absent.
     at.number_input(key="tl_step").set_value(5).run()
     assert at.query_params["step"] == "5"
@@ -207,8 +208,9 @@ def test_compare_paired_tasks_and_two_timelines(app) -> None:
     pairs = next(d.value for d in at.dataframe if "task_id" in d.value.columns)
     assert list(pairs["task_id"]) == ["t2"] and pairs.iloc[0]["change"] == "lost"
     at.selectbox(key="cmp_task").select("t2").run()
-    charts = [c for c in at.main if getattr(c, "type", "") == "plotly_chart"]
-    assert sum(1 for c in charts if json.loads(c.proto.spec)["data"][0].get("name") == "steps") == 2
+    charts = timeline_drawings(at)
+    assert [c["drawing"]["traces"][0]["name"] for c in charts] == ["steps", "steps"]
+    assert [c["step"] for c in charts] == [None, None]  # no Step box on this page: no cursor
 
 
 def test_annotation_round_trip_and_agreement(app, db: Path) -> None:

@@ -10,11 +10,11 @@ and marks the match in escaped text; recorded markup never renders.
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 
 import pytest
-from app_text import verbatim
+from app_text import timeline_drawings, verbatim
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import XSS, episode_id, make_db
 
@@ -51,29 +51,22 @@ def app(db: Path, monkeypatch: pytest.MonkeyPatch):
     return make
 
 
-def _charts(at: AppTest) -> tuple[dict, dict]:
-    """(the cursor strip's figure, the timeline's figure): the first two charts of the page."""
-    strip, chart = [json.loads(c.proto.spec) for c in at.main if getattr(c, "type", "") == "plotly_chart"][:2]
-    return strip, chart
+def _chart(at: AppTest) -> dict:
+    """The timeline's drawing (the page's one timeline chart)."""
+    (chart,) = timeline_drawings(at)
+    return chart["drawing"]
 
 
 def _cursor(at: AppTest) -> int | None:
-    """The step the cursor strip above the timeline marks (its one marker, named S<step>)."""
-    strip, _ = _charts(at)
-    (mark,) = strip["data"]
-    assert mark["text"] == [f"S{mark['x'][0]}"]
-    return int(mark["x"][0])
+    """The step the timeline's cursor marks."""
+    (chart,) = timeline_drawings(at)
+    return chart["step"]
 
 
 def test_timeline_cursor_follows_the_step_in_the_same_run(app) -> None:
     at = app("pages/3_timeline.py", episode=episode_id("rB1", "t3"), step="2")
     assert _cursor(at) == 2
-    _, chart = _charts(at)
-    # The cursor strip spans the timeline's steps: same x range, the row labels reserve the same
-    # left margin (drawn invisible).
-    strip, _ = _charts(at)
-    assert strip["layout"]["xaxis"]["range"] == chart["layout"]["xaxis"]["range"]
-    assert strip["layout"]["yaxis"]["ticktext"] == chart["layout"]["yaxis"]["ticktext"]
+    chart = _chart(at)
     at.number_input(key="tl_step").set_value(5).run()
     assert _cursor(at) == 5 and at.query_params["step"] == "5"
     at.button(key="tl_step_next").click().run()
@@ -82,8 +75,8 @@ def test_timeline_cursor_follows_the_step_in_the_same_run(app) -> None:
     assert at.number_input(key="tl_step").value == 6
     at.button(key="tl_step_prev").click().run()
     assert at.number_input(key="tl_step").value == 5 and _cursor(at) == 5
-    # Moving the step leaves the timeline's figure as it was (the browser keeps the drawn chart).
-    assert _charts(at)[1] == chart and "shapes" not in chart["layout"]
+    # Moving the step sends the same drawing with another cursor step.
+    assert _chart(at) == chart
     assert at.button(key="tl_step_next").proto.shortcut and at.button(key="tl_step_prev").proto.shortcut
     # The caption explains the marks and names the one judge whose verdicts label the entries.
     assert any(
@@ -95,6 +88,24 @@ def test_timeline_cursor_follows_the_step_in_the_same_run(app) -> None:
     at.run()
     windows = next(d.value for d in at.dataframe if "why_it_ends" in d.value.columns)
     assert len(windows) and windows["why_it_ends"].str.len().min() > 0
+    # The spans table is drawn once its expander (which names the judge and counts the spans) is
+    # opened; each row links to its span in the inspector.
+    (label,) = [e.label for e in at.expander if e.label.startswith("Spans of this episode")]
+    assert re.fullmatch(r"Spans of this episode \(rules judge\): \d+ spans?", label), label
+    assert not any("inspect" in d.value.columns for d in at.dataframe)
+    at.session_state["tl_spans_open"] = True
+    at.run()
+    spans = next(d.value for d in at.dataframe if "inspect" in d.value.columns)
+    assert len(spans) == int(label.split(": ")[1].split()[0])
+    assert all("span=" in u for u in spans["inspect"])
+    # The step's annotation form is drawn once its expander is opened, for the selected step.
+    assert not [t for t in at.text_area if t.key == "ann_note_tl"]
+    at.session_state["tl_annotate_open"] = True
+    at.run()
+    assert [t for t in at.text_area if t.key == "ann_note_tl"]
+    assert any(
+        f"#S{at.number_input(key='tl_step').value}" in m.value for m in at.markdown if "Annotate" in m.value
+    )
 
 
 def test_transcript_shows_whole_steps_marks_memory_and_finds_text(app) -> None:

@@ -83,6 +83,28 @@ def _entries() -> list[dict]:
     ]
 
 
+def test_drawing_carries_every_mark_legend_and_hover_of_the_figure() -> None:
+    """The app draws `drawing(figure)` as SVG: same rows, traces, legend names, hovers and steps."""
+    dels = [{"delivery_id": "e-d1", "step": 3, "form": "task_recall"}]
+    fig = TL.episode_timeline(_steps(30), _entries(), dels)
+    d = TL.drawing(fig)
+    assert [r["label"] for r in d["rows"]] == list(fig.layout.yaxis.ticktext)
+    assert d["x_range"] == list(fig.layout.xaxis.range) and d["y_range"] == list(fig.layout.yaxis.range)
+    assert [t["name"] for t in d["traces"]] == [t.name for t in fig.data]
+    steps = d["traces"][0]
+    assert steps["x"] == steps["step"] == list(range(1, 31)) and not steps["legend"]
+    assert "&lt;script&gt;" in steps["hover"][2] and "<script>" not in steps["hover"][2]
+    legend_only = [t for t in d["traces"] if t["kind"] == "markers" and not t["x"]]
+    assert legend_only and all(t["legend"] and t["hover"] is None for t in legend_only)
+    (bars,) = [t for t in d["traces"] if t["kind"] == "bar"]
+    assert bars["y"] == [1, 2, 3] and bars["base"][0] == 2.55
+    assert "credit window S3–S9" in bars["hover"][0]
+    acted = next(t for t in d["traces"] if t["name"] == TL.LEGEND["acted"])
+    assert acted["hover"] is None and acted["step"] == [5, 12]  # drawn, clickable, no hover
+    delivery = next(t for t in d["traces"] if t["name"] == TL.LEGEND["delivery"])
+    assert delivery["step"] == [3] and delivery["text"] == ["task_recall"]
+
+
 def test_timeline_one_marker_per_step_windows_as_one_bar_trace() -> None:
     dels = [
         {"delivery_id": "e-d1", "step": 3, "form": "task_recall"},

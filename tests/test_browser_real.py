@@ -99,10 +99,8 @@ def test_every_page_renders_on_the_real_runs(server, browser) -> None:
         assert page.locator("[data-testid='stException']").count() == 0, (path, body[-2000:])
         assert "Traceback" not in body, (path, body[-2000:])
         if path == "timeline":
-            legend = page.locator(".js-plotly-plot .legend").first.text_content() or ""
-            names = [
-                t.text_content() or "" for t in page.locator(".js-plotly-plot .legend .legendtext").all()
-            ]
+            legend = page.locator(".memuse-tl-legend").first.text_content() or ""
+            names = [t.text_content() or "" for t in page.locator(".memuse-tl-legend .legendtext").all()]
             assert names, legend
             kinds = [n for n in names if n not in LEGEND.values()]
             assert kinds and all(re.match(r"^[A-Za-z][A-Za-z0-9_.+ -]*$", k) for k in kinds), kinds

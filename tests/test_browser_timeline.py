@@ -69,39 +69,38 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
     wait_text(page, "1 episodes")
     _pick_first_row(page)
 
-    # The row opens its timeline in this tab (the first chart of the tab: plotly.js loads).
+    # The row opens its timeline in this tab (an SVG chart: pages/timeline_chart.js).
     page.get_by_role("heading", name="Episode timeline").wait_for()
     settled(page)
     assert page.url.startswith(base) and f"episode={episode}".replace(":", "%3A") in page.url.replace(
         ":", "%3A"
     )
-    chart = page.locator(".st-key-tl_chart .js-plotly-plot").first  # the timeline, not its cursor strip
+    chart = page.locator(".st-key-tl_chart .memuse-tl").first
     chart.wait_for()
-    legend = chart.locator(".legend").text_content() or ""
+    legend = chart.locator(".memuse-tl-legend").text_content() or ""
     for name in (LEGEND["window"], LEGEND["delivery"], LEGEND["anchor"], LEGEND["harmed"]):
         assert name in legend, legend
     wait_text(page, "credit window (MemUse 3.3, A.1.5)")
 
     # Hovering a credit window says why it ends.
-    bars = [b for b in (p.bounding_box() for p in chart.locator(".barlayer .point path").all()) if b]
+    bars = [b for b in (p.bounding_box() for p in chart.locator(".trace.bar .point").all()) if b]
     bb = max(bars, key=lambda b: b["width"])  # the longest window: its middle is clear of markers
     page.mouse.move(bb["x"] + bb["width"] * 0.6, bb["y"] + bb["height"] / 2)
-    hover = chart.locator(".hoverlayer")
+    hover = chart.locator(".memuse-tl-hover")
     expect(hover).to_contain_text("credit window S", timeout=10_000)
     assert re.search(r"(takes over the credit|episode end)", hover.text_content() or "")
 
     # Clicking a step marker selects the step: the Step box, the URL and the cursor follow.
     step_box = page.get_by_role("spinbutton", name="Step")
     target = 3
-    marker = chart.locator(".scatterlayer .trace").first.locator(".point").nth(target - 1)
-    # Plotly selects the point under its last hover: wait until the marker's own hover shows (the
-    # window's hover from above can linger on a loaded machine), then click.
+    marker = chart.locator(".trace[data-name='steps'] .point").nth(target - 1)
     marker.hover(force=True)
     expect(hover).to_contain_text(f"S{target} ", timeout=10_000)
     marker.click(force=True)
     expect(step_box).to_have_value(str(target), timeout=30_000)
     page.wait_for_url(re.compile(rf"step={target}(&|$)"))
     settled(page)
+    expect(chart.locator(".cursor")).to_have_text(f"S{target}")
 
     # J moves to the next step (a documented st.button shortcut); the focus must not be in a field.
     page.get_by_role("heading", name="Episode timeline").click()
@@ -109,4 +108,5 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
     expect(step_box).to_have_value(str(target + 1), timeout=30_000)
     page.wait_for_url(re.compile(rf"step={target + 1}(&|$)"))
     settled(page)
+    expect(chart.locator(".cursor")).to_have_text(f"S{target + 1}")
     assert n_steps > target + 1

@@ -3,6 +3,7 @@ figure (`figure`), action kinds read from recorded commands (`actions`), and cre
 explanations (`windows`, A.1.5). No Streamlit here: the app and the case-study export call it."""
 
 from .actions import NO_TOOL_KIND, OTHER_KIND, SHELL_TOOLS, action_kind, command_name
+from .drawing import drawing
 from .figure import (
     ANCHOR_COLOUR,
     DRAWN_EFFECTS,
@@ -14,7 +15,6 @@ from .figure import (
     delivery_labels,
     episode_timeline,
     mark_step,
-    step_cursor,
 )
 from .windows import CAPTION, anchor_steps, entry_label, window_reason
 
@@ -34,9 +34,9 @@ __all__ = [
     "anchor_steps",
     "command_name",
     "delivery_labels",
+    "drawing",
     "entry_label",
     "episode_timeline",
     "mark_step",
-    "step_cursor",
     "window_reason",
 ]

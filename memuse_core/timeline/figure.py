@@ -10,9 +10,9 @@ has a legend entry; `CAPTION` says the rest in words.
 
 Figure size matters in the browser (issue 17): annotations and layout shapes cost one DOM
 element and one relayout pass each, so deliveries are markers and windows are one bar trace;
-the only shape is the step cursor of an exported figure (`mark_step`). In the app the selected
-step is not part of the figure (a changed figure is drawn anew by the browser): `step_cursor`
-draws it in a strip of its own.
+the only shape is the step cursor of an exported figure (`mark_step`). The app does not draw this
+figure with Plotly: `drawing` turns it into data for a small SVG renderer that draws the step
+cursor itself.
 
 No Streamlit here: the app and the case-study export both call it.
 """
@@ -175,62 +175,6 @@ def episode_timeline(
     )
     if selected_step is not None:
         mark_step(fig, selected_step)
-    return fig
-
-
-CURSOR_HEIGHT = 34
-"""Pixel height of the step cursor strip drawn above the timeline."""
-CURSOR_COLOUR = "#444444"
-
-
-def step_cursor(timeline: go.Figure, step: int) -> go.Figure:
-    """The selected step's cursor: a thin strip drawn just above `timeline` with a ▼ and the
-    step's name over that step's column.
-
-    It is a figure of its own so the timeline's figure stays the same while the step moves (the
-    browser then keeps the drawn chart instead of drawing it anew; issue 17). It lines up with
-    the timeline's steps: same x range and side margins, and the timeline's row labels as
-    invisible tick labels, so Plotly reserves the same left margin for them."""
-    lay = timeline.layout
-    labels = list(lay.yaxis.ticktext or ())
-    fig = go.Figure(
-        go.Scatter(
-            x=[step],
-            y=[0],
-            mode="markers+text",
-            text=[f"S{int(step)}"],
-            textposition="middle right",
-            textfont={"size": 11, "color": CURSOR_COLOUR},
-            marker={"symbol": "triangle-down", "size": 12, "color": CURSOR_COLOUR},
-            hoverinfo="skip",
-            showlegend=False,
-        )
-    )
-    fig.update_layout(
-        height=CURSOR_HEIGHT,
-        margin={"l": lay.margin.l, "r": lay.margin.r, "t": 0, "b": 0},
-        xaxis={
-            "range": list(lay.xaxis.range),
-            "showticklabels": False,
-            "showgrid": False,
-            "zeroline": False,
-            "fixedrange": True,
-        },
-        yaxis={
-            # Stacked at the middle: Plotly hides a tick label that would stick out of the strip.
-            "tickvals": [i * 1e-3 for i in range(len(labels))],
-            "ticktext": labels,
-            "tickfont": {"color": "rgba(0,0,0,0)"},
-            # The timeline's labels end up `margin.l` in from the figure's edge; these (invisible)
-            # ones sit that much further out, so both plot areas start at the same pixel.
-            "ticklabelstandoff": lay.margin.l or 0,
-            "range": [-1, 1],
-            "showgrid": False,
-            "zeroline": False,
-            "fixedrange": True,
-        },
-        showlegend=False,
-    )
     return fig
 
 

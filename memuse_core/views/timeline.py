@@ -45,7 +45,8 @@ class Timeline(ViewModel):
     episode_id: str
     """Episode drawn."""
     figure: go.Figure | None
-    """The figure; None when the episode has no completed steps."""
+    """The figure; None when the episode has no completed steps, or when only the drawing was
+    asked for (`timeline(..., drawing_only=True)`)."""
     steps: int
     """Steps drawn."""
     windows: int
@@ -56,6 +57,9 @@ class Timeline(ViewModel):
     """One row per drawn entry: entry, item, span_id, window (`S3–S9`, `empty`), why_it_ends."""
     judge: JudgeKind = "rules"
     """The judge whose verdicts give the entries their usage labels, anchors and effects."""
+    drawing: dict[str, Any] | None = None
+    """The figure as the app's SVG renderer draws it (`timeline.drawing`); None without a figure.
+    The step cursor is not part of it: the app sends the step beside it."""
 
     @property
     def judge_note(self) -> str:
@@ -63,14 +67,6 @@ class Timeline(ViewModel):
         return (
             f"Usage labels, anchored actions and observed effects: the {judge_label(self.judge)}'s verdicts."
         )
-
-    def cursor(self, step: int | None) -> go.Figure | None:
-        """The strip that marks `step` above the figure (None: no figure or no step). The figure
-        itself never shows the step: the app builds it once per episode (cached) and sends the
-        same figure while the step moves, so the browser keeps the chart it drew."""
-        if self.figure is None or step is None:
-            return None
-        return figures.step_cursor(self.figure, step)
 
 
 def timeline(
@@ -81,10 +77,13 @@ def timeline(
     span_id: str | None = None,
     title: str | None = None,
     judge: str | None = None,
+    drawing_only: bool = False,
 ) -> Timeline:
     """The timeline of an episode, `selected_step` marked in the figure (an exported figure; the
-    app draws it apart: `Timeline.cursor`); with `span_id`, only that span's entries get rows.
-    Usage labels are one judge's (`judge`, default `store.judging.resolve_judge`)."""
+    app draws the step apart, beside `Timeline.drawing`); with `span_id`, only that span's entries get rows.
+    Usage labels are one judge's (`judge`, default `store.judging.resolve_judge`). With
+    `drawing_only` (the app) the figure is dropped once its drawing is made: the app caches the
+    view, and unpickling a Plotly figure on every run cost more than the rest of the page."""
     steps = store_episodes.episode_steps(con, episode_id)
     chosen = resolve_judge(con, judge)
     every = records(store_episodes.episode_entries(con, episode_id, chosen))
@@ -102,7 +101,8 @@ def timeline(
     windows = sum(1 for e in entries if e.get("window_start") is not None)
     return Timeline(
         episode_id=episode_id,
-        figure=fig,
+        figure=None if drawing_only else fig,
+        drawing=figures.drawing(fig),
         steps=len(steps),
         windows=windows,
         window_rows=_window_rows(entries, every, int(steps["step"].max())),
