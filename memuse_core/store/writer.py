@@ -69,6 +69,9 @@ class EventWriter:
         self._existing_eps, self._existing_runs = set(existing[0]), set(existing[1])
         self.episodes_written: list[str] = []
         self._hashes: dict[str, int] = {}
+        self._plain_shells: dict[tuple[int | None, str], int | None] = {}
+        """(content hash, role) -> shell hash of a message with only those two fields
+        (`call_rows.add_call`); every shell here is recorded like a memoised text."""
         self._entry_lists = EntryLists(self.HASH_CACHE)
 
     # -- text ----------------------------------------------------------------------------------
