@@ -2,7 +2,8 @@
 
 Validating events (pydantic) and turning them into rows is pure Python and dominates an import;
 DuckDB's inserts and commits are the rest. `ingest_files` runs the first part for each file in a
-worker process (files in parallel) and streams the rows back as Arrow tables, while this process
+worker process (files in parallel; `ingest.parse_worker`, which imports neither duckdb nor pandas)
+and streams the rows back as Arrow tables, while this process
 owns the single DuckDB connection and writes each file in its own transaction, in the order given.
 The store ends up exactly as a sequential `ingest_path` loop would leave it (the same tables, rows,
 file ids, errors and skips); only `blobs` texts that several files share are offered more than once
