@@ -15,19 +15,21 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from pydantic import ValidationError
 
 from ..crash import point
 from ..events import EVENT_TYPES, Event
-from ..store import Connection, DatabaseError
 from ..store.decode import gc_paused
 from ..store.files import begin_file, commit_file, imported_from, rollback
 from ..store.writer import DuplicateError, EventWriter
 from .checks import FileChecks, Pending, resolve
 from .errors import IngestError
 from .limits import check_regular
+
+if TYPE_CHECKING:
+    from ..store import Connection
 
 
 def validation_reason(err: ValidationError) -> tuple[str | None, str]:
@@ -234,6 +236,7 @@ def ingest_path(
     earlier = imported_from(con, sha)
     if earlier is not None:
         return IngestResult(str(p), imp.name, "skipped", error=f"already imported from {earlier}")
+    from ..store import DatabaseError  # duckdb's error: not imported by parse workers (`parse_worker`)
     from .grown import continuing, grown_prefix
 
     grown = None if getattr(imp, "derived_ids", False) else grown_prefix(con, p)

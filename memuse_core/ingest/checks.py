@@ -23,14 +23,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ..events import EpisodeStart, Event, MemoryChange, MemoryDelivery, MemorySearch, ModelCall, RunEvent
 from ..events.fast import FAST_CALL, FAST_DELIVERY
-from ..store import Connection
 from ..store.blobs import blob_hash
 from ..store.refs import VersionKey, missing_ids, stored_versions
 from .errors import IngestError
+
+if TYPE_CHECKING:
+    from ..store import Connection
 
 Line = int | None
 

@@ -18,10 +18,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..events import RunEvent, dump_event
-from ..store import Connection
 from ..store.batches import file_ids_stored, imports_of_path
+
+if TYPE_CHECKING:
+    from ..store import Connection
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..events import EVENT_ADAPTER, EVENT_SCHEMA_VERSION, Event, MemoryDelivery
-from ..events.fast import FAST_DELIVERY, FAST_ERRORS
+from ..events.fast import FAST_CALL, FAST_DELIVERY, FAST_ERRORS, FAST_TOOL_RESULT
 from ..events.fast import decode as fast_decode
 from ..vocab import MAX_EVENT_DEPTH, MAX_LINE_BYTES
 from .base import IngestError, open_binary, register, validation_reason
@@ -93,7 +93,10 @@ class NativeImporter:
                             raise IngestError(path, n, None, f"not UTF-8 text ({u.reason})") from None
                         field, reason = validation_reason(e)
                         raise IngestError(path, n, field, reason) from None
-                    bad = nonfinite_line(raw)
+                    # A line the fast decoder took is strict JSON (msgspec refuses NaN and
+                    # Infinity tokens; a restated delivery's tail was decoded the same way once),
+                    # so only lines pydantic read can hold such a token outside a string.
+                    bad = None if type(ev) in _FAST_TYPES else nonfinite_line(raw)
                     if bad is not None:  # in a free-form field (typed numbers refuse it above)
                         raise IngestError(path, n, bad[0] or None, nonfinite_reason(bad[1]))
                     if ev.v > EVENT_SCHEMA_VERSION:
@@ -107,6 +110,7 @@ class NativeImporter:
 
 
 _DELIVERY_HEAD = b'{"type":"memory_delivery"'
+_FAST_TYPES = frozenset((FAST_CALL, FAST_DELIVERY, FAST_TOOL_RESULT))
 _ENTRIES_AT = b',"entries":['
 
 

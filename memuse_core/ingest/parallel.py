@@ -2,7 +2,8 @@
 
 Validating events (pydantic) and turning them into rows is pure Python and dominates an import;
 DuckDB's inserts and commits are the rest. `ingest_files` runs the first part for each file in a
-worker process (files in parallel) and streams the rows back as Arrow tables, while this process
+worker process (files in parallel; `ingest.parse_worker`, which imports neither duckdb nor pandas)
+and streams the rows back as Arrow tables, while this process
 owns the single DuckDB connection and writes each file in its own transaction, in the order given.
 The store ends up exactly as a sequential `ingest_path` loop would leave it (the same tables, rows,
 file ids, errors and skips); only `blobs` texts that several files share are offered more than once
@@ -18,29 +19,25 @@ import with an error instead of hanging (the files committed before it stay).
 
 from __future__ import annotations
 
-import functools
 import multiprocessing as mp
 import os
 import queue
 import sys
-import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..crash import die_with_parent, point
+from ..crash import point
 from ..store import Connection, DatabaseError
 from ..store.files import begin_file, commit_file, imported_from, known_files, rollback
-from ..store.tables import DuplicateKey, existing_ids, insert_arrow, rows_to_arrow
-from ..store.writer import EventWriter, duplicate_error
-from .base import IngestError, IngestResult, detect, file_sha256, importers, ingest_path, write_events
+from ..store.tables import DuplicateKey, existing_ids, insert_arrow
+from ..store.writer import duplicate_error
+from .base import IngestError, IngestResult, importers, ingest_path
 from .checks import resolve
-from .common import _CONFIG
 from .grouped import grouping_helps, ingest_grouped
 from .grown import grown_prefix
-from .members import member_state, set_member_state
-from .observers.builtin import _ENABLED, _EXTRA
+from .parse_worker import observer_state, worker
 
 PARALLEL_MIN_BYTES = 32 << 20
 """Below this much input, starting worker processes (~0.5 s) costs more than it saves."""
@@ -91,79 +88,6 @@ def _spawn_safe() -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Worker side
-# ---------------------------------------------------------------------------------------------
-
-
-class _ShippingWriter(EventWriter):
-    """An EventWriter whose rows go to the parent as Arrow tables instead of into DuckDB."""
-
-    def __init__(self, idx: int, out: Any, existing: tuple[set[str], set[str]]) -> None:
-        super().__init__(None, 0, existing=existing)  # file id 0: the parent sets the real one
-        self.idx, self.out = idx, out
-
-    def flush(self) -> None:
-        batch: list[tuple[str, Any]] = []
-        if self.blob_rows:
-            batch.append(("blobs", rows_to_arrow("blobs", self.blob_rows)))
-            self.blob_rows = []
-        for table, rows in self.rows.items():
-            if rows:
-                batch.append((table, rows_to_arrow(table, rows)))
-                self.rows[table] = []
-        self.n_rows = 0
-        if batch:
-            self.out.put((self.idx, "rows", batch))
-
-
-def _observer_state() -> tuple[Any, ...]:
-    return list(_EXTRA), _ENABLED[0], _CONFIG[0], member_state()
-
-
-def _set_observer_state(state: tuple[Any, ...]) -> None:
-    _EXTRA[:], _ENABLED[0], _CONFIG[0], members = state
-    set_member_state(members)
-
-
-def _progress(out: Any, idx: int, k: int) -> None:
-    out.put((idx, "progress", k))
-
-
-def _worker(
-    tasks: Any,
-    out: Any,
-    existing: tuple[set[str], set[str]],
-    known_files: dict[str, str],
-    state: tuple[Any, ...],
-) -> None:
-    die_with_parent()  # a killed parent leaves no worker waiting on the task queue
-    _set_observer_state(state)
-    while True:
-        task = tasks.get()
-        if task is None:
-            return
-        idx, path = task
-        p = Path(path)
-        try:
-            if not p.exists():
-                raise IngestError(p, None, None, "file does not exist")
-            imp = detect(p)
-            sha = file_sha256(p)
-            if sha in known_files:
-                out.put((idx, "skipped", (imp.name, f"already imported from {known_files[sha]}")))
-                continue
-            out.put((idx, "start", (imp.name, sha, p.stat().st_size)))
-            w = _ShippingWriter(idx, out, existing)
-            n, pending = write_events(w, imp, p, functools.partial(_progress, out, idx))
-            out.put((idx, "progress", n % 1000))
-            out.put((idx, "done", (n, len(w.episodes_written), pending)))
-        except IngestError as e:
-            out.put((idx, "error", (e.path, e.line, e.field, e.reason)))
-        except BaseException:
-            out.put((idx, "crash", traceback.format_exc()))
-
-
-# ---------------------------------------------------------------------------------------------
 # Parent side
 # ---------------------------------------------------------------------------------------------
 
@@ -200,10 +124,10 @@ class _Parallel:
     def run(self) -> Iterator[tuple[Path, IngestResult | IngestError]]:
         ctx = mp.get_context("spawn")  # never fork a process that holds a DuckDB connection
         tasks, out = ctx.Queue(), ctx.Queue(maxsize=64)
-        state = _observer_state()
+        state = observer_state()
         procs = [
             ctx.Process(
-                target=_worker, args=(tasks, out, (self.eps, self.runs), self.known_files, state), daemon=True
+                target=worker, args=(tasks, out, (self.eps, self.runs), self.known_files, state), daemon=True
             )
             for _ in range(self.n_workers)
         ]

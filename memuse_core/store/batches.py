@@ -4,8 +4,10 @@ folder's files went into, and a run's configuration."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
 
 def runs_of_files(con: duckdb.DuckDBPyConnection, shas: Sequence[str]) -> dict[str, set[str]]:

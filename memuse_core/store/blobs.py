@@ -9,10 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from ..events import Message
+
+if TYPE_CHECKING:
+    import duckdb
 
 BLOB_REF = "$b"
 

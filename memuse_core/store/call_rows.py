@@ -30,11 +30,25 @@ def add_call(w: EventWriter, ev: ModelCall, seq: int) -> None:
     new_contents: list[str | None] = []
     chars = 0
     text = w.text
+    shells = w._plain_shells
     for m in ev.request.messages:
         content = m.content
         if isinstance(content, str) and not m.__pydantic_extra__:
             h = text(content)
             chars += len(content)
+            if m.name is None and m.tool_call_id is None and m.tool_calls is None:
+                # a plain message's shell depends on its content hash and role only
+                key = (h, m.role)
+                sh = shells.get(key)
+                if sh is None:
+                    sh = text(_shell_of(m, h))  # type: ignore[arg-type]
+                    if len(shells) >= w.HASH_CACHE:
+                        shells.clear()
+                    shells[key] = sh
+                new_hashes.append(sh)  # type: ignore[arg-type]
+                new_roles.append(m.role)
+                new_contents.append(content)
+                continue
             shell = _shell_of(m, h)  # type: ignore[arg-type]
         else:
             shell, content = message_shell(m, w.text)  # type: ignore[arg-type]

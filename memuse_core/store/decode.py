@@ -12,9 +12,7 @@ import gc
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from ..events import (
     EVENT_SCHEMA_VERSION,
@@ -27,6 +25,9 @@ from ..events import (
     text_digest,
 )
 from .blobs import BLOB_REF, iter_blob_texts
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 @contextmanager

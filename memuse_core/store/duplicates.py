@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .tables import DuplicateKey
+if TYPE_CHECKING:
+    from .tables import DuplicateKey
 
 
 class DuplicateError(ValueError):

@@ -4,8 +4,10 @@ or not at all). The importers (`ingest`) call these; they hold no SQL themselves
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
 
 def imported_from(con: duckdb.DuckDBPyConnection, sha256: str) -> str | None:

