@@ -42,6 +42,20 @@ class _Joined:
         """The index (in `steps`) of the step whose text holds position `i`."""
         return bisect_right(self.starts, i) - 1
 
+    def holding(self, probe: str) -> set[int]:
+        """The steps whose text contains `probe` (a plain substring without NUL), from one scan:
+        after a hit the scan goes on at the next step's start."""
+        found: set[int] = set()
+        text, starts, last = self.text, self.starts, len(self.starts) - 1
+        i = text.find(probe) if self.steps else -1
+        while i >= 0:
+            k = self.step_at(i)
+            found.add(self.steps[k])
+            if k == last:
+                break  # the last step (an empty probe would be found at its end forever)
+            i = text.find(probe, starts[k + 1])
+        return found
+
 
 class StepIndex:
     """The steps of one episode, looked up by the text their commands, agent text and results
@@ -58,55 +72,30 @@ class StepIndex:
         self._in_saw: dict[str, frozenset[int]] = {}
 
     def in_commands(self, tok: str) -> tuple[int, ...]:
-        """Steps whose executed commands use `tok` (`in_text`), from one scan of all commands."""
+        """Steps whose executed commands use `tok` (`in_text`), from one scan of all commands per
+        probe (the token, and a path's file name)."""
         got = self._in_cmd.get(tok)
-        if got is not None:
-            return got
-        found: list[int] = []
-        probes = [tok]
-        if "/" in tok and is_path(tok) and len(tok.rsplit("/", 1)[-1]) >= 6:
-            probes.append(tok.rsplit("/", 1)[-1])
-        j = self._cmd
-        text = j.text
-        for probe in probes if j.steps else ():
-            i = text.find(probe)
-            while i >= 0:
-                t = j.steps[j.step_at(i)]
-                if t not in found and in_text(self.steps[t].did, tok):
-                    found.append(t)
-                i = text.find(probe, i + 1)
-        got = self._in_cmd[tok] = tuple(sorted(found))
+        if got is None:
+            probes = [tok]
+            if "/" in tok and is_path(tok) and len(tok.rsplit("/", 1)[-1]) >= 6:
+                probes.append(tok.rsplit("/", 1)[-1])
+            found = {t for p in probes for t in self._cmd.holding(p)}
+            got = tuple(sorted(t for t in found if in_text(self.steps[t].did, tok)))
+            self._in_cmd[tok] = got
         return got
 
     def in_said(self, probe: str) -> frozenset[int]:
         """Steps whose agent text contains `probe` (a plain substring), from one scan."""
         got = self._in_said.get(probe)
         if got is None:
-            found = set()
-            j = self._said
-            text = j.text
-            i = text.find(probe) if j.steps else -1
-            while i >= 0:
-                found.add(j.steps[j.step_at(i)])
-                i = text.find(probe, i + 1)
-            got = self._in_said[probe] = frozenset(found)
+            got = self._in_said[probe] = frozenset(self._said.holding(probe))
         return got
 
     def in_results(self, probe: str) -> frozenset[int]:
         """Steps (not memory retrievals) whose lowercased results contain `probe`, from one scan."""
         got = self._in_saw.get(probe)
         if got is None:
-            found = set()
-            j = self._saw
-            text, starts = j.text, j.starts
-            i = text.find(probe) if j.steps else -1
-            while i >= 0:
-                k = j.step_at(i)
-                found.add(j.steps[k])
-                if k + 1 == len(starts):
-                    break  # the last step (an empty probe would be found at its end forever)
-                i = text.find(probe, starts[k + 1])
-            got = self._in_saw[probe] = frozenset(found)
+            got = self._in_saw[probe] = frozenset(self._saw.holding(probe))
         return got
 
     def result_hits(self, probes: list[str], need: float, slack: int) -> dict[int, int]:
