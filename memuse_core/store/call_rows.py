@@ -45,11 +45,8 @@ def add_call(w: EventWriter, ev: ModelCall, seq: int) -> None:
                     if len(shells) >= w.HASH_CACHE:
                         shells.clear()
                     shells[key] = sh
-                new_hashes.append(sh)  # type: ignore[arg-type]
-                new_roles.append(m.role)
-                new_contents.append(content)
-                continue
-            shell = _shell_of(m, h)  # type: ignore[arg-type]
+            else:
+                sh = text(_shell_of(m, h))  # type: ignore[arg-type]
         else:
             shell, content = message_shell(m, w.text)  # type: ignore[arg-type]
             if content is not None:
@@ -60,7 +57,8 @@ def add_call(w: EventWriter, ev: ModelCall, seq: int) -> None:
                 chars += len(content)
                 if content:
                     text(content)
-        new_hashes.append(text(shell))  # type: ignore[arg-type]
+            sh = text(shell)
+        new_hashes.append(sh)  # type: ignore[arg-type]
         new_roles.append(m.role)
         new_contents.append(content)
     req = ev.request
