@@ -19,7 +19,7 @@ from pages._shared import (
     view_judge,
     write_url,
 )
-from pages._widgets import episode_picker, no_spans_note, render_timeline, step_reader
+from pages._widgets import episode_picker, lazy_expander, no_spans_note, render_timeline, step_reader
 
 st.title("Episode timeline")
 episode_id = episode_picker("tl_episode")
@@ -43,16 +43,11 @@ with left:
     link("transcript", "Read the whole transcript →", episode=episode_id, step=step)
 with right:
     if len(ep.spans):
-        # A lazy expander (opening it reruns the page from the cache): a data grid costs a new
-        # tab about a third of a CPU-second, and the chart above shows the spans' windows.
+        # The chart above shows the spans' windows; their table is drawn when asked for.
         n = len(ep.spans)
-        spans = st.expander(
-            f"{common.judge_title('Spans of this episode', ep.judge)}: {n} span{'s' if n != 1 else ''}",
-            key="tl_spans_open",
-            on_change="rerun",
-        )
-        with spans:
-            if spans.open:
+        label = f"{common.judge_title('Spans of this episode', ep.judge)}: {n} span{'s' if n != 1 else ''}"
+        with lazy_expander(label, "tl_spans_open") as shown:
+            if shown:
                 view = ep.spans.copy()
                 view.insert(0, "inspect", [url("span", span=s) for s in view["span_id"]])
                 st.dataframe(
@@ -65,11 +60,10 @@ with right:
         st.markdown(f"**{common.judge_title('Spans of this episode', ep.judge)}**")
         st.info(no_spans_note(episode_id))
     if step is not None:
-        # A lazy expander (as the span page's): the form's eight widgets are drawn only when it is
-        # open; it stays open or closed while J / K move the step.
-        note = st.expander("Annotate this step", key="tl_annotate_open", on_change="rerun")
-        with note:
-            if note.open:
+        # The form's eight widgets are drawn only when it is open (as on the span page); it stays
+        # open or closed while J / K move the step.
+        with lazy_expander("Annotate this step", "tl_annotate_open") as shown:
+            if shown:
                 annotation_form("step", f"{episode_id}#S{step}", episode_id, key="tl")
     link("cases", "Case studies →")
 write_url(episode=episode_id, step=step, span=None, item=None)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import streamlit as st
 
 from memuse_core.views import common
@@ -21,6 +24,17 @@ from pages._shared import (
     view_judge,
 )
 from pages._timeline_chart import timeline_chart
+
+
+@contextmanager
+def lazy_expander(label: str, key: str) -> Iterator[bool]:
+    """An expander whose content is drawn only while it is open: opening it reruns the page (from
+    the cache), and the block under `with lazy_expander(...) as shown:` draws when `shown`. A
+    closed expander's content still costs the browser its elements (a data grid about a third of
+    a CPU-second of a new tab) on every run, J / K presses included."""
+    box = st.expander(label, key=key, on_change="rerun")
+    with box:
+        yield bool(box.open)
 
 
 def no_spans_note(episode_id: str) -> str:
@@ -100,11 +114,8 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
     if not tl.windows:
         st.caption(f"No credit windows. {no_spans_note(episode_id)}")
     elif len(tl.window_rows):
-        # Drawn only when opened (a lazy expander; opening it reruns the page from the cache): a
-        # table in a closed expander still costs the browser its grid on every run.
-        box = st.expander("Credit windows and why each ends", key=f"{key}_windows_open", on_change="rerun")
-        with box:
-            if box.open:
+        with lazy_expander("Credit windows and why each ends", f"{key}_windows_open") as shown:
+            if shown:
                 st.dataframe(common.display_table(tl.window_rows), hide_index=True, key=f"{key}_windows")
     picked = st.session_state.get(f"_{key}_picked")
     return int(picked) if picked is not None else None

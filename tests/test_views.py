@@ -121,8 +121,6 @@ def test_episode_view_and_timeline(con: Connection) -> None:
     one = timeline.timeline(con, XSS_EP, span_id=str(ep.spans.iloc[1]["span_id"]))
     assert one.windows < tl.windows
     assert timeline.timeline(con, "missing").figure is None
-    assert timeline.picked_step([{"x": 1}, {"customdata": [5]}]) == 5
-    assert timeline.picked_step([{"customdata": 3}]) == 3 and timeline.picked_step([]) is None
     # One judge labels the entries and is named: the store holds rules verdicts only, so that is
     # the default; asking for the LLM judge's verdicts shows none of the rules judge's outcome
     # classes or labels.

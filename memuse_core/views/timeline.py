@@ -4,7 +4,6 @@ effects), and the step a chart selection points at."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -124,13 +123,3 @@ def _window_rows(entries: list[dict[str, Any]], every: list[dict[str, Any]], las
             }
         )
     return pd.DataFrame(rows, columns=["entry", "item", "span_id", "window", "why_it_ends"])
-
-
-def picked_step(points: Iterable[Mapping[str, Any]]) -> int | None:
-    """The step named by a chart selection: step markers carry the step as `customdata`."""
-    for p in points:
-        c = p.get("customdata")
-        if c is None:
-            continue
-        return int(c[0] if isinstance(c, list) else c)
-    return None
