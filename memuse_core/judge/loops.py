@@ -60,6 +60,10 @@ def run_rules(
             _judge_rules_chunk(loaded, settings, writer, summary, progress, on_result)
         finally:
             gc.unfreeze()
+        # The chunk's results go to the store now, while the other workers are still judging: at
+        # the end only the last chunk's results are left to write (the workers end together, so
+        # their final writes queue for the store one after the other).
+        writer.flush(force=True)
     return "done"
 
 
