@@ -12,6 +12,9 @@ from ..rules.judgment import JudgeAnswer
 ANSWER_TOOL = "answer"
 READ_TOOL = "read_evidence"
 SEARCH_TOOL = "search_evidence"
+ENTRIES_MARKER = "ENTRIES_JSON:"
+"""Line prefix of the machine-readable entry list in the judge's first user message (the scripted
+server's automatic answer reads it: `judge.script`)."""
 
 
 def answer_tool_schema() -> dict:

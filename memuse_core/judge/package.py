@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..rules.models import SpanContext
+from .contract import ENTRIES_MARKER
 from .evidence import MEMORY_REF, PLACEHOLDER_RE, EpisodeEvidence, memory_path, step_path
-from .script import ENTRIES_MARKER
 
 WITHHELD = "⟦value withheld: exposure unknown, the agent's view is only in target/placements.md⟧"
 

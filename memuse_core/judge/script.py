@@ -10,8 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ENTRIES_MARKER = "ENTRIES_JSON:"
-"""Line prefix of the machine-readable entry list in the judge's first user message."""
+from .contract import ENTRIES_MARKER
 
 
 class ScriptedToolCall(BaseModel):

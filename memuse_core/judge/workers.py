@@ -53,6 +53,12 @@ _LIGHT = (
 )
 
 
+RESULTS_BATCH = 64
+"""Results per message from a rules worker to the parent (at most)."""
+RESULTS_SECONDS = 0.25
+"""Seconds a rules worker's finished results may wait before they are sent to the parent."""
+
+
 def _shards(todo: list[tuple[str, str]], n: int) -> list[list[tuple[str, str]]]:
     """Whole episodes round-robin over n shards (an episode's spans share one rendering)."""
     eps: dict[str, list[tuple[str, str]]] = {}
@@ -107,8 +113,27 @@ def _worker(
     writer = ResultWriter(db, flush_seconds(settings.judge))
     status = "done"
 
+    # A rules worker finishes hundreds of spans a second: its results go to the parent in
+    # batches (one message per RESULTS_BATCH results or RESULTS_SECONDS, and at the end), not one
+    # message each. They cost nothing and never fail for transport, so the parent's --max-cost
+    # and circuit breaker have nothing to react to sooner; an LLM worker still reports each one.
+    light: list[dict[str, Any]] = []
+    sent = [time.monotonic()]
+    per_result = settings.judge != "rules"
+
+    def send_results() -> None:
+        if light:
+            q.put(("results", light[:]))
+            light.clear()
+        sent[0] = time.monotonic()
+
     def on_result(r: JudgmentResult) -> None:
-        q.put(("result", {k: getattr(r, k) for k in _LIGHT}))
+        if per_result:
+            q.put(("result", {k: getattr(r, k) for k in _LIGHT}))
+            return
+        light.append({k: getattr(r, k) for k in _LIGHT})
+        if len(light) >= RESULTS_BATCH or time.monotonic() - sent[0] >= RESULTS_SECONDS:
+            send_results()
 
     try:
         if settings.judge == "rules":
@@ -149,6 +174,7 @@ def _worker(
         status = "failed"  # the parent reports it; the traceback goes to stderr
         raise
     finally:
+        send_results()
         writer.close()
         q.put(("end", status))
 
@@ -274,17 +300,18 @@ class WorkerPool:
                 ended += 1
                 statuses.append(payload)
                 continue
-            summary.add(JudgmentResult(**payload))
-            seen += 1
-            if breaker.observe(payload["status"], payload["reason"]) and not summary.broken:
-                stop.set()
-                summary.broken = True
-                summary.stopped = breaker.message(len(todo) - seen)
-            if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
-                stop.set()
-                summary.stopped = (
-                    f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
-                )
+            for light in payload if kind == "results" else (payload,):
+                summary.add(JudgmentResult(**light))
+                seen += 1
+                if breaker.observe(light["status"], light["reason"]) and not summary.broken:
+                    stop.set()
+                    summary.broken = True
+                    summary.stopped = breaker.message(len(todo) - seen)
+                if max_cost is not None and summary.cost_usd >= max_cost and not stop.is_set():
+                    stop.set()
+                    summary.stopped = (
+                        f"--max-cost {max_cost} reached (${summary.cost_usd:.4f}); resume to continue"
+                    )
             if progress:
                 progress(summary)
         self._join()
