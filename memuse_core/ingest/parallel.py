@@ -3,7 +3,7 @@
 Validating events (pydantic) and turning them into rows is pure Python and dominates an import;
 DuckDB's inserts and commits are the rest. `ingest_files` runs the first part for each file in a
 worker process (files in parallel; `ingest.parse_worker`, which imports neither duckdb nor pandas)
-and streams the rows back as Arrow tables, while this process
+and streams the rows back as Arrow tables (files in a spool folder, `ingest.spool`), while this process
 owns the single DuckDB connection and writes each file in its own transaction, in the order given.
 The store ends up exactly as a sequential `ingest_path` loop would leave it (the same tables, rows,
 file ids, errors and skips); only `blobs` texts that several files share are offered more than once
@@ -38,6 +38,7 @@ from .checks import resolve
 from .grouped import grouping_helps, ingest_grouped
 from .grown import grown_prefix
 from .parse_worker import observer_state, worker
+from .spool import make_spool, remove_spool
 
 PARALLEL_MIN_BYTES = 32 << 20
 """Below this much input, starting worker processes (~0.5 s) costs more than it saves."""
@@ -125,9 +126,12 @@ class _Parallel:
         ctx = mp.get_context("spawn")  # never fork a process that holds a DuckDB connection
         tasks, out = ctx.Queue(), ctx.Queue(maxsize=64)
         state = observer_state()
+        folder = make_spool()
         procs = [
             ctx.Process(
-                target=worker, args=(tasks, out, (self.eps, self.runs), self.known_files, state), daemon=True
+                target=worker,
+                args=(tasks, out, (self.eps, self.runs), self.known_files, state, folder),
+                daemon=True,
             )
             for _ in range(self.n_workers)
         ]
@@ -159,6 +163,7 @@ class _Parallel:
                 if pr.is_alive():
                     pr.terminate()
                     pr.join()
+            remove_spool(folder)  # batches never written (a failed file's, or after an error)
 
     def _rollback(self) -> None:
         if self.in_tx:
@@ -207,8 +212,10 @@ class _Parallel:
                         st.file_id = begin_file(self.con)
                         self.in_tx = True
                         point("ingest.parse")
-                elif kind == "rows" and not st.dead:
-                    bad = self._insert(st, payload)
+                elif kind == "rows" and st.dead:
+                    payload.discard()
+                elif kind == "rows":
+                    bad = self._insert(st, payload.load())
                     if bad is not None:
                         self._rollback()
                         st.dead = True

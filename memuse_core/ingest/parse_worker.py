@@ -1,8 +1,8 @@
 """The worker side of `ingest.parallel`: a spawned process that parses files into Arrow tables.
 
 A worker reads, validates and checks each file it is given and turns its events into rows
-(`store.writer.EventWriter`), which it ships to the parent as Arrow tables instead of writing
-them; the parent owns the DuckDB connection. So this module and everything it imports stay free of
+(`store.writer.EventWriter`), which it ships to the parent as Arrow tables (through files of a
+spool folder, `ingest.spool`) instead of writing them; the parent owns the DuckDB connection. So this module and everything it imports stay free of
 duckdb (and of pandas): a spawned worker pays only for what parsing needs
 (`tests/test_ingest_worker_imports.py` checks it in a fresh interpreter).
 """
@@ -22,14 +22,17 @@ from .base import IngestError, detect, file_sha256, write_events
 from .common import _CONFIG
 from .members import member_state, set_member_state
 from .observers.builtin import _ENABLED, _EXTRA
+from .spool import spool
 
 
 class ShippingWriter(EventWriter):
-    """An EventWriter whose rows go to the parent as Arrow tables instead of into DuckDB."""
+    """An EventWriter whose rows go to the parent as Arrow tables instead of into DuckDB: each
+    batch is written to a file of the spool folder and its name sent (`ingest.spool`)."""
 
-    def __init__(self, idx: int, out: Any, existing: tuple[set[str], set[str]]) -> None:
+    def __init__(self, idx: int, out: Any, existing: tuple[set[str], set[str]], folder: str) -> None:
         super().__init__(None, 0, existing=existing)  # file id 0: the parent sets the real one
-        self.idx, self.out = idx, out
+        self.idx, self.out, self.folder = idx, out, folder
+        self.n_batches = 0
 
     def flush(self) -> None:
         batch: list[tuple[str, Any]] = []
@@ -42,7 +45,8 @@ class ShippingWriter(EventWriter):
                 self.rows[table] = []
         self.n_rows = 0
         if batch:
-            self.out.put((self.idx, "rows", batch))
+            self.n_batches += 1  # file indexes are unique in an import: so are the names
+            self.out.put((self.idx, "rows", spool(self.folder, f"{self.idx}-{self.n_batches}", batch)))
 
 
 def observer_state() -> tuple[Any, ...]:
@@ -83,8 +87,10 @@ def worker(
     existing: tuple[set[str], set[str]],
     known_files: dict[str, str],
     state: tuple[Any, ...],
+    folder: str,
 ) -> None:
-    """A worker process's loop: parse the files it is sent until it receives None."""
+    """A worker process's loop: parse the files it is sent until it receives None (rows go
+    through files in `folder`, the parent's spool folder)."""
     die_with_parent()  # a killed parent leaves no worker waiting on the task queue
     block_pandas()
     set_observer_state(state)
@@ -103,7 +109,7 @@ def worker(
                 out.put((idx, "skipped", (imp.name, f"already imported from {known_files[sha]}")))
                 continue
             out.put((idx, "start", (imp.name, sha, p.stat().st_size)))
-            w = ShippingWriter(idx, out, existing)
+            w = ShippingWriter(idx, out, existing, folder)
             n, pending = write_events(w, imp, p, functools.partial(_progress, out, idx))
             out.put((idx, "progress", n % 1000))
             out.put((idx, "done", (n, len(w.episodes_written), pending)))
