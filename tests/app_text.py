@@ -16,7 +16,7 @@ from typing import Any
 _BLOCK = re.compile(r'<pre class="memuse-text" style="[^"<>]*">\n(.*?)</pre>', re.DOTALL)
 _TAG = re.compile(r"<(/?)([a-z0-9]+)((?:\s+[a-z-]+(?:=\"[^\"<>]*\")?)*)\s*>")
 _ATTR = re.compile(r'([a-z-]+)(?:="[^"<>]*")?')
-STEP_TAGS = frozenset({"div", "h3", "p", "b", "ul", "li", "code", "details", "summary"})
+STEP_TAGS = frozenset({"div", "h3", "p", "b", "br", "span", "ul", "li", "code", "details", "summary"})
 """The only tags a transcript step's HTML block (pages/_reader.step_html) is made of, besides
 its verbatim blocks."""
 
@@ -33,15 +33,16 @@ def verbatim(at: Any) -> list[str]:
     return out
 
 
-def step_blocks(at: Any) -> list[str]:
-    """The transcript's step blocks on an AppTest page (st.html bodies of pages/_reader.step_html),
-    each checked to be made only of the page's own markup: outside the verbatim blocks, every
-    tag is one of `STEP_TAGS` with only `id`, `class`, `style` or `open` attributes, so a recorded
-    `<script>`, `<img onerror>` or link cannot have reached the browser as markup."""
+def step_blocks(at: Any, kind: str = "memuse-step") -> list[str]:
+    """The transcript's step blocks on an AppTest page (st.html bodies of pages/_reader.step_html;
+    with `kind="memuse-entries"` MemTrim's entries block), each checked to be made only of the
+    page's own markup: outside the verbatim blocks, every tag is one of `STEP_TAGS` with only
+    `id`, `class`, `style` or `open` attributes, so a recorded `<script>`, `<img onerror>` or link
+    cannot have reached the browser as markup."""
     out = []
     for h in at.get("html"):
         body = h.proto.body
-        if not body.startswith('<div class="memuse-step"'):
+        if not body.startswith(f'<div class="{kind}"'):
             continue
         rest = _BLOCK.sub("", body)
         for m in _TAG.finditer(rest):
@@ -59,11 +60,15 @@ def step_headings(at: Any) -> list[str]:
     return [html.unescape(h) for h in heads]
 
 
-def step_lines(at: Any) -> list[str]:
-    """The text of every paragraph and list item of the transcript's step blocks (tags removed,
-    unescaped): delivery marks, credit windows, anchored actions."""
-    lines = [m for b in step_blocks(at) for m in re.findall(r"<(?:p|li)>(.*?)</(?:p|li)>", _BLOCK.sub("", b))]
-    return [html.unescape(_TAG.sub("", x)) for x in lines]
+def step_lines(at: Any, kind: str = "memuse-step") -> list[str]:
+    """The text of every paragraph and list item of the transcript's step blocks (or `kind`'s;
+    tags removed, line breaks kept, unescaped): delivery marks, credit windows, anchored actions."""
+    lines = [
+        m
+        for b in step_blocks(at, kind)
+        for m in re.findall(r"<(?:p|li)(?: style=\"[^\"<>]*\")?>(.*?)</(?:p|li)>", _BLOCK.sub("", b))
+    ]
+    return [html.unescape(_TAG.sub("", x.replace("<br>", "\n"))) for x in lines]
 
 
 def timeline_drawings(at: Any) -> list[dict[str, Any]]:

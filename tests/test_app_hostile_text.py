@@ -62,6 +62,7 @@ def _texts(at: AppTest) -> tuple[list[str], list[str]]:
     ]
     other = verbatim(at) + [e.value for kind in ("title", "subheader") for e in at.get(kind)]
     other += step_headings(at) + step_lines(at)  # the transcript's step blocks (checked markup)
+    other += step_lines(at, "memuse-entries")  # MemTrim's entries block (checked markup)
     for kind in ("selectbox", "multiselect", "radio"):
         for w in at.get(kind):
             other += [str(o) for o in getattr(w, "options", [])]
@@ -78,6 +79,7 @@ def _texts(at: AppTest) -> tuple[list[str], list[str]]:
         ("pages/2_episodes.py", {}),
         ("pages/3_timeline.py", {"episode": EPISODE}),
         ("pages/10_transcript.py", {"episode": EPISODE}),
+        ("pages/9_memtrim.py", {"episode": EPISODE}),
         ("pages/4_span.py", {"span": "SPAN"}),
         ("pages/5_lineage.py", {"item": f"default::{ITEM}"}),
         ("pages/6_case_studies.py", {}),
@@ -123,6 +125,8 @@ def test_pages_show_hostile_ids_inert(
         blocks = step_blocks(at)
         assert blocks and any("Memory delivered" in t for t in step_lines(at))
         assert not any(re.search(r"\x1b|\u202e", b) for b in blocks)
+    if page.endswith("9_memtrim.py"):
+        assert step_blocks(at, "memuse-entries") and step_lines(at, "memuse-entries")
     if page.endswith("4_span.py"):
         assert any(re.search(r"· (steps? \d|no consuming step)", t) for t in md)
     if page.endswith("2_episodes.py"):  # the config name is shown, literally (its text survives)
