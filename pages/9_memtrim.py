@@ -1,12 +1,13 @@
 """MemTrim what-if: for any recorded delivery, the evidence units MemTrim would keep or remove
 (shared with the prior context, conflicting, memory-only), its decision on any stored answer and
 why, and the trimmed text; across the corpus, tokens saved and agreement with the judge's novelty
-labels (MemTrim 3.3, A.1 applied to MemUse deliveries). Widgets -> one view call -> one figure."""
+labels (MemTrim 3.3, A.1 applied to MemUse deliveries). Widgets -> one view call -> one figure
+(HTML bars)."""
 
 from __future__ import annotations
 
-import plotly.express as px
-import plotly.graph_objects as go
+from typing import Any
+
 import streamlit as st
 
 from memuse_core.views.common import display_name
@@ -80,23 +81,54 @@ def _view(
     )
 
 
-@st.cache_resource(ttl=600, max_entries=64, show_spinner=False)
-def _units_figure(
-    key: tuple[str, float, float], runs: tuple[str, ...] | None, episode: str | None, delivery: str | None
-) -> go.Figure | None:
-    """The delivery's units per entry and class, built once per view (Plotly Express takes
-    about 0.1 s to build it; the page only sends it)."""
-    view = _view(key, runs, episode, delivery)
-    if not view.figure:
-        return None
-    return px.bar(
-        view.figure,
-        x="units",
-        y="entry",
-        color="class",
-        orientation="h",
-        color_discrete_map=COLOURS,
+def _units_chart(rows: list[dict[str, Any]]) -> str:
+    """The delivery's evidence units per entry and class (the page's one figure, `view.figure`)
+    as horizontal stacked bars in HTML: one row per entry, one segment per class with units, its
+    length proportional to the count, the count written in it and in its tooltip; a legend of the
+    classes. Entry labels (recorded item ids) are escaped.
+
+    HTML rather than a Plotly bar chart: the page then needs no Plotly in the browser (a new tab
+    loads and starts Plotly's 4.6 MB bundle for this one small chart) and draws it in milliseconds."""
+    order: list[str] = []
+    counts: dict[str, dict[str, int]] = {}
+    for r in rows:
+        entry = str(r["entry"])
+        if entry not in counts:
+            order.append(entry)
+            counts[entry] = {}
+        if int(r["units"]):
+            counts[entry][str(r["class"])] = int(r["units"])
+    widest = max([sum(c.values()) for c in counts.values()] + [1])
+    out = []
+    for entry in order:
+        segs = "".join(
+            f'<span title="{html_inline(entry)} · {html_inline(k)}: {n} unit{"s" if n != 1 else ""}" '
+            f'style="flex:0 0 {100 * n / widest:.3f}%;background:{COLOURS.get(k, "gray")};{SEG_STYLE}">{n}</span>'
+            for k, n in counts[entry].items()
+        )
+        total = sum(counts[entry].values())
+        out.append(
+            f'<div style="{ROW_STYLE}"><span style="{LABEL_STYLE}" title="{html_inline(entry)}">'
+            f'{html_inline(entry)}</span><span style="display:flex;flex:1 1 auto">{segs or "&nbsp;"}</span>'
+            f'<span style="flex:0 0 3.5em;text-align:right">{total}</span></div>'
+        )
+    legend = " ".join(
+        f'<span><span style="display:inline-block;width:0.8em;height:0.8em;background:{c};'
+        f'border-radius:0.15rem;margin-right:0.25em"></span>{html_inline(k)}</span>'
+        for k, c in COLOURS.items()
     )
+    return (
+        f'<div class="memuse-units"><p style="{NOTE_STYLE}">Evidence units per delivered entry, by class '
+        f"(bar length: units; total at the right)</p>{''.join(out)}"
+        f'<p style="{NOTE_STYLE};display:flex;gap:1em;flex-wrap:wrap">{legend}</p></div>'
+    )
+
+
+ROW_STYLE = "display:flex;align-items:center;gap:0.5rem;margin:0.15rem 0;font-size:0.875rem"
+LABEL_STYLE = "flex:0 0 14em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;text-align:right"
+SEG_STYLE = (
+    "color:white;text-align:center;font-size:0.75rem;line-height:1.4rem;min-width:1.2em;overflow:hidden"
+)
 
 
 st.title("MemTrim")
@@ -156,9 +188,8 @@ with tab_one:
                     for k, v in view.unit_help.items()
                 )
             )
-            fig = _units_figure(*view_args)
-            if fig is not None:
-                st.plotly_chart(fig, key="mt_units")
+            if view.figure:
+                st.html(_units_chart(view.figure))
             left, right = st.columns(2)
             with left:
                 st.markdown("**Delivered entries and MemTrim's decisions**")

@@ -35,9 +35,9 @@ def verbatim(at: Any) -> list[str]:
 
 def step_blocks(at: Any, kind: str = "memuse-step") -> list[str]:
     """The transcript's step blocks on an AppTest page (st.html bodies of pages/_reader.step_html;
-    with `kind="memuse-entries"` MemTrim's entries block), each checked to be made only of the
-    page's own markup: outside the verbatim blocks, every tag is one of `STEP_TAGS` with only
-    `id`, `class`, `style` or `open` attributes, so a recorded `<script>`, `<img onerror>` or link
+    with `kind="memuse-entries"` / `"memuse-units"` MemTrim's entries block and units chart),
+    each checked to be made only of the page's own markup: outside the verbatim blocks, every tag
+    is one of `STEP_TAGS` with only `id`, `class`, `style`, `open` or `title` attributes, so a recorded `<script>`, `<img onerror>` or link
     cannot have reached the browser as markup."""
     out = []
     for h in at.get("html"):
@@ -48,7 +48,7 @@ def step_blocks(at: Any, kind: str = "memuse-step") -> list[str]:
         for m in _TAG.finditer(rest):
             assert m.group(2) in STEP_TAGS, f"unexpected tag in a transcript step: {m.group(0)!r}"
             attrs = {a.group(1) for a in _ATTR.finditer(m.group(3))}
-            assert attrs <= {"id", "class", "style", "open"}, f"unexpected attribute: {m.group(0)!r}"
+            assert attrs <= {"id", "class", "style", "open", "title"}, f"unexpected attribute: {m.group(0)!r}"
         assert not set(_TAG.sub("", rest)) & set('<>"'), f"raw markup in a transcript step: {rest[:300]!r}"
         out.append(body)
     return out

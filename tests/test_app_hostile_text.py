@@ -127,6 +127,7 @@ def test_pages_show_hostile_ids_inert(
         assert not any(re.search(r"\x1b|\u202e", b) for b in blocks)
     if page.endswith("9_memtrim.py"):
         assert step_blocks(at, "memuse-entries") and step_lines(at, "memuse-entries")
+        assert not any(UNSAFE.search(b) for b in step_blocks(at, "memuse-units"))
     if page.endswith("4_span.py"):
         assert any(re.search(r"· (steps? \d|no consuming step)", t) for t in md)
     if page.endswith("2_episodes.py"):  # the config name is shown, literally (its text survives)

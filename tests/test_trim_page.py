@@ -107,7 +107,16 @@ def test_page_follows_a_deep_link_and_shows_the_explanations(
     (block,) = step_blocks(at, "memuse-entries")
     assert '<span style="background:rgba(255,75,75,0.25);' in block
     assert re.search(r"rgba\(255,75,75,0\.25\)[^>]*>python version: 3\.11</span>", block)
-    assert len([c for c in at.main if getattr(c, "type", "") == "plotly_chart"]) == 1
+    # The one figure: units per entry and class as HTML bars (no Plotly on this page).
+    (chart,) = step_blocks(at, "memuse-units")
+    assert not [c for c in at.main if getattr(c, "type", "") == "plotly_chart"]
+    rows = re.findall(r'<span style="[^"]*" title="([^"]*)">', chart)
+    assert rows == ["#0 m1", "#1 m2", "#2 m3"]
+    # bar lengths are units over the longest bar (#2's 3 units)
+    assert re.search(r'title="#1 m2 · conflicting: 1 unit" style="flex:0 0 33\.333%;background:red;', chart)
+    assert re.search(
+        r'title="#2 m3 · memory_only: 3 units" style="flex:0 0 100\.000%;background:green;', chart
+    )
     assert at.query_params["delivery"] == "e1-d2"
     assert not any(m.proto.allow_html for m in at.markdown)
 
