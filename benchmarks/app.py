@@ -32,6 +32,10 @@ filled:
 * warm: in-app navigation in an open session (sidebar link back to the page, its selections
   set by the deep link that opened the session), the way a reader moves around.
 
+A detail line under each page repeats the warm measurement after a 1.5 s pause on the page left
+first (the Overview for most pages: it counts as settled once its title shows, while its four
+Plotly charts are still drawing, and a click straight back measures part of that drawing too).
+
 Also timed: the J key on the timeline (next step: Step box, cursor and step text updated), and
 with `--views` the view functions alone on a read-only connection (no Streamlit), which is where
 a page's first visit spends its server time. The machine's load average is printed with the
@@ -314,6 +318,8 @@ def _next_step(page) -> Sample:  # noqa: ANN001
     return clock.stop(0.0)
 
 
+QUIET_AWAY_S = 1.5
+"""The detail line's pause on the page left before a warm navigation back (see `_warm`)."""
 WARM_TARGET = 1.0
 FRESH_TARGET = 2.0
 """Issue 17's targets on 2 idle cores: a page settled within 1 s with a warm server (in-app
@@ -350,9 +356,19 @@ def _f(x: Sample | None, target: float | None = None) -> str:
     return f"{x[0]:6.2f} ({x[1]:4.2f}){mark}"
 
 
-def _warm(browser, base: str, spec: PageSpec, every: list[PageSpec], repeat: int) -> list[Sample | None]:  # noqa: ANN001
+def _warm(
+    browser,  # noqa: ANN001
+    base: str,
+    spec: PageSpec,
+    every: list[PageSpec],
+    repeat: int,
+    pause_s: float = 0.0,
+) -> list[Sample | None]:
     """In one session opened by the page's deep link (its selections set): leave for another
-    page by the sidebar, then time the sidebar link back, `repeat` times."""
+    page by the sidebar, then time the sidebar link back, `repeat` times. With `pause_s`, wait
+    that long on the other page before going back (a detail line: the other page, usually the
+    Overview, settles when its title shows while its charts are still being drawn, and that
+    drawing otherwise lands in the measured navigation)."""
     ctx = browser.context()
     page = ctx.new_page()
     try:
@@ -362,6 +378,8 @@ def _warm(browser, base: str, spec: PageSpec, every: list[PageSpec], repeat: int
         out: list[Sample | None] = []
         for _ in range(repeat):
             _navigate(page, away)
+            if pause_s:
+                page.wait_for_timeout(pause_s * 1000)
             out.append(_timed(_navigate, page, spec))
         return out
     except Exception as e:  # noqa: BLE001
@@ -432,6 +450,10 @@ def browser_table(
                             f" {_f(cold)}"
                             f" {os.getloadavg()[0]:5.2f}",
                             flush=True,
+                        )
+                        quiet = _median(_warm(browser, srv.base, s, every, repeat, QUIET_AWAY_S))
+                        print(
+                            f"  {'':14s} {_f(quiet, WARM_TARGET)}  (warm, {QUIET_AWAY_S:g} s on the page left first)"
                         )
                         if s.path == "timeline":
                             step = _median(_step_times(browser, srv.base, s, repeat))

@@ -4,6 +4,8 @@ paired per-task outcomes (gained and lost tasks and whether any entry was acted 
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from memuse_core.views import common
@@ -136,11 +138,15 @@ task = select_long(
 write_url(show=None if which == "changed" else which, task=task)
 pair = cmp.episodes_of(task) if task else None
 if task and pair:
-    for side, eid in zip((a, b), pair):
+    for which_side, side, eid in zip(("a", "b"), (a, b), pair):
         head = cached(common.episode_header, eid)
         outcome, steps = (common.outcome_text(head.outcome), head.n_steps) if head else ("?", "?")
         st.markdown(f"**{md_code(side)}** · {md_code(eid)} · {outcome} · {steps} steps")
-        picked = render_timeline(eid, key=f"cmp_tl_{side}_{eid}")
+        # The chart's key names the side and the episode by a digest: a component key must not
+        # hold "__", which SWE-bench task ids (and so episode ids) do.
+        picked = render_timeline(
+            eid, key=f"cmp_tl_{which_side}_{hashlib.sha1(eid.encode()).hexdigest()[:12]}"
+        )
         if picked is not None:
             set_sel(episode=eid, step=picked)
             link("timeline", f"Read S{picked} of this episode", episode=eid, step=picked)

@@ -1,17 +1,20 @@
 """MemTrim what-if: for any recorded delivery, the evidence units MemTrim would keep or remove
 (shared with the prior context, conflicting, memory-only), its decision on any stored answer and
 why, and the trimmed text; across the corpus, tokens saved and agreement with the judge's novelty
-labels (MemTrim 3.3, A.1 applied to MemUse deliveries). Widgets -> one view call -> one figure."""
+labels (MemTrim 3.3, A.1 applied to MemUse deliveries). Widgets -> one view call -> one figure
+(HTML bars)."""
 
 from __future__ import annotations
 
-import plotly.express as px
-import plotly.graph_objects as go
+from typing import Any
+
 import streamlit as st
 
-from memuse_core.views.memtrim import MemTrimView, memtrim_view
+from memuse_core.views.common import display_name
+from memuse_core.views.memtrim import EntryWhatIfView, MemTrimView, memtrim_view
 from pages._pick import select_long
-from pages._shared import LOCK_TIMEOUT, db_key, md_code, md_escape, scope, sel, set_sel, show_text, write_url
+from pages._shared import LOCK_TIMEOUT, db_key, md_escape, scope, sel, set_sel, show_text, write_url
+from pages._text import NOTE_STYLE, html_code, html_inline, verbatim_block
 
 COLOURS = {
     "shared": "orange",
@@ -20,6 +23,49 @@ COLOURS = {
     "answer_units": "violet",
     "withheld": "gray",
 }
+
+
+BACKGROUNDS = {
+    "orange": "rgba(255,164,33,0.25)",
+    "red": "rgba(255,75,75,0.25)",
+    "green": "rgba(33,195,84,0.25)",
+    "violet": "rgba(128,61,245,0.25)",
+    "gray": "rgba(128,128,128,0.25)",
+}
+"""The background of a unit of each colour in an HTML block (as markdown's `:red-background[...]`)."""
+ENTRY_STYLE = (
+    "border:1px solid rgba(128,128,128,0.3);border-radius:0.5rem;padding:0.5rem 1rem;margin:0 0 0.75rem 0"
+)
+SCROLL_STYLE = "max-height:380px;overflow-y:auto;border:1px solid rgba(128,128,128,0.3);border-radius:0.5rem;padding:0.5rem 1rem"
+
+
+def _unit(klass: str, text: str) -> str:
+    colour = BACKGROUNDS[COLOURS[klass]]
+    return (
+        f'<span style="background:{colour};padding:0 0.2em;border-radius:0.2rem">{html_inline(text)}</span>'
+    )
+
+
+def _entry_html(e: EntryWhatIfView, class_help: dict[str, str]) -> str:
+    """One delivered entry and MemTrim's decision as an HTML block: every recorded string is
+    neutralised and escaped (`html_inline`, `html_code`, `verbatim_block`). One element for all
+    entries instead of five per entry: the browser's time for a page grows with its elements."""
+    out = [
+        f"<p><b>#{int(e.pos)}</b> {html_code(e.item_id)} · class <b>{html_inline(e.trim_class)}</b> "
+        f"({html_inline(class_help.get(e.trim_class, ''))}) · stored answer <b>{html_inline(e.outcome)}</b> · "
+        f"overlap (Jaccard) {e.jaccard:.2f}</p>"
+    ]
+    if e.explanation:
+        out.append(f'<p style="{NOTE_STYLE}">' + "<br>".join(html_inline(x) for x in e.explanation) + "</p>")
+    if e.units:
+        out.append(
+            "<p>" + "<br>".join(f"{_unit(u.klass, u.text)} · {html_code(u.key)}" for u in e.units) + "</p>"
+        )
+    if e.kept_lines:
+        out.append("<p>Passed on:</p>" + verbatim_block("\n".join(e.kept_lines)))
+    else:
+        out.append("<p>Passed on: nothing</p>")
+    return f'<div class="memuse-entry" style="{ENTRY_STYLE}">{"".join(out)}</div>'
 
 
 @st.cache_data(ttl=600, max_entries=64, show_spinner=False)
@@ -35,23 +81,54 @@ def _view(
     )
 
 
-@st.cache_resource(ttl=600, max_entries=64, show_spinner=False)
-def _units_figure(
-    key: tuple[str, float, float], runs: tuple[str, ...] | None, episode: str | None, delivery: str | None
-) -> go.Figure | None:
-    """The delivery's units per entry and class, built once per view (Plotly Express takes
-    about 0.1 s to build it; the page only sends it)."""
-    view = _view(key, runs, episode, delivery)
-    if not view.figure:
-        return None
-    return px.bar(
-        view.figure,
-        x="units",
-        y="entry",
-        color="class",
-        orientation="h",
-        color_discrete_map=COLOURS,
+def _units_chart(rows: list[dict[str, Any]]) -> str:
+    """The delivery's evidence units per entry and class (the page's one figure, `view.figure`)
+    as horizontal stacked bars in HTML: one row per entry, one segment per class with units, its
+    length proportional to the count, the count written in it and in its tooltip; a legend of the
+    classes. Entry labels (recorded item ids) are escaped.
+
+    HTML rather than a Plotly bar chart: the page then needs no Plotly in the browser (a new tab
+    loads and starts Plotly's 4.6 MB bundle for this one small chart) and draws it in milliseconds."""
+    order: list[str] = []
+    counts: dict[str, dict[str, int]] = {}
+    for r in rows:
+        entry = str(r["entry"])
+        if entry not in counts:
+            order.append(entry)
+            counts[entry] = {}
+        if int(r["units"]):
+            counts[entry][str(r["class"])] = int(r["units"])
+    widest = max([sum(c.values()) for c in counts.values()] + [1])
+    out = []
+    for entry in order:
+        segs = "".join(
+            f'<span title="{html_inline(entry)} · {html_inline(k)}: {n} unit{"s" if n != 1 else ""}" '
+            f'style="flex:0 0 {100 * n / widest:.3f}%;background:{COLOURS.get(k, "gray")};{SEG_STYLE}">{n}</span>'
+            for k, n in counts[entry].items()
+        )
+        total = sum(counts[entry].values())
+        out.append(
+            f'<div style="{ROW_STYLE}"><span style="{LABEL_STYLE}" title="{html_inline(entry)}">'
+            f'{html_inline(entry)}</span><span style="display:flex;flex:1 1 auto">{segs or "&nbsp;"}</span>'
+            f'<span style="flex:0 0 3.5em;text-align:right">{total}</span></div>'
+        )
+    legend = " ".join(
+        f'<span><span style="display:inline-block;width:0.8em;height:0.8em;background:{c};'
+        f'border-radius:0.15rem;margin-right:0.25em"></span>{html_inline(k)}</span>'
+        for k, c in COLOURS.items()
     )
+    return (
+        f'<div class="memuse-units"><p style="{NOTE_STYLE}">Evidence units per delivered entry, by class '
+        f"(bar length: units; total at the right)</p>{''.join(out)}"
+        f'<p style="{NOTE_STYLE};display:flex;gap:1em;flex-wrap:wrap">{legend}</p></div>'
+    )
+
+
+ROW_STYLE = "display:flex;align-items:center;gap:0.5rem;margin:0.15rem 0;font-size:0.875rem"
+LABEL_STYLE = "flex:0 0 14em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;text-align:right"
+SEG_STYLE = (
+    "color:white;text-align:center;font-size:0.75rem;line-height:1.4rem;min-width:1.2em;overflow:hidden"
+)
 
 
 st.title("MemTrim")
@@ -84,13 +161,18 @@ with tab_one:
         st.info("No episode with memory deliveries in this scope.")
     else:
         st.session_state["mt_episode"] = view.episode
-        select_long("Episode", view.episodes, key="mt_episode")
+        select_long("Episode", view.episodes, key="mt_episode", format_func=display_name)
         set_sel(episode=view.episode)
         st.session_state["_mt_written"] = view.episode
         labels = {d.delivery_id: d.label for d in view.deliveries}
         if view.delivery is not None:
             st.session_state["mt_delivery"] = view.delivery
-            st.selectbox("Delivery", list(labels), key="mt_delivery", format_func=lambda d: labels.get(d, d))
+            st.selectbox(
+                "Delivery",
+                list(labels),
+                key="mt_delivery",
+                format_func=lambda d: display_name(labels.get(d, d)),
+            )
         w = view.whatif
         if view.whatif_problem:
             st.warning(view.whatif_problem)
@@ -106,41 +188,25 @@ with tab_one:
                     for k, v in view.unit_help.items()
                 )
             )
-            fig = _units_figure(*view_args)
-            if fig is not None:
-                st.plotly_chart(fig, key="mt_units")
+            if view.figure:
+                st.html(_units_chart(view.figure))
             left, right = st.columns(2)
             with left:
                 st.markdown("**Delivered entries and MemTrim's decisions**")
-                for e in w.entries:
-                    with st.container(border=True):
-                        st.markdown(
-                            f"**#{e.pos}** {md_code(e.item_id)} · class **{md_escape(e.trim_class)}** "
-                            f"({md_escape(view.class_help.get(e.trim_class, ''))}) · stored answer "
-                            f"**{md_escape(e.outcome)}** · overlap (Jaccard) {e.jaccard:.2f}"
-                        )
-                        # One element per block of lines (a line break each): hundreds of small
-                        # elements cost the browser more than their text.
-                        if e.explanation:
-                            st.caption("  \n".join(md_escape(line) for line in e.explanation))
-                        if e.units:
-                            st.markdown(
-                                "  \n".join(
-                                    f":{COLOURS[u.klass]}-background[{md_escape(u.text)}] · {md_code(u.key)}"
-                                    for u in e.units
-                                )
-                            )
-                        st.markdown("Passed on:" if e.kept_lines else "Passed on: nothing")
-                        if e.kept_lines:
-                            show_text("\n".join(e.kept_lines))
+                st.html(
+                    '<div class="memuse-entries">'
+                    + "".join(_entry_html(e, view.class_help) for e in w.entries)
+                    + "</div>"
+                )
             with right:
                 st.markdown("**Prior context (the query)**")
-                with st.container(height=380):
-                    st.caption(f"{w.n_query_units:,} evidence units parsed from the prior context")
-                    if w.query_units:
-                        st.markdown(
-                            "  \n".join(f"{md_code(key)} = {md_escape(text)}" for key, text in w.query_units)
-                        )
+                units = "<br>".join(f"{html_code(key)} = {html_inline(text)}" for key, text in w.query_units)
+                st.html(
+                    f'<div class="memuse-query" style="{SCROLL_STYLE}"><p style="{NOTE_STYLE}">'
+                    f"{w.n_query_units:,} evidence units parsed from the prior context</p>"
+                    + (f"<p>{units}</p>" if units else "")
+                    + "</div>"
+                )
                 st.markdown("**Trimmed memory context**")
                 show_text(w.context or "(nothing left)")
     write_url(episode=view.episode, delivery=view.delivery, span=None, step=None, item=None)

@@ -43,6 +43,39 @@ def verbatim_html(text: str) -> str:
     return f'<pre class="memuse-text" style="{VERBATIM_STYLE}">\n{textsafe.html_text(text)}</pre>'
 
 
+def more_note(n_chars: int) -> str:
+    """The note under a verbatim block cut at its limit."""
+    return f"… {n_chars:,} more characters not shown"
+
+
+def verbatim_block(text: Any, *, max_chars: int = 20000) -> str:
+    """`verbatim_html` of recorded text cut at `max_chars`, followed by `more_note` as a small
+    paragraph when cut: what `show_text` draws, as one HTML string for a larger block."""
+    s = textsafe.neutralise(text)
+    out = verbatim_html(s[:max_chars] or " ")
+    if len(s) > max_chars:
+        out += f'<p class="memuse-more" style="{NOTE_STYLE}">{more_note(len(s) - max_chars)}</p>'
+    return out
+
+
+NOTE_STYLE = "font-size:0.875rem;opacity:0.6;margin:0.25rem 0 0.5rem 0"
+"""Look of a small note (like st.caption) inside an HTML block."""
+
+
+def html_inline(text: Any) -> str:
+    """Recorded text on one line for HTML element content (neutralised, escaped)."""
+    return textsafe.html_text(textsafe.one_line(text))
+
+
+CODE_STYLE = "background:rgba(128,128,128,0.15);padding:0.1em 0.3em;border-radius:0.25rem;font-size:0.875em"
+"""Look of an inline code span inside an HTML block (like markdown's code spans)."""
+
+
+def html_code(text: Any) -> str:
+    """Recorded text as an inline `<code>` span in HTML (one line, neutralised, escaped)."""
+    return f'<code style="{CODE_STYLE}">{html_inline(text).strip() or "&nbsp;"}</code>'
+
+
 def show_text(text: Any, *, max_chars: int = 20000) -> None:
     """Show recorded text verbatim (inert), truncated with a note when very long.
 
@@ -51,7 +84,7 @@ def show_text(text: Any, *, max_chars: int = 20000) -> None:
     s = textsafe.neutralise(text)
     st.html(verbatim_html(s[:max_chars] or " "))
     if len(s) > max_chars:
-        st.caption(f"… {len(s) - max_chars:,} more characters not shown")
+        st.caption(more_note(len(s) - max_chars))
 
 
 def md_code(text: Any) -> str:

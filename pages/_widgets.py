@@ -93,7 +93,8 @@ def _on_chart_select(key: str) -> None:
 
 def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -> int | None:
     """Draw one episode's timeline (SVG, `pages/_timeline_chart.py`); returns the step picked by
-    clicking a marker (the last pick; None with `step_key`, where a pick moves the Step box).
+    clicking a marker (the last pick, which the chart's cursor marks; None with `step_key`,
+    where a pick moves the Step box).
 
     With `step_key` (the page's Step box) the chart's cursor marks the selected step, and a pick
     is applied in a callback, before the page runs, so the cursor drawn on this run is already at
@@ -103,7 +104,11 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
     if tl.drawing is None:
         st.info("This episode has no completed agent steps.")
         return None
-    cursor = int(sel("step") or 1) if step_key else None  # the Step box below makes a missing step 1
+    if step_key:
+        cursor: int | None = int(sel("step") or 1)  # the Step box below makes a missing step 1
+    else:  # a chart without a Step box (Compare) marks its last pick
+        last = st.session_state.get(f"_{key}_picked")
+        cursor = int(last) if last is not None else None
     timeline_chart(
         tl.drawing,
         cursor,
@@ -159,9 +164,12 @@ def _move(key: str, delta: int, n_steps: int) -> None:
 
 def step_keys(key: str, n_steps: int) -> None:
     """Previous / next step buttons with the keyboard shortcuts K and J (Streamlit's documented
-    `shortcut` of st.button); each moves the shared step before the page runs."""
-    left, right, _ = st.columns([1, 1, 4])
-    left.button(
+    `shortcut` of st.button); each moves the shared step before the page runs.
+
+    A horizontal container of buttons as wide as their labels (with the shortcut hint), not
+    fixed columns: at 1400 px the columns cut the labels to "◀ Pr…" and "Next…"."""
+    row = st.container(horizontal=True, key=f"{key}_moves")
+    row.button(
         "◀ Previous step",
         key=f"{key}_prev",
         shortcut="K",
@@ -169,7 +177,7 @@ def step_keys(key: str, n_steps: int) -> None:
         args=(key, -1, n_steps),
         help="Keyboard: K",
     )
-    right.button(
+    row.button(
         "Next step ▶",
         key=f"{key}_next",
         shortcut="J",

@@ -13,20 +13,62 @@ import html
 import re
 from typing import Any
 
-_BLOCK = re.compile(r'<pre class="memuse-text" style="[^"<>]*">\n(.*)</pre>', re.DOTALL)
+_BLOCK = re.compile(r'<pre class="memuse-text" style="[^"<>]*">\n(.*?)</pre>', re.DOTALL)
+_TAG = re.compile(r"<(/?)([a-z0-9]+)((?:\s+[a-z-]+(?:=\"[^\"<>]*\")?)*)\s*>")
+_ATTR = re.compile(r'([a-z-]+)(?:="[^"<>]*")?')
+STEP_TAGS = frozenset({"div", "h3", "p", "b", "br", "span", "ul", "li", "code", "details", "summary"})
+"""The only tags a transcript step's HTML block (pages/_reader.step_html) is made of, besides
+its verbatim blocks."""
 
 
 def verbatim(at: Any) -> list[str]:
-    """The texts of the verbatim blocks on an AppTest page, unescaped, in page order."""
+    """The texts of the verbatim blocks on an AppTest page, unescaped, in page order (a block is
+    a whole st.html element, or one of the blocks inside a larger one, e.g. a transcript step)."""
     out = []
     for h in at.get("html"):
-        m = _BLOCK.fullmatch(h.proto.body)
-        if m is None:
-            continue
-        inner = m.group(1)
-        assert not set(inner) & set('<>"'), f"recorded text reached the page unescaped: {inner[:200]!r}"
-        out.append(html.unescape(inner))
+        for m in _BLOCK.finditer(h.proto.body):
+            inner = m.group(1)
+            assert not set(inner) & set('<>"'), f"recorded text reached the page unescaped: {inner[:200]!r}"
+            out.append(html.unescape(inner))
     return out
+
+
+def step_blocks(at: Any, kind: str = "memuse-step") -> list[str]:
+    """The transcript's step blocks on an AppTest page (st.html bodies of pages/_reader.step_html;
+    with `kind="memuse-entries"` / `"memuse-units"` MemTrim's entries block and units chart),
+    each checked to be made only of the page's own markup: outside the verbatim blocks, every tag
+    is one of `STEP_TAGS` with only `id`, `class`, `style`, `open` or `title` attributes, so a recorded `<script>`, `<img onerror>` or link
+    cannot have reached the browser as markup."""
+    out = []
+    for h in at.get("html"):
+        body = h.proto.body
+        if not body.startswith(f'<div class="{kind}"'):
+            continue
+        rest = _BLOCK.sub("", body)
+        for m in _TAG.finditer(rest):
+            assert m.group(2) in STEP_TAGS, f"unexpected tag in a transcript step: {m.group(0)!r}"
+            attrs = {a.group(1) for a in _ATTR.finditer(m.group(3))}
+            assert attrs <= {"id", "class", "style", "open", "title"}, f"unexpected attribute: {m.group(0)!r}"
+        assert not set(_TAG.sub("", rest)) & set('<>"'), f"raw markup in a transcript step: {rest[:300]!r}"
+        out.append(body)
+    return out
+
+
+def step_headings(at: Any) -> list[str]:
+    """The headings of the transcript's step blocks, as a reader sees them (unescaped)."""
+    heads = [m for b in step_blocks(at) for m in re.findall(r'<h3 id="s\d+">(.*?)</h3>', b)]
+    return [html.unescape(h) for h in heads]
+
+
+def step_lines(at: Any, kind: str = "memuse-step") -> list[str]:
+    """The text of every paragraph and list item of the transcript's step blocks (or `kind`'s;
+    tags removed, line breaks kept, unescaped): delivery marks, credit windows, anchored actions."""
+    lines = [
+        m
+        for b in step_blocks(at, kind)
+        for m in re.findall(r"<(?:p|li)(?: style=\"[^\"<>]*\")?>(.*?)</(?:p|li)>", _BLOCK.sub("", b))
+    ]
+    return [html.unescape(_TAG.sub("", x.replace("<br>", "\n"))) for x in lines]
 
 
 def timeline_drawings(at: Any) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_text import timeline_drawings, verbatim
+from app_text import step_blocks, step_headings, step_lines, timeline_drawings, verbatim
 from hostile_app_corpus import EPISODE, ITEM, make_hostile_db
 from streamlit.testing.v1 import AppTest
 
@@ -61,6 +61,8 @@ def _texts(at: AppTest) -> tuple[list[str], list[str]]:
         for e in at.get(kind)
     ]
     other = verbatim(at) + [e.value for kind in ("title", "subheader") for e in at.get(kind)]
+    other += step_headings(at) + step_lines(at)  # the transcript's step blocks (checked markup)
+    other += step_lines(at, "memuse-entries")  # MemTrim's entries block (checked markup)
     for kind in ("selectbox", "multiselect", "radio"):
         for w in at.get(kind):
             other += [str(o) for o in getattr(w, "options", [])]
@@ -76,6 +78,8 @@ def _texts(at: AppTest) -> tuple[list[str], list[str]]:
         ("pages/1_overview.py", {}),
         ("pages/2_episodes.py", {}),
         ("pages/3_timeline.py", {"episode": EPISODE}),
+        ("pages/10_transcript.py", {"episode": EPISODE}),
+        ("pages/9_memtrim.py", {"episode": EPISODE}),
         ("pages/4_span.py", {"span": "SPAN"}),
         ("pages/5_lineage.py", {"item": f"default::{ITEM}"}),
         ("pages/6_case_studies.py", {}),
@@ -115,6 +119,15 @@ def test_pages_show_hostile_ids_inert(
         texts = _strings(chart["drawing"])
         assert any("&lt;" in t for t in texts), "the hostile episode's markup should be in the drawing"
         assert not any(re.search("[<>]", t.replace("<br>", "")) for t in texts)
+    if page.endswith("10_transcript.py"):
+        # Each step is one HTML block made only of the page's tags (`step_blocks` checks them);
+        # the hostile ids in its delivery marks arrive escaped and neutralised.
+        blocks = step_blocks(at)
+        assert blocks and any("Memory delivered" in t for t in step_lines(at))
+        assert not any(re.search(r"\x1b|\u202e", b) for b in blocks)
+    if page.endswith("9_memtrim.py"):
+        assert step_blocks(at, "memuse-entries") and step_lines(at, "memuse-entries")
+        assert not any(UNSAFE.search(b) for b in step_blocks(at, "memuse-units"))
     if page.endswith("4_span.py"):
         assert any(re.search(r"· (steps? \d|no consuming step)", t) for t in md)
     if page.endswith("2_episodes.py"):  # the config name is shown, literally (its text survives)

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_text import timeline_drawings, verbatim
+from app_text import step_blocks, step_headings, step_lines, timeline_drawings, verbatim
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import XSS, episode_id, make_db
 
@@ -110,15 +110,20 @@ def test_timeline_cursor_follows_the_step_in_the_same_run(app) -> None:
 
 def test_transcript_shows_whole_steps_marks_memory_and_finds_text(app) -> None:
     at = app("pages/10_transcript.py", episode=XSS_EP, step="3")
-    heads = [h.value for h in at.subheader]
-    assert heads[:2] == ["S1 · grep · exit 0", "S2 · memory\\_search · exit 0"] and len(heads) == 6
-    marks = [m.value for m in at.markdown]
+    # One HTML block per step (pages/_reader.step_html), made only of the page's own tags.
+    heads = step_headings(at)
+    assert heads[:2] == ["S1 · grep · exit 0", "S2 · memory_search · exit 0"] and len(heads) == 6
+    marks = step_lines(at)
     assert any("Memory delivered into this input" in m for m in marks)
     assert any("credit window" in m for m in marks)
-    # Recorded markup stays in code blocks; nothing renders as HTML.
+    # Recorded markup stays in escaped blocks; nothing renders as HTML.
     assert any(XSS in t for t in verbatim(at))
     assert not any(m.proto.allow_html for m in at.markdown)
-    assert all("<script" not in m for m in marks)
+    assert all("<script" not in b and "<img" not in b for b in step_blocks(at))
+    # The selected step (S3) has its tool calls and results open; the others closed.
+    blocks = step_blocks(at)
+    assert "<details" in blocks[2] and "<details" in blocks[0]
+    assert " open>" in blocks[2] and " open>" not in blocks[0]
     at.text_input(key="tr_find").input("pytest").run()
     assert at.pills(key="tr_step_hits").options == ["S4", "S5"]
     at.button(key="tr_step_next").click().run()
@@ -193,5 +198,5 @@ def test_transcript_shows_the_reasoning_beside_the_response(
     at.query_params["episode"] = "oh/django__django-5"
     at.switch_page("pages/10_transcript.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert [e.label for e in at.expander if e.label == "Reasoning"] == ["Reasoning"]
+    assert sum("<summary" in b and ">Reasoning</summary>" in b for b in step_blocks(at)) == 1
     assert "I should list the files first." in verbatim(at)

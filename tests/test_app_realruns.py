@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_text import verbatim
+from app_text import timeline_drawings, verbatim
 from realruns_helpers import harness_report, mini_batch
 from streamlit.testing.v1 import AppTest
 
@@ -158,3 +158,13 @@ def test_resolve_rate_without_outcome_is_a_dash(app) -> None:
         "100.0%",
         "unknown",
     ]
+
+
+def test_compare_opens_a_swebench_task_with_two_timelines(app) -> None:
+    """SWE-bench task ids hold "__" (django__django-2), which a Streamlit component key must not:
+    the Compare page keys each timeline by side and a digest of its episode, and a pick marks
+    its step on that chart (the browser journey tests/test_browser_compare.py clicks them)."""
+    cmp = app("pages/7_compare.py", a="bare", b="nano", show="all", task="django__django-2")
+    assert not cmp.exception, [e.value for e in cmp.exception]
+    charts = timeline_drawings(cmp)
+    assert len(charts) == 2 and [c["step"] for c in charts] == [None, None]

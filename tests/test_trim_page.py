@@ -6,9 +6,11 @@ deliveries never consumed, so no step) every episode's page renders."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from app_text import step_blocks, step_lines
 from streamlit.testing.v1 import AppTest
 from test_trim_whatif import episode
 
@@ -57,10 +59,6 @@ def page(db: Path, monkeypatch: pytest.MonkeyPatch, **params: str) -> AppTest:
     return at
 
 
-def texts(at: AppTest) -> list[str]:
-    return [m.value for m in at.markdown] + [c.value for c in at.caption]
-
-
 def test_view_explains_each_decision(small_db: Path) -> None:
     """The second delivery comes after the tool output `python version: 3.12`: the stored 3.11
     conflicts (removed), the first entry is all shared (removed), the third is memory-only."""
@@ -102,12 +100,23 @@ def test_page_follows_a_deep_link_and_shows_the_explanations(
     at = page(small_db, monkeypatch, episode="e1", delivery="e1-d2")
     assert at.title[0].value == "MemTrim"
     assert at.selectbox(key="mt_delivery").value == "e1-d2"
-    shown = texts(at)
-    assert any("1 unit\\(s\\) the request gives another value" in t for t in shown)
-    # Recorded text is escaped for markdown (textsafe: a colon as an HTML entity, so it can never
-    # start a Streamlit directive such as :material/...: or :red[...]).
-    assert any("python version&#58; 3\\.11" in t and "red-background" in t for t in shown)
-    assert len([c for c in at.main if getattr(c, "type", "") == "plotly_chart"]) == 1
+    # The entries are one HTML block made only of the page's own tags (`step_blocks` checks
+    # them), recorded text escaped; the conflicting unit has the red background.
+    shown = step_lines(at, "memuse-entries")
+    assert any("1 unit(s) the request gives another value" in t for t in shown)
+    (block,) = step_blocks(at, "memuse-entries")
+    assert '<span style="background:rgba(255,75,75,0.25);' in block
+    assert re.search(r"rgba\(255,75,75,0\.25\)[^>]*>python version: 3\.11</span>", block)
+    # The one figure: units per entry and class as HTML bars (no Plotly on this page).
+    (chart,) = step_blocks(at, "memuse-units")
+    assert not [c for c in at.main if getattr(c, "type", "") == "plotly_chart"]
+    rows = re.findall(r'<span style="[^"]*" title="([^"]*)">', chart)
+    assert rows == ["#0 m1", "#1 m2", "#2 m3"]
+    # bar lengths are units over the longest bar (#2's 3 units)
+    assert re.search(r'title="#1 m2 · conflicting: 1 unit" style="flex:0 0 33\.333%;background:red;', chart)
+    assert re.search(
+        r'title="#2 m3 · memory_only: 3 units" style="flex:0 0 100\.000%;background:green;', chart
+    )
     assert at.query_params["delivery"] == "e1-d2"
     assert not any(m.proto.allow_html for m in at.markdown)
 
