@@ -25,6 +25,8 @@ COLOURS = {
 }
 
 
+# The background of a unit of each colour in an HTML block (as markdown's `:red-background[...]`);
+# a comment, not a docstring: Streamlit magic would draw a bare string on the page.
 BACKGROUNDS = {
     "orange": "rgba(255,164,33,0.25)",
     "red": "rgba(255,75,75,0.25)",
@@ -32,7 +34,6 @@ BACKGROUNDS = {
     "violet": "rgba(128,61,245,0.25)",
     "gray": "rgba(128,128,128,0.25)",
 }
-"""The background of a unit of each colour in an HTML block (as markdown's `:red-background[...]`)."""
 ENTRY_STYLE = (
     "border:1px solid rgba(128,128,128,0.3);border-radius:0.5rem;padding:0.5rem 1rem;margin:0 0 0.75rem 0"
 )
