@@ -4,8 +4,6 @@ paired per-task outcomes (gained and lost tasks and whether any entry was acted 
 
 from __future__ import annotations
 
-import hashlib
-
 import streamlit as st
 
 from memuse_core.views import common
@@ -27,6 +25,7 @@ from pages._shared import (
     view_judge,
     write_url,
 )
+from pages._timeline_chart import chart_key
 from pages._widgets import render_timeline
 
 st.title("Compare")
@@ -142,11 +141,7 @@ if task and pair:
         head = cached(common.episode_header, eid)
         outcome, steps = (common.outcome_text(head.outcome), head.n_steps) if head else ("?", "?")
         st.markdown(f"**{md_code(side)}** · {md_code(eid)} · {outcome} · {steps} steps")
-        # The chart's key names the side and the episode by a digest: a component key must not
-        # hold "__", which SWE-bench task ids (and so episode ids) do.
-        picked = render_timeline(
-            eid, key=f"cmp_tl_{which_side}_{hashlib.sha1(eid.encode()).hexdigest()[:12]}"
-        )
+        picked = render_timeline(eid, key=chart_key(f"cmp_tl_{which_side}", eid))
         if picked is not None:
             set_sel(episode=eid, step=picked)
             link("timeline", f"Read S{picked} of this episode", episode=eid, step=picked)

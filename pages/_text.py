@@ -51,11 +51,18 @@ def more_note(n_chars: int) -> str:
 def verbatim_block(text: Any, *, max_chars: int = 20000) -> str:
     """`verbatim_html` of recorded text cut at `max_chars`, followed by `more_note` as a small
     paragraph when cut: what `show_text` draws, as one HTML string for a larger block."""
-    s = textsafe.neutralise(text)
-    out = verbatim_html(s[:max_chars] or " ")
-    if len(s) > max_chars:
-        out += f'<p class="memuse-more" style="{NOTE_STYLE}">{more_note(len(s) - max_chars)}</p>'
+    shown, hidden = _cut(text, max_chars)
+    out = verbatim_html(shown)
+    if hidden:
+        out += f'<p class="memuse-more" style="{NOTE_STYLE}">{more_note(hidden)}</p>'
     return out
+
+
+def _cut(text: Any, max_chars: int) -> tuple[str, int]:
+    """Recorded text neutralised and cut at `max_chars` (a blank shown as one space), and how
+    many characters the cut hides."""
+    s = textsafe.neutralise(text)
+    return s[:max_chars] or " ", max(0, len(s) - max_chars)
 
 
 NOTE_STYLE = "font-size:0.875rem;opacity:0.6;margin:0.25rem 0 0.5rem 0"
@@ -81,10 +88,10 @@ def show_text(text: Any, *, max_chars: int = 20000) -> None:
 
     An escaped `<pre>` through st.html, not st.code: st.code loads Streamlit's syntax highlighter,
     about 1.5 MB of JavaScript that a fresh tab spends seconds on (issue 17)."""
-    s = textsafe.neutralise(text)
-    st.html(verbatim_html(s[:max_chars] or " "))
-    if len(s) > max_chars:
-        st.caption(more_note(len(s) - max_chars))
+    shown, hidden = _cut(text, max_chars)
+    st.html(verbatim_html(shown))
+    if hidden:
+        st.caption(more_note(hidden))
 
 
 def md_code(text: Any) -> str:

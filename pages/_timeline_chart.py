@@ -4,6 +4,7 @@ Plotly's bundle (issue 17). A click on a mark that stands for a step sends that 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,13 @@ _chart = st.components.v2.component(
     js=(Path(__file__).with_name("timeline_chart.js")).read_text(encoding="utf-8"),
     isolate_styles=False,
 )
+
+
+def chart_key(prefix: str, episode_id: str) -> str:
+    """A chart key for one episode: `prefix` and a short digest of the id. A component key must
+    not hold "__", which SWE-bench task ids (and so episode ids) do; a key built from the raw id
+    crashed the Compare page on every real task."""
+    return f"{prefix}_{hashlib.sha1(episode_id.encode()).hexdigest()[:12]}"
 
 
 def timeline_chart(
