@@ -23,6 +23,10 @@ from pages._shared import (
     view_judge,
     write_url,
 )
+from pages._widgets import lazy_expander
+
+REPORT_KEY = "ov_report"
+"""Session key of the report section's expander (open = drawn)."""
 
 st.title("Overview")
 runs = scope()
@@ -152,50 +156,62 @@ with st.expander(ov.title("Spans behind a number"), expanded=drilling):
     write_url(drill_outcome=outcome, drill_axis=axis, drill_config=config)
 
 # ---- Task outcomes, delivery forms and cost (full report) ---------------------------------
-st.subheader("Task outcomes, delivery forms and cost")
-from_url("baseline", "ov_baseline", options=ov.configs)
-baseline = st.selectbox(
-    "Baseline configuration for resolve-rate differences (paired bootstrap)",
-    [None, *ov.configs],
-    key="ov_baseline",
-    format_func=lambda c: "none" if c is None else display_name(c),
-)
-write_url(level=None if level == "config" else level, baseline=baseline)
-rep = cached(report_view.report, runs, baseline, judge=judge)
-st.markdown("**Resolve rates** (bars: mean over runs; whiskers: ± sample SD across runs)")
-c1, c2 = st.columns([1, 1])
-c1.plotly_chart(rep.resolve_chart(), key="ov_resolve")
-c2.dataframe(
-    formatted(rep.outcome_table(), report_view.OUTCOME_FORMATS),
-    hide_index=True,
-    key="ov_outcomes",
-    column_config=text_columns(report_view.OUTCOME_FORMATS),
-)
-st.markdown(
-    f"**{judge_title('Delivery forms', rep.judge)}**: share of estimated delivered tokens (circles) vs share of "
-    "beneficial entries (diamonds)"
-)
-if rep.forms:
-    st.plotly_chart(rep.forms_chart(), key="ov_forms")
-    forms = formatted(rep.form_table(), report_view.FORM_FORMATS)
-    forms.insert(
-        0,
-        "spans",
-        [url("", drill_form=f.form, drill_config=f.group) for f in rep.forms],
-    )
-    st.dataframe(
-        forms,
-        hide_index=True,
-        key="ov_forms_table",
-        column_config={"spans": st.column_config.LinkColumn("spans", display_text="spans")}
-        | text_columns(report_view.FORM_FORMATS),
-    )
-else:
-    st.info(NOT_BUILT)
-st.markdown(f"**{judge_title('Recorded cost and judge cost', rep.judge)}**")
-st.dataframe(
-    formatted(rep.cost_table(), report_view.COST_FORMATS),
-    hide_index=True,
-    key="ov_cost",
-    column_config=text_columns(report_view.COST_FORMATS),
-)
+# Drawn only while its expander is open (a link with ?report=1 or a baseline opens it): its two
+# charts and three tables are below the fold, and drawing them on every visit cost the browser
+# time after the page had settled, which landed in the next page's time (issue 17).
+write_url(level=None if level == "config" else level)
+from_url("report", REPORT_KEY, cast=lambda v: v == "1")
+if st.query_params.get("baseline") and REPORT_KEY not in st.session_state:
+    st.session_state[REPORT_KEY] = True
+if "ov_baseline" in st.session_state:  # keep the pick while the section is closed
+    st.session_state["ov_baseline"] = st.session_state["ov_baseline"]
+with lazy_expander("Task outcomes, delivery forms and cost", REPORT_KEY) as report_shown:
+    if report_shown:
+        from_url("baseline", "ov_baseline", options=ov.configs)
+        baseline = st.selectbox(
+            "Baseline configuration for resolve-rate differences (paired bootstrap)",
+            [None, *ov.configs],
+            key="ov_baseline",
+            format_func=lambda c: "none" if c is None else display_name(c),
+        )
+        rep = cached(report_view.report, runs, baseline, judge=judge)
+        st.markdown("**Resolve rates** (bars: mean over runs; whiskers: ± sample SD across runs)")
+        c1, c2 = st.columns([1, 1])
+        c1.plotly_chart(rep.resolve_chart(), key="ov_resolve")
+        c2.dataframe(
+            formatted(rep.outcome_table(), report_view.OUTCOME_FORMATS),
+            hide_index=True,
+            key="ov_outcomes",
+            column_config=text_columns(report_view.OUTCOME_FORMATS),
+        )
+        st.markdown(
+            f"**{judge_title('Delivery forms', rep.judge)}**: share of estimated delivered tokens (circles) vs share of "
+            "beneficial entries (diamonds)"
+        )
+        if rep.forms:
+            st.plotly_chart(rep.forms_chart(), key="ov_forms")
+            forms = formatted(rep.form_table(), report_view.FORM_FORMATS)
+            forms.insert(
+                0,
+                "spans",
+                [url("", drill_form=f.form, drill_config=f.group) for f in rep.forms],
+            )
+            st.dataframe(
+                forms,
+                hide_index=True,
+                key="ov_forms_table",
+                column_config={"spans": st.column_config.LinkColumn("spans", display_text="spans")}
+                | text_columns(report_view.FORM_FORMATS),
+            )
+        else:
+            st.info(NOT_BUILT)
+        st.markdown(f"**{judge_title('Recorded cost and judge cost', rep.judge)}**")
+        st.dataframe(
+            formatted(rep.cost_table(), report_view.COST_FORMATS),
+            hide_index=True,
+            key="ov_cost",
+            column_config=text_columns(report_view.COST_FORMATS),
+        )
+        write_url(report="1", baseline=baseline)
+if not report_shown:
+    write_url(report=None)

@@ -75,7 +75,7 @@ def _texts(at: AppTest) -> tuple[list[str], list[str]]:
 @pytest.mark.parametrize(
     "page,params",
     [
-        ("pages/1_overview.py", {}),
+        ("pages/1_overview.py", {"report": "1"}),  # with the report section (forms, cost) open
         ("pages/2_episodes.py", {}),
         ("pages/3_timeline.py", {"episode": EPISODE}),
         ("pages/10_transcript.py", {"episode": EPISODE}),

@@ -59,6 +59,10 @@ def test_default_is_the_rules_judge_and_titles_name_it(app) -> None:
     for t in ("Six-axis entry-share profiles", "Outcome classes", "Triage rates"):
         assert any(x.startswith(t) and x.endswith("(rules judge)") for x in titles), (t, titles)
     assert "judge" not in at.query_params
+    # The report section (forms, cost) is drawn once its expander is opened, and names the judge too.
+    assert not any(m.value.startswith("**Delivery forms") for m in at.markdown)
+    at.session_state["ov_report"] = True
+    at.run()
     assert any(m.value.startswith("**Delivery forms (rules judge)**") for m in at.markdown)
 
 

@@ -125,6 +125,32 @@ def test_overview_profiles_on_log_scale_and_drilldown(app, db: Path) -> None:
     assert len(drill) and set(drill["outcome"]) == {cls} and set(drill["config"]) == {"memA"}
 
 
+def test_overview_report_section_is_drawn_only_when_opened(app) -> None:
+    """The Overview's report section (resolve rates, delivery forms, cost) is sent to the browser
+    only while its expander is open; opening it, a link with ?report=1 or one with a baseline
+    shows it, and the URL keeps it open."""
+
+    def report_parts(at: AppTest) -> list[str]:
+        tables = [d for d in at.dataframe if "diff vs baseline (pp)" in d.value.columns]
+        charts = [c for c in at.main if getattr(c, "type", "") == "plotly_chart"]
+        bars = [c for c in charts if json.loads(c.proto.spec)["data"][0]["type"] == "bar"]
+        return ["outcomes"] * len(tables) + ["bars"] * len(bars)
+
+    at = app()
+    assert report_parts(at) == [] and "report" not in at.query_params
+    assert "Task outcomes, delivery forms and cost" in [e.label for e in at.expander]
+    at.session_state["ov_report"] = True
+    at.run()
+    assert report_parts(at) == ["outcomes", "bars"] and at.query_params["report"] == "1"
+    at.session_state["ov_report"] = False
+    at.run()
+    assert report_parts(at) == [] and "report" not in at.query_params
+    assert report_parts(app(None, report="1")) == ["outcomes", "bars"]
+    linked = app(None, baseline="memA")
+    assert report_parts(linked) == ["outcomes", "bars"]
+    assert linked.selectbox(key="ov_baseline").value == "memA" and linked.query_params["baseline"] == "memA"
+
+
 def test_episode_filters_and_search(app) -> None:
     at = app("pages/2_episodes.py")
     assert len(at.dataframe[0].value) == 9

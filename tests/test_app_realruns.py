@@ -147,7 +147,7 @@ def test_reasoning_is_shown_beside_the_response_and_inert(app) -> None:
 
 
 def test_resolve_rate_without_outcome_is_a_dash(app) -> None:
-    at = app("pages/1_overview.py")
+    at = app("pages/1_overview.py", report="1")  # the report section, opened by its link
     outcomes = _table(at, "diff vs baseline (pp)").set_index("group")
     assert outcomes.loc["bare", "rate"] == "—"
     assert outcomes.loc["nano", "rate"] == "100.0%"

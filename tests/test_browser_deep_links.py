@@ -143,6 +143,11 @@ def test_every_pages_url_restores_its_view(server, browser) -> None:
     _pick_option(page, "Configurations", "cards", url=r"configs=cards")
     segment = page.locator("[data-testid='stMain'] [data-testid='stButtonGroup'] button", has_text="run")
     _click(page, segment, r"level=run")
+    # The report section is drawn once opened; its URL keeps it open.
+    report = page.locator(
+        "[data-testid='stExpander'] summary", has_text="Task outcomes, delivery forms and cost"
+    )
+    _click(page, report, r"report=1")
     _pick_option(
         page,
         "Baseline configuration for resolve-rate differences (paired bootstrap)",

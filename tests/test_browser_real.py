@@ -72,7 +72,7 @@ def _subjects(db: Path) -> dict[str, str]:
 
 
 PAGES = [
-    ("", "Overview", {}),
+    ("", "Overview", {"report": "1"}),  # with its report section (forms, cost) open
     ("episodes", "Episodes", {}),
     ("timeline", "Episode timeline", {"episode": "episode", "step": "2"}),
     ("transcript", "Transcript", {"episode": "episode", "step": "3"}),
