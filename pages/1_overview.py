@@ -25,8 +25,7 @@ from pages._shared import (
 )
 from pages._widgets import lazy_expander
 
-REPORT_KEY = "ov_report"
-"""Session key of the report section's expander (open = drawn)."""
+REPORT_KEY = "ov_report"  # session key of the report section's expander (open = drawn)
 
 st.title("Overview")
 runs = scope()
@@ -53,8 +52,10 @@ st.caption(
 profiled = [g for g in ov.groups if g.stats.profiled_spans > 0]
 if profiled:
     c1, c2 = st.columns([1, 1])
-    c1.plotly_chart(ov.radar(), key="ov_radar")
-    c2.plotly_chart(ov.heatmap(), key="ov_heatmap")
+    with c1:
+        st.html(ov.radar())  # escaped HTML: no Plotly on the Overview's first screen (issue 17)
+    with c2:
+        st.html(ov.heatmap())
     means: dict[str, list[Any]] = {
         "group": [display_name(g.label) for g in profiled],
         "profiled spans": [f"{g.stats.profiled_spans:,}" for g in profiled],

@@ -55,8 +55,10 @@ write_url(
 st.subheader(judge_title("Profiles (log scale 0.001%–100%)", cmp.judge))
 if cmp.built:
     c1, c2 = st.columns(2)
-    c1.plotly_chart(cmp.radar(), key="cmp_radar")
-    c2.plotly_chart(cmp.heatmap(), key="cmp_heatmap")
+    with c1:
+        st.html(cmp.radar())  # escaped HTML (memuse_core.charts.profile)
+    with c2:
+        st.html(cmp.heatmap())
 else:
     st.info(f"Profiles: {NOT_BUILT}.")
 for why in cmp.unprofiled:

@@ -81,3 +81,43 @@ def timeline_drawings(at: Any) -> list[dict[str, Any]]:
         for c in at.main
         if getattr(c, "type", "") == "bidi_component" and c.proto.component_name == "memuse_timeline"
     ]
+
+
+PROFILE_TAGS = frozenset({"div", "span", "table", "tr", "th", "td"})
+"""The only tags of the profile radar and table (memuse_core/charts/profile.py)."""
+PROFILE_ATTRS = frozenset({"class", "style", "title"})
+"""The only attributes they carry."""
+_HTML_TAG = re.compile(r'<(/?)([a-z]+)((?:\s+[A-Za-z0-9-]+="[^"<>]*")*)\s*>')
+_HTML_ATTR = re.compile(r'([A-Za-z0-9-]+)="[^"<>]*"')
+_VERTEX = re.compile(r'<span class="vertex" title="([^"]*)" style="left:([-\d.]+)px;top:([-\d.]+)px;')
+
+
+def profile_blocks(at: Any, kind: str = "memuse-radar") -> list[str]:
+    """The Overview's / Compare's profile radar (`kind="memuse-heatmap"`: the shaded table) on an
+    AppTest page, each checked to be made only of the chart's own tags and attributes: no recorded
+    `<script>`, event handler or link can have reached the browser as markup."""
+    out = []
+    for h in at.get("html"):
+        body = h.proto.body
+        if not body.startswith(f'<div class="{kind}"'):
+            continue
+        for m in _HTML_TAG.finditer(body):
+            assert m.group(2) in PROFILE_TAGS, f"unexpected tag in a profile chart: {m.group(0)!r}"
+            attrs = set(_HTML_ATTR.findall(m.group(3)))
+            assert attrs <= PROFILE_ATTRS, f"unexpected attribute in a profile chart: {m.group(0)!r}"
+        rest = _HTML_TAG.sub("", body)
+        assert not set(rest) & set('<>"'), f"raw markup in a profile chart: {rest[:300]!r}"
+        out.append(body)
+    return out
+
+
+def profile_texts(block: str) -> list[str]:
+    """Every piece of text of a profile chart as a reader sees it (tooltips included), unescaped."""
+    return [html.unescape(t) for t in _HTML_TAG.sub("\n", block).split("\n") if t.strip()] + [
+        html.unescape(t) for t in re.findall(r'title="([^"]*)"', block)
+    ]
+
+
+def radar_vertices(block: str) -> dict[str, tuple[float, float]]:
+    """The radar's vertices by tooltip ("group · axis: share"), as points in pixels of its box."""
+    return {html.unescape(t): (float(x), float(y)) for t, x, y in _VERTEX.findall(block)}

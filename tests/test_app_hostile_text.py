@@ -14,7 +14,15 @@ import re
 from pathlib import Path
 
 import pytest
-from app_text import step_blocks, step_headings, step_lines, timeline_drawings, verbatim
+from app_text import (
+    profile_blocks,
+    profile_texts,
+    step_blocks,
+    step_headings,
+    step_lines,
+    timeline_drawings,
+    verbatim,
+)
 from hostile_app_corpus import EPISODE, ITEM, make_hostile_db
 from streamlit.testing.v1 import AppTest
 
@@ -63,6 +71,8 @@ def _texts(at: AppTest) -> tuple[list[str], list[str]]:
     other = verbatim(at) + [e.value for kind in ("title", "subheader") for e in at.get(kind)]
     other += step_headings(at) + step_lines(at)  # the transcript's step blocks (checked markup)
     other += step_lines(at, "memuse-entries")  # MemTrim's entries block (checked markup)
+    for block in profile_blocks(at) + profile_blocks(at, "memuse-heatmap"):  # checked markup
+        other += profile_texts(block)
     for kind in ("selectbox", "multiselect", "radio"):
         for w in at.get(kind):
             other += [str(o) for o in getattr(w, "options", [])]
@@ -130,6 +140,10 @@ def test_pages_show_hostile_ids_inert(
         assert not any(UNSAFE.search(b) for b in step_blocks(at, "memuse-units"))
     if page.endswith("4_span.py"):
         assert any(re.search(r"· (steps? \d|no consuming step)", t) for t in md)
+    if page.endswith("1_overview.py"):  # the radar and the table name the hostile configuration
+        (radar,) = profile_blocks(at)
+        assert any("material/home" in t for t in profile_texts(radar))
+        assert any("material/home" in t for t in profile_texts(profile_blocks(at, "memuse-heatmap")[0]))
     if page.endswith("2_episodes.py"):  # the config name is shown, literally (its text survives)
         assert any("material/home" in t for t in other)
 

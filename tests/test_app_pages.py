@@ -12,6 +12,7 @@ escaped; a lock held by another process gives a clear message instead of a crash
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -19,16 +20,18 @@ import time
 from pathlib import Path
 
 import pytest
-from app_text import timeline_drawings, verbatim
+from app_text import profile_blocks, profile_texts, radar_vertices, timeline_drawings, verbatim
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import episode_id, make_db
 
+from memuse_core.charts import profile as P
 from memuse_core.store import connect
 from memuse_core.store.app import case_studies as store_cs
 from memuse_core.store.app import episodes as store_episodes
 from memuse_core.store.app import judge_runs as store_judge
 from memuse_core.store.app import outcomes as store_outcomes
 from memuse_core.store.app import spans as store_spans
+from memuse_core.views import overview
 from memuse_core.vocab import TRIAGE_PRECEDENCE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,12 +108,24 @@ def test_every_page_renders(app) -> None:
 
 def test_overview_profiles_on_log_scale_and_drilldown(app, db: Path) -> None:
     at = app()
-    charts = [c for c in at.main if getattr(c, "type", "") == "plotly_chart"]
-    specs = [json.loads(c.proto.spec) for c in charts]
-    radar = next(s for s in specs if s["data"] and s["data"][0]["type"] == "scatterpolar")
-    ax = radar["layout"]["polar"]["radialaxis"]
-    assert ax["type"] == "log" and ax["range"] == [-3, 2]
-    assert {t["name"] for t in radar["data"]} == {"memA", "memB"}
+    (radar,) = profile_blocks(at)
+    (heat,) = profile_blocks(at, "memuse-heatmap")
+    assert {"0.001%", "100%", "memA", "memB"} <= set(profile_texts(radar))
+    # Each group's vertex sits at its mean share on the log scale (0.001% centre, 100% outer ring),
+    # and the table shows the same share.
+    con = connect(db, read_only=True)
+    try:
+        ov = overview.overview(con)
+    finally:
+        con.close()
+    for g, prof in ov.profiles.items():
+        for axis, share in prof.items():
+            shown = "—" if share is None else f"{100 * share:.3g}%"
+            x, y = radar_vertices(radar)[f"{g} · {overview.AXIS_TITLES[axis]}: {shown}"]
+            want = 0.0 if not share or share < 1e-5 else P.RADIUS * (math.log10(100 * share) + 3) / 5
+            got = math.hypot(x - P.CENTRE[0], y - P.CENTRE[1])
+            assert math.isclose(got, want, abs_tol=0.15), (g, axis, share)
+            assert f"{g} · {overview.AXIS_TITLES[axis]}: {shown}" in profile_texts(heat)
     # A drill-down link reproduces the span list behind a triage count (of an outcome class that
     # memA has under the judge the Overview shows).
     con = connect(db, read_only=True)

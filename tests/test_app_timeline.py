@@ -12,6 +12,7 @@ centre; the delivery-form chart omits forms with no benefit and under 0.1% of to
 from __future__ import annotations
 
 import math
+import re
 
 from memuse_core import charts as CH
 from memuse_core import timeline as TL
@@ -220,16 +221,39 @@ def test_action_kind_reads_the_command_not_code_fragments() -> None:
 
 
 def test_radar_log_scale_and_zero_at_centre() -> None:
-    fig = CH.profile_radar(
-        {"A": {"relevance": 0.15, "harm": 0.0036, "benefit": 0.0}, "B": {"relevance": 0.0142}}
+    """Figure 3's radar (HTML boxes): a vertex's distance from the centre is its share on the log
+    scale from 0.001% (centre) to 100% (outer ring); a zero share sits at the centre; group names
+    arrive escaped."""
+    from app_text import radar_vertices
+
+    from memuse_core.charts import profile as P
+
+    radar = CH.profile_radar(
+        {"A <b>": {"relevance": 0.15, "harm": 0.0036, "benefit": 0.0}, "B": {"relevance": 0.0142}}
     )
-    ax = fig.layout.polar.radialaxis
-    assert ax.type == "log" and list(ax.range) == [-3, 2]
-    a = fig.data[0]
-    assert a.r[0] == 15.0 and a.r[CH.AXES.index("benefit")] == CH.LOG_MIN_PCT
-    assert math.isclose(a.r[CH.AXES.index("harm")], 0.36)
-    heat = CH.profile_heatmap({"A": {"relevance": 0.15}})
-    assert heat.data[0].text[0][0] == "15%" and heat.data[0].z[0][0] == math.log10(15)
+    assert "<b>" not in radar and "A &lt;b&gt;" in radar
+    for t in ("0.001%", "0.01%", "0.1%", "1%", "10%", "100%"):
+        assert f">{t}</span>" in radar
+    v = radar_vertices(radar)
+
+    def radius(key: str) -> float:
+        x, y = v[key]
+        return math.hypot(x - P.CENTRE[0], y - P.CENTRE[1])
+
+    scale = P.RADIUS / (math.log10(CH.LOG_MAX_PCT) - math.log10(CH.LOG_MIN_PCT))
+    assert math.isclose(radius("A <b> · Relevance: 15%"), scale * (math.log10(15) + 3), abs_tol=0.15)
+    assert math.isclose(radius("A <b> · Harm: 0.36%"), scale * (math.log10(0.36) + 3), abs_tol=0.15)
+    assert math.isclose(radius("B · Relevance: 1.42%"), scale * (math.log10(1.42) + 3), abs_tol=0.15)
+    assert radius("A <b> · Benefit: 0%") < 0.15 and radius("B · Harm: —") < 0.15
+    assert v["A <b> · Relevance: 15%"][1] < P.CENTRE[1]  # the first axis points up
+    heat = CH.profile_heatmap({"A": {"relevance": 0.15}, "Z": {"relevance": 1.0, "harm": 0.0}})
+    cells = re.findall(r'<td style="([^"]*)" title="([^"]*)">([^<]*)</td>', heat)
+    by_title = {t: (style, text) for style, t, text in cells}
+    assert by_title["A · Relevance: 15%"][1] == "15%"
+    assert f"background:{P._shade(P.log_position(0.15, 0.001, 100))}" in by_title["A · Relevance: 15%"][0]
+    assert "background:#08306b" in by_title["Z · Relevance: 100%"][0]  # the darkest shade at 100%
+    assert "background:#6baed6" in by_title["Z · Harm: 0%"][0]  # the lightest at 0.001% and below
+    assert "background" not in by_title["A · Harm: —"][0]  # undefined: no shade
 
 
 def test_form_chart_omits_tiny_forms_without_benefit() -> None:

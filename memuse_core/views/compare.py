@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Literal
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from .. import charts as figures
 from ..store.app import compare as store_compare
@@ -65,12 +64,12 @@ class Comparison(ViewModel):
         """Profiles exist (the context is built and judged)."""
         return bool(self.profiles)
 
-    def radar(self) -> go.Figure:
-        """The two profiles on Figure 3's log radial scale."""
+    def radar(self) -> str:
+        """The two profiles on Figure 3's log radial scale (escaped HTML)."""
         return figures.profile_radar(self.profiles)
 
-    def heatmap(self) -> go.Figure:
-        """The two profiles as a heatmap."""
+    def heatmap(self) -> str:
+        """The two profiles as a table shaded on the same scale (escaped HTML)."""
         return figures.profile_heatmap(self.profiles)
 
     def listed(self, which: PairFilter) -> pd.DataFrame:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from .. import charts as figures
 from .. import metrics
@@ -106,17 +105,14 @@ class Overview(ViewModel):
         """A table or chart title that names the judge: "Entry-share profiles (rules judge)"."""
         return f"{what} ({judge_label(self.judge)})"
 
-    def radar(self) -> go.Figure:
-        """Figure 3: the profiles on a log radial scale (titled with the judge)."""
-        fig = figures.profile_radar(self.profiles)
-        fig.update_layout(title=self.title("Entry-share profiles"))
-        return fig
+    def radar(self) -> str:
+        """Figure 3: the profiles on a log radial scale (escaped HTML; the page's
+        heading names the judge)."""
+        return figures.profile_radar(self.profiles)
 
-    def heatmap(self) -> go.Figure:
-        """The profiles as a heatmap on the same scale (titled with the judge)."""
-        fig = figures.profile_heatmap(self.profiles)
-        fig.update_layout(title=self.title("Entry-share profiles"))
-        return fig
+    def heatmap(self) -> str:
+        """The profiles as a table shaded on the same scale (escaped HTML)."""
+        return figures.profile_heatmap(self.profiles)
 
     def triage_table(self) -> pd.DataFrame:
         """Per group: spans, profiled spans, span counts per outcome class, N_triage, triage rates, benefit and harm

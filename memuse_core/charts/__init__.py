@@ -1,8 +1,8 @@
-"""Plotly charts of the aggregates (MemUse 3.5, 4.2, 4.4): pure functions from plain values to a
-`go.Figure`.
+"""Charts of the aggregates (MemUse 3.5, 4.2, 4.4): pure functions from plain values to a
+`go.Figure` (or, for Figure 3, to escaped HTML).
 
 * `profile_radar` / `profile_heatmap`: the six-axis entry-share profiles of Figure 3 on a common
-  logarithmic scale from 0.001% to 100%.
+  logarithmic scale from 0.001% to 100%, as HTML (a radar of positioned boxes and a shaded table; see `profile`).
 * `form_share_chart`: Figure 5, each delivery form's share of estimated delivered tokens (circles)
   against its share of beneficial entries (diamonds).
 * `resolve_rate_chart`: resolve rates with intervals.
@@ -19,8 +19,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from .textsafe import plot_text
-from .vocab import AXES
+from ..textsafe import plot_text
+from . import profile
+from .profile import LOG_MAX_PCT as LOG_MAX_PCT
+from .profile import LOG_MIN_PCT as LOG_MIN_PCT
 
 AXIS_TITLES = {
     "relevance": "Relevance",
@@ -30,8 +32,6 @@ AXIS_TITLES = {
     "benefit": "Benefit",
     "harm": "Harm",
 }
-LOG_MIN_PCT, LOG_MAX_PCT = 0.001, 100.0
-"""Figure 3's radial range: 0.001% at the centre, 100% at the outer ring."""
 PALETTE = [
     "#4c78a8",
     "#f58518",
@@ -64,99 +64,17 @@ def is_nan(x: Any) -> bool:
 # ---- Profiles (Figure 3) --------------------------------------------------------------------
 
 
-def _log_pct(share: float | None) -> float | None:
-    if share is None or is_nan(share):
-        return None
-    pct = max(float(share) * 100.0, LOG_MIN_PCT)
-    return min(pct, LOG_MAX_PCT)
+def profile_radar(profiles: Mapping[str, Mapping[str, float | None]]) -> str:
+    """Six-axis radar, one polygon per group, on a log radial scale 0.001%–100% (Figure 3a), as
+    HTML (`charts.profile.radar_html`). `profiles`: group name -> {axis: mean share in 0-1};
+    zero shares sit at the centre."""
+    return profile.radar_html(profiles, AXIS_TITLES, PALETTE, GRID_COLOUR)
 
 
-def profile_radar(profiles: Mapping[str, Mapping[str, float | None]]) -> go.Figure:
-    """Six-axis radar, one trace per group, on a log radial scale 0.001%–100% (Figure 3a).
-
-    `profiles`: group name -> {axis: mean share in 0-1}. Zero shares sit at the centre.
-    """
-    fig = go.Figure()
-    theta = [AXIS_TITLES[a] for a in AXES]
-    for name, prof in profiles.items():
-        r = [_log_pct(prof.get(a)) for a in AXES]
-        raw = [prof.get(a) for a in AXES]
-        fig.add_trace(
-            go.Scatterpolar(
-                r=[LOG_MIN_PCT if v is None else v for v in r] + [LOG_MIN_PCT if r[0] is None else r[0]],
-                theta=theta + theta[:1],
-                name=escape_hover(str(name)),
-                fill="toself",
-                opacity=0.6,
-                hovertext=[escape_hover(f"{name} · {t}: {_fmt_pct(v)}") for t, v in zip(theta, raw)] + [""],
-                hoverinfo="text",
-            )
-        )
-    fig.update_layout(
-        polar={
-            # Transparent with mid-grey grid lines: readable on the app's light and dark themes
-            # (the tick labels take the theme's text colour).
-            "bgcolor": "rgba(0,0,0,0)",
-            "radialaxis": {
-                "type": "log",
-                "range": [math.log10(LOG_MIN_PCT), math.log10(LOG_MAX_PCT)],
-                "tickvals": [0.001, 0.01, 0.1, 1, 10, 100],
-                "ticktext": ["0.001%", "0.01%", "0.1%", "1%", "10%", "100%"],
-                "gridcolor": GRID_COLOUR,
-                "linecolor": GRID_COLOUR,
-            },
-            "angularaxis": {"gridcolor": GRID_COLOUR, "linecolor": GRID_COLOUR},
-        },
-        height=420,
-        margin={"l": 40, "r": 40, "t": 30, "b": 30},
-        legend={"orientation": "h"},
-    )
-    return fig
-
-
-def _fmt_pct(v: float | None) -> str:
-    return "—" if v is None or is_nan(v) else f"{100 * float(v):.3g}%"
-
-
-def profile_heatmap(profiles: Mapping[str, Mapping[str, float | None]]) -> go.Figure:
-    """Heatmap of the same means as percentages, shaded on the same log scale (Figure 3b)."""
-    names = list(profiles)
-    z, text = [], []
-    for n in names:
-        row, trow = [], []
-        for a in AXES:
-            v = profiles[n].get(a)
-            lp = _log_pct(v)
-            row.append(None if lp is None else math.log10(lp))
-            trow.append(_fmt_pct(v))
-        z.append(row)
-        text.append(trow)
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=[AXIS_TITLES[a] for a in AXES],
-            y=[escape_hover(str(n)) for n in names],
-            text=text,
-            texttemplate="%{text}",
-            zmin=math.log10(LOG_MIN_PCT),
-            zmax=math.log10(LOG_MAX_PCT),
-            # Mid to dark blues with white cell text: legible on the light and the dark theme
-            # (a white low end would leave the theme's light text unreadable in dark mode).
-            colorscale=[[0.0, "#6baed6"], [0.5, "#2171b5"], [1.0, "#08306b"]],
-            textfont={"color": "#ffffff"},
-            colorbar={
-                "tickvals": [-3, -2, -1, 0, 1, 2],
-                "ticktext": ["0.001%", "0.01%", "0.1%", "1%", "10%", "100%"],
-            },
-            hoverinfo="text",
-        )
-    )
-    fig.update_layout(
-        height=120 + 40 * max(1, len(names)),
-        margin={"l": 10, "r": 10, "t": 20, "b": 30},
-        yaxis={"autorange": "reversed"},
-    )
-    return fig
+def profile_heatmap(profiles: Mapping[str, Mapping[str, float | None]]) -> str:
+    """The same means as percentages in a table shaded on the same log scale (Figure 3b), as
+    HTML (`charts.profile.heatmap_html`)."""
+    return profile.heatmap_html(profiles, AXIS_TITLES)
 
 
 # ---- Delivery forms (Figure 5) --------------------------------------------------------------
