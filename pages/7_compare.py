@@ -19,7 +19,6 @@ from pages._shared import (
     link,
     md_code,
     md_escape,
-    set_sel,
     text_columns,
     url,
     view_judge,
@@ -144,6 +143,5 @@ if task and pair:
         outcome, steps = (common.outcome_text(head.outcome), head.n_steps) if head else ("?", "?")
         st.markdown(f"**{md_code(side)}** · {md_code(eid)} · {outcome} · {steps} steps")
         picked = render_timeline(eid, key=chart_key(f"cmp_tl_{which_side}", eid))
-        if picked is not None:
-            set_sel(episode=eid, step=picked)
+        if picked is not None:  # the pick made (eid, picked) the shared selection, at the click
             link("timeline", f"Read S{picked} of this episode", episode=eid, step=picked)

@@ -83,18 +83,22 @@ def _on_pick(key: str, step_key: str) -> None:
         go_to_step(int(picked), step_key)
 
 
-def _on_chart_select(key: str) -> None:
+def _on_chart_select(key: str, episode_id: str) -> None:
     """A pick on a chart without a Step box (Compare): kept, so the page shows it until the next
-    pick (a click is a one-run event)."""
+    pick (a click is a one-run event), and made the shared selection (episode and step) here, at
+    the click: with two charts on a page the selection follows the last click, not the chart
+    drawn last."""
     picked = (st.session_state.get(key) or {}).get("pick")
     if picked is not None:
         st.session_state[f"_{key}_picked"] = int(picked)
+        set_sel(episode=episode_id, step=int(picked))
 
 
 def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -> int | None:
     """Draw one episode's timeline (SVG, `pages/_timeline_chart.py`); returns the step picked by
     clicking a marker (the last pick, which the chart's cursor marks; None with `step_key`,
-    where a pick moves the Step box).
+    where a pick moves the Step box). A pick also makes the episode and step the shared
+    selection, at the click.
 
     With `step_key` (the page's Step box) the chart's cursor marks the selected step, and a pick
     is applied in a callback, before the page runs, so the cursor drawn on this run is already at
@@ -113,7 +117,9 @@ def render_timeline(episode_id: str, *, key: str, step_key: str | None = None) -
         tl.drawing,
         cursor,
         key=key,
-        on_pick=(lambda: _on_pick(key, step_key)) if step_key else (lambda: _on_chart_select(key)),
+        on_pick=(lambda: _on_pick(key, step_key))
+        if step_key
+        else (lambda: _on_chart_select(key, episode_id)),
     )
     st.caption(f"{tl.caption} {tl.judge_note}")
     if not tl.windows:

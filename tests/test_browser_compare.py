@@ -88,3 +88,47 @@ def test_compare_timelines_pick_a_step_each(server, browser) -> None:
         full = label.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
         assert full, (key, label.inner_text())
     assert ep_b != ep_a
+
+
+def test_compare_shared_selection_follows_the_last_click(server, browser) -> None:
+    """With a pick on each chart, the shared selection (what the timeline page opens from the
+    sidebar) is the episode and step of the LAST click, whichever chart comes first on the page."""
+    from playwright.sync_api import expect
+
+    base, db = server
+    task, ep_a, ep_b = _paired_task(db)
+    page = browser.page()
+    charts = page.locator("[data-testid='stMain'] .memuse-tl")
+    first, second = charts.nth(0), charts.nth(1)
+
+    def pick(chart, n: int) -> None:  # noqa: ANN001
+        marker = chart.locator(".trace[data-name='steps'] .point").nth(n - 1)
+        marker.evaluate("e => e.scrollIntoView({block: 'center'})")  # not under the sticky header
+        marker.click(force=True)
+        expect(page.get_by_role("link", name=f"Read S{n} of this episode")).to_have_count(1, timeout=30_000)
+        settled(page)
+        expect(chart.locator(".cursor")).to_have_text(f"S{n}")
+
+    def timeline_opens(episode: str, step: int) -> None:
+        page.locator("[data-testid='stSidebarNav'] a", has_text="Episode timeline").click()
+        page.get_by_role("heading", name="Episode timeline").wait_for()
+        settled(page)
+        expect(page.get_by_role("spinbutton", name="Step")).to_have_value(str(step), timeout=30_000)
+        page.wait_for_url(re.compile(rf"step={step}(&|$)"))
+        assert f"episode={episode}".replace(":", "%3A") in page.url.replace(":", "%3A"), (episode, page.url)
+
+    def compare() -> None:
+        open_app(page, f"{base}/compare?task={task}")
+        page.get_by_role("heading", name="Compare").wait_for()
+        settled(page)
+        expect(charts).to_have_count(2, timeout=60_000)
+
+    compare()
+    pick(second, 2)  # B first, then A: A (drawn first) was clicked last
+    pick(first, 3)
+    timeline_opens(ep_a, 3)
+    compare()  # a new session: A first, then B
+    pick(first, 5)
+    pick(second, 4)
+    timeline_opens(ep_b, 4)
+    page.context.close()
