@@ -15,6 +15,7 @@ from memuse_core.vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE
 from pages._shared import (
     NOT_BUILT,
     cached,
+    formatted_grid,
     from_url,
     md_escape,
     scope,
@@ -97,23 +98,13 @@ st.caption(
     "unresolved; error, unjudged, empty and unassessable spans are outside it (A.4.1)."
 )
 st.subheader(ov.title("Triage rates, yields and token efficiency"))
-st.dataframe(
-    formatted(ov.rates_table(), ov_view.RATE_FORMATS),
-    hide_index=True,
-    key="ov_rates",
-    column_config=text_columns(ov_view.RATE_FORMATS),
-)
+formatted_grid(ov.rates_table(), ov_view.RATE_FORMATS, key="ov_rates")
 st.caption(
     f"Rates divide by N triage ({', '.join(TRIAGE_PRECEDENCE)}); yields are per 100 spans; token "
     "efficiency is beneficial entries per million estimated delivered tokens (A.4.1, A.4.4)."
 )
 st.subheader(ov.title("Episode coverage and recurring-item diagnostic"))
-st.dataframe(
-    formatted(ov.coverage_table(), ov_view.COVERAGE_FORMATS),
-    hide_index=True,
-    key="ov_cov",
-    column_config=text_columns(ov_view.COVERAGE_FORMATS),
-)
+formatted_grid(ov.coverage_table(), ov_view.COVERAGE_FORMATS, key="ov_cov")
 st.caption("An item is recurring when delivered in at least max(2, 0.1·E) episodes of a run (A.4.2).")
 
 # ---- Drill-down: spans behind a number ------------------------------------------------------
@@ -207,12 +198,7 @@ with lazy_expander("Task outcomes, delivery forms and cost", REPORT_KEY) as repo
         else:
             st.info(NOT_BUILT)
         st.markdown(f"**{judge_title('Recorded cost and judge cost', rep.judge)}**")
-        st.dataframe(
-            formatted(rep.cost_table(), report_view.COST_FORMATS),
-            hide_index=True,
-            key="ov_cost",
-            column_config=text_columns(report_view.COST_FORMATS),
-        )
+        formatted_grid(rep.cost_table(), report_view.COST_FORMATS, key="ov_cost")
         write_url(report="1", baseline=baseline)
 if not report_shown:
     write_url(report=None)

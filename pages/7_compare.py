@@ -9,12 +9,13 @@ import streamlit as st
 from memuse_core.views import common
 from memuse_core.views import compare as cmp_view
 from memuse_core.views import report as report_view
-from memuse_core.views.common import display_name, display_table, formatted, judge_title
+from memuse_core.views.common import display_name, display_table, judge_title
 from memuse_core.views.overview import LEVELS
 from pages._pick import select_long
 from pages._shared import (
     NOT_BUILT,
     cached,
+    formatted_grid,
     from_url,
     link,
     md_code,
@@ -68,21 +69,11 @@ st.dataframe(
 )
 
 st.subheader(judge_title("Cost and delivery forms", cmp.judge))
-st.dataframe(
-    formatted(cmp.report.cost_table(), report_view.COST_FORMATS),
-    hide_index=True,
-    key="cmp_cost",
-    column_config=text_columns(report_view.COST_FORMATS),
-)
+formatted_grid(cmp.report.cost_table(), report_view.COST_FORMATS, key="cmp_cost")
 if cmp.report.forms:
     st.plotly_chart(cmp.report.forms_chart(), key="cmp_forms")
     pivot = cmp.form_pivot()
-    st.dataframe(
-        formatted(pivot, cmp.form_pivot_formats(pivot)),
-        hide_index=True,
-        key="cmp_forms_table",
-        column_config=text_columns(cmp.form_pivot_formats(pivot)),
-    )
+    formatted_grid(pivot, cmp.form_pivot_formats(pivot), key="cmp_forms_table")
 
 st.subheader(judge_title("Paired per-task outcomes", cmp.judge))
 if not len(cmp.pairs):

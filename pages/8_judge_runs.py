@@ -7,7 +7,7 @@ import streamlit as st
 
 from memuse_core.views import judge_runs as jr_view
 from memuse_core.views.common import display_table, formatted
-from pages._shared import NOT_BUILT, cached, from_url, scope, text_columns, url, write_url
+from pages._shared import NOT_BUILT, cached, formatted_grid, from_url, scope, text_columns, url, write_url
 
 st.title("Judge runs")
 runs = scope()
@@ -67,9 +67,4 @@ if detail.followups_chart is not None:
     st.plotly_chart(detail.followups_chart, key="jr_followups")
     st.dataframe(formatted(detail.followups, {}), hide_index=True, key="jr_followups_table")
 st.subheader("Judge cost per configuration")
-st.dataframe(
-    formatted(detail.cost, jr_view.COST_FORMATS),
-    hide_index=True,
-    key="jr_cost",
-    column_config=text_columns(jr_view.COST_FORMATS),
-)
+formatted_grid(detail.cost, jr_view.COST_FORMATS, key="jr_cost")

@@ -80,7 +80,7 @@ from pages._state import (  # noqa: E402
     view_judge,
     write_url,
 )
-from pages._text import md_code, md_escape, note_md, show_text, text_columns  # noqa: E402
+from pages._text import formatted_grid, md_code, md_escape, note_md, show_text, text_columns  # noqa: E402
 from pages._writes import WRITE_TIMEOUT, pending_check, submit, write_notice  # noqa: E402
 
 __all__ = [
@@ -112,6 +112,7 @@ __all__ = [
     "submit",
     "sync_from_url",
     "text_columns",
+    "formatted_grid",
     "url",
     "view_judge",
     "write_notice",

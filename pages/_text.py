@@ -6,12 +6,14 @@ text columns for numbers that `views.display.formatted` turned into text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from memuse_core import textsafe
+from memuse_core.views.display import NumberFormat, formatted
 
 
 def md_escape(text: Any) -> str:
@@ -24,6 +26,12 @@ def text_columns(columns: Iterable[str]) -> dict[str, Any]:
     """Column configs for numbers formatted as text by `views.display.formatted`: right-aligned
     like numbers."""
     return {str(c): st.column_config.TextColumn(alignment="right") for c in columns}
+
+
+def formatted_grid(df: pd.DataFrame, formats: Mapping[str, NumberFormat], *, key: str) -> None:
+    """A table whose number columns `views.display.formatted` turns into text by `formats`,
+    drawn without the index and right-aligned like numbers (the pages' one way to do it)."""
+    st.dataframe(formatted(df, formats), hide_index=True, key=key, column_config=text_columns(formats))
 
 
 VERBATIM_STYLE = (
