@@ -20,7 +20,14 @@ import time
 from pathlib import Path
 
 import pytest
-from app_text import profile_blocks, profile_texts, radar_vertices, timeline_drawings, verbatim
+from app_text import (
+    lineage_drawings,
+    profile_blocks,
+    profile_texts,
+    radar_vertices,
+    timeline_drawings,
+    verbatim,
+)
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import episode_id, make_db
 
@@ -242,6 +249,13 @@ def test_lineage_item_deep_link(app) -> None:
     assert at.selectbox(key="lin_item").value == "default::card-1"
     dels = next(d.value for d in at.dataframe if "delivery_id" in d.value.columns)
     assert len(dels) == 9 and set(dels["form"]) == {"search_preview"}
+    # The history graph is the SVG component's drawing (no Plotly chart on the page): every
+    # span of the item, each node that opens something with its target.
+    assert not [c for c in at.main if getattr(c, "type", "") == "plotly_chart"]
+    (graph,) = lineage_drawings(at)
+    kinds = [n["target"][0] for n in graph["nodes"] if n["target"]]
+    assert kinds.count("span") == 9 and kinds.count("item") == 1
+    assert "memory item" in [x["name"] for x in graph["legend"]]
 
 
 def test_compare_paired_tasks_and_two_timelines(app) -> None:
