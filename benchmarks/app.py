@@ -127,7 +127,6 @@ def _generate(folder: Path, name: str, episodes: int, steps: int | None) -> str:
 
 
 def _pages(s: dict[str, str]) -> list[PageSpec]:
-    chart = ".js-plotly-plot .scatterlayer .point"
     grid = "[data-testid='stDataFrame'] canvas"
     return [
         PageSpec("", "Overview", "h1", {}),
@@ -147,7 +146,13 @@ def _pages(s: dict[str, str]) -> list[PageSpec]:
         ),
         PageSpec("search", "Search", grid, {"q": s["q"]}),
         PageSpec("span", "Span inspector", "h1", {"span": s["span"]}),
-        PageSpec("lineage", "Memory item lineage", chart, {"item": s["item"]}),
+        PageSpec(
+            "lineage",
+            "Memory item lineage",
+            # the history graph's nodes drawn (an SVG drawn by pages/lineage_chart.js)
+            ".st-key-lin_graph .memuse-lin .node",
+            {"item": s["item"]},
+        ),
         PageSpec("case_studies", "Case studies", "h1", {}),
         PageSpec("compare", "Compare", "h1", {}),
         PageSpec("judge_runs", "Judge runs", "h1", {}),

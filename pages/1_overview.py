@@ -200,5 +200,5 @@ with lazy_expander("Task outcomes, delivery forms and cost", REPORT_KEY) as repo
         st.markdown(f"**{judge_title('Recorded cost and judge cost', rep.judge)}**")
         formatted_grid(rep.cost_table(), report_view.COST_FORMATS, key="ov_cost")
         write_url(report="1", baseline=baseline)
-if not report_shown:
-    write_url(report=None)
+if not report_shown:  # a baseline in the URL opens the section: closed, the URL holds neither
+    write_url(report=None, baseline=None)

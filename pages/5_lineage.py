@@ -9,6 +9,7 @@ import streamlit as st
 
 from memuse_core.views import lineage as lin_view
 from memuse_core.views.common import display_name, display_table, item_key, judge_title, split_item
+from pages._lineage_chart import lineage_chart
 from pages._shared import (
     annotation_form,
     cached,
@@ -92,7 +93,7 @@ c4.metric("Harmed", item.harmed, help="Acted-on entries of current verdicts whos
 st.subheader(judge_title("History graph", judge))
 show_all = bool(st.session_state.get("lin_all"))
 graph = cached(lin_view.item_graph, namespace, item_id, runs, show_all, judge)
-if graph.figure is None:
+if graph.drawing is None:
     st.info("This item has no recorded history graph in the selected runs.")
 else:
     if graph.focused or show_all:
@@ -100,9 +101,9 @@ else:
             f"Show all {graph.spans_total:,} spans (drawn: {graph.spans_shown:,}, the most consequential first)",
             key="lin_all",
         )
-    clicked = st.plotly_chart(graph.figure, key="lin_graph", on_select="rerun", selection_mode="points")
+    clicked = lineage_chart(graph.drawing, key="lin_graph")
     st.caption(graph.caption)
-    target = lin_view.node_target(clicked.selection.points if clicked is not None else [])
+    target = lin_view.node_target(clicked)
     if target is not None and target.params != {"item": picked}:
         go(target.page, **target.params)
 

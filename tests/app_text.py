@@ -83,6 +83,18 @@ def timeline_drawings(at: Any) -> list[dict[str, Any]]:
     ]
 
 
+def lineage_drawings(at: Any) -> list[dict[str, Any]]:
+    """The lineage graphs on an AppTest page (pages/_lineage_chart.py, an SVG component): each
+    one's data, `memuse_core.lineage.drawing(...)`."""
+    import json
+
+    return [
+        json.loads(c.proto.json)
+        for c in at.main
+        if getattr(c, "type", "") == "bidi_component" and c.proto.component_name == "memuse_lineage"
+    ]
+
+
 PROFILE_TAGS = frozenset({"div", "span", "table", "tr", "th", "td"})
 """The only tags of the profile radar and table (memuse_core/charts/profile.py)."""
 PROFILE_ATTRS = frozenset({"class", "style", "title"})

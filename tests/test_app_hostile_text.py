@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from app_text import (
+    lineage_drawings,
     profile_blocks,
     profile_texts,
     step_blocks,
@@ -129,6 +130,16 @@ def test_pages_show_hostile_ids_inert(
         texts = _strings(chart["drawing"])
         assert any("&lt;" in t for t in texts), "the hostile episode's markup should be in the drawing"
         assert not any(re.search("[<>]", t.replace("<br>", "")) for t in texts)
+    if page.endswith("5_lineage.py"):
+        # The lineage graph's drawing (SVG in the browser) carries its shown text (labels, hovers,
+        # legend) neutralised and plain (the renderer sets it as text): the hostile ids are there,
+        # made visible. Node targets keep the raw ids: never shown, sent back on a click.
+        (chart,) = lineage_drawings(at)
+        shown = _strings({k: v for k, v in chart.items() if k != "nodes"})
+        shown += _strings([{k: v for k, v in n.items() if k != "target"} for n in chart["nodes"]])
+        assert any("tip␛[5m" in t for t in shown), shown
+        assert not [t for t in shown if UNSAFE.search(t)]
+        assert ITEM in _strings([n["target"] for n in chart["nodes"]])
     if page.endswith("10_transcript.py"):
         # Each step is one HTML block made only of the page's tags (`step_blocks` checks them);
         # the hostile ids in its delivery marks arrive escaped and neutralised.

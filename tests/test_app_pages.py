@@ -20,7 +20,14 @@ import time
 from pathlib import Path
 
 import pytest
-from app_text import profile_blocks, profile_texts, radar_vertices, timeline_drawings, verbatim
+from app_text import (
+    lineage_drawings,
+    profile_blocks,
+    profile_texts,
+    radar_vertices,
+    timeline_drawings,
+    verbatim,
+)
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import episode_id, make_db
 
@@ -143,7 +150,7 @@ def test_overview_profiles_on_log_scale_and_drilldown(app, db: Path) -> None:
 def test_overview_report_section_is_drawn_only_when_opened(app) -> None:
     """The Overview's report section (resolve rates, delivery forms, cost) is sent to the browser
     only while its expander is open; opening it, a link with ?report=1 or one with a baseline
-    shows it, and the URL keeps it open."""
+    shows it, and the URL keeps it open; closing it leaves a URL that keeps it closed."""
 
     def report_parts(at: AppTest) -> list[str]:
         tables = [d for d in at.dataframe if "diff vs baseline (pp)" in d.value.columns]
@@ -164,6 +171,16 @@ def test_overview_report_section_is_drawn_only_when_opened(app) -> None:
     linked = app(None, baseline="memA")
     assert report_parts(linked) == ["outcomes", "bars"]
     assert linked.selectbox(key="ov_baseline").value == "memA" and linked.query_params["baseline"] == "memA"
+    # Closing the section leaves a URL that keeps it closed (a baseline in a link opens it), and
+    # reopening it in the same session brings the baseline back.
+    linked.session_state["ov_report"] = False
+    linked.run()
+    closed = {k: linked.query_params[k] for k in linked.query_params}
+    assert report_parts(linked) == [] and "report" not in closed and "baseline" not in closed
+    assert report_parts(app(None, **closed)) == []
+    linked.session_state["ov_report"] = True
+    linked.run()
+    assert report_parts(linked) == ["outcomes", "bars"] and linked.query_params["baseline"] == "memA"
 
 
 def test_episode_filters_and_search(app) -> None:
@@ -242,6 +259,13 @@ def test_lineage_item_deep_link(app) -> None:
     assert at.selectbox(key="lin_item").value == "default::card-1"
     dels = next(d.value for d in at.dataframe if "delivery_id" in d.value.columns)
     assert len(dels) == 9 and set(dels["form"]) == {"search_preview"}
+    # The history graph is the SVG component's drawing (no Plotly chart on the page): every
+    # span of the item, each node that opens something with its target.
+    assert not [c for c in at.main if getattr(c, "type", "") == "plotly_chart"]
+    (graph,) = lineage_drawings(at)
+    kinds = [n["target"][0] for n in graph["nodes"] if n["target"]]
+    assert kinds.count("span") == 9 and kinds.count("item") == 1
+    assert "memory item" in [x["name"] for x in graph["legend"]]
 
 
 def test_compare_paired_tasks_and_two_timelines(app) -> None:

@@ -155,6 +155,11 @@ def test_every_pages_url_restores_its_view(server, browser) -> None:
         url=r"baseline=cards",
     )
     _same_in_fresh_context(browser, page, r"configs=cards")
+    # Closed again, its URL keeps it closed (a baseline alone in a link opens it).
+    report.click()
+    page.wait_for_url(lambda u: "report=" not in u and "baseline=" not in u)
+    settled(page)
+    _same_in_fresh_context(browser, page, r"configs=cards")
 
     # Episodes filters.
     _nav(page, "Episodes")

@@ -1,7 +1,7 @@
 """End to end in headless Chromium: `streamlit run app.py` against a temporary demo database.
 
 Invariants: a pasted deep link to a span reproduces it; picking and clicking a citation opens the
-cited step in the same tab; the timeline draws its credit-window shapes; the lineage graph renders a canvas
+cited step in the same tab; the timeline draws its credit-window shapes; the lineage graph renders its SVG
 offline; re-judging with the rules judge shows the new judgment; a case study exports as an HTML
 file that opens and draws its figure without any network; no request ever leaves localhost.
 Skips cleanly when Debian chromium or the playwright package is absent.
@@ -101,10 +101,10 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, browser, tmp_
     page.wait_for_url(re.compile(rf"step={target}(&|$)"))
     settled(page)
 
-    # 4. The lineage graph of a delivered item renders offline (a clickable plotly graph).
+    # 4. The lineage graph of a delivered item renders offline (clickable SVG, no Plotly).
     open_app(page, f"{base}/lineage?item={quote(pick['ns'] + '::' + pick['item'], safe='')}")
     page.get_by_role("heading", name="Every delivery of this item").wait_for()
-    page.locator(".js-plotly-plot .scatterlayer .point").first.wait_for()
+    page.locator(".st-key-lin_graph .memuse-lin .node.clickable").first.wait_for()
 
     # 5. A case study with one span annotation exports as a self-contained HTML file.
     open_app(page, f"{base}/case_studies")

@@ -6,16 +6,17 @@ The corpus is two hand-made episodes through the real importer, context build an
 edits the file it names and then backs out of it ("wrong file"), which the rules judge reads as
 an acted-on entry whose observed effect harmed the episode (A.2.2).
 
-Invariants: the harmful entry is listed; selecting it draws its item's graph (a clickable
-figure with the paper's legend words) and lists the recorded change with its origin episode as a
+Invariants: the harmful entry is listed; selecting it draws its item's graph (clickable SVG
+with the paper's legend words, every node inside its frame, a hover on each node) and lists the recorded change with its origin episode as a
 link; clicking the link opens that episode's timeline in the same tab; clicking a graph node
-opens what it stands for; no request leaves the machine.
+(an episode, a span) opens what it stands for in the same tab and session; no request leaves the machine.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 from browser_support import click_grid_row, module_browser, module_server, open_app, settled
 
@@ -116,10 +117,21 @@ def test_harmful_entry_to_lineage_to_origin_episode_by_clicks(server, browser) -
 
     # The harmful entry is listed; selecting its row draws its item.
     click_grid_row(page, page.locator("[data-testid='stDataFrame']").first, 18)
-    chart = page.locator(".js-plotly-plot").first
-    chart.wait_for()
-    legend = chart.locator(".legend").text_content() or ""
+    chart = page.locator(".st-key-lin_graph .memuse-lin").first
+    chart.locator(".node").first.wait_for()
+    legend = chart.locator(".memuse-lin-legend").text_content() or ""
     assert "span negative" in legend and "entry misused" in legend and "memory item" in legend
+    assert page.locator(".js-plotly-plot").count() == 0  # drawn as SVG, Plotly never loaded
+    # The graph is drawn inside its frame: every node's mark within the SVG's box.
+    box = chart.locator("svg.memuse-lin-plot").bounding_box()
+    assert box is not None
+    for node in chart.locator(".node").all():
+        b = node.bounding_box()
+        assert b is not None and box["x"] <= b["x"] and b["x"] + b["width"] <= box["x"] + box["width"] + 0.5
+        assert box["y"] <= b["y"] and b["y"] + b["height"] <= box["y"] + box["height"] + 0.5
+    # A node's hover names what it stands for (text from the recording, shown as text).
+    chart.locator(".node[data-kind='span']").first.hover()
+    expect(chart.locator(".memuse-lin-hover")).to_contain_text("span ")
     expect(page.get_by_text("Origin episode writer")).to_be_visible()
 
     # The origin episode is a link that opens its timeline in this tab.
@@ -133,14 +145,30 @@ def test_harmful_entry_to_lineage_to_origin_episode_by_clicks(server, browser) -
     page.get_by_role("link", name="Memory item lineage").click()
     page.get_by_role("heading", name="Memory item lineage").wait_for()
     settled(page)
-    chart = page.locator(".js-plotly-plot").first
-    chart.wait_for()
+    chart = page.locator(".st-key-lin_graph .memuse-lin").first
+    chart.locator(".node").first.wait_for()
     # Episode nodes are labelled "<task> (<run>)": the reader's task is t1.
-    labels = chart.locator(".scatterlayer .trace .textpoint text")
+    labels = chart.locator(".node[data-kind='episode'] .nodelabel")
     texts = [t.text_content() or "" for t in labels.all()]
     assert "t1 (r1)" in texts, texts
-    node = labels.nth(texts.index("t1 (r1)"))
-    node.click(force=True)
+    labels.nth(texts.index("t1 (r1)")).click()
     page.get_by_role("heading", name="Episode timeline").wait_for()
     page.wait_for_url(re.compile(r"episode=reader"))
     settled(page)
+    assert len(page.context.pages) == 1
+    expect(page.get_by_role("combobox", name="Episode")).to_have_value("reader")
+
+    # A span node opens the span inspector on that span, in place.
+    page.get_by_role("link", name="Memory item lineage").click()
+    page.get_by_role("heading", name="Memory item lineage").wait_for()
+    settled(page)
+    chart = page.locator(".st-key-lin_graph .memuse-lin").first
+    span = chart.locator(".node[data-kind='span']").first
+    span.wait_for()
+    named = re.match(r"span (\S+):", span.get_attribute("aria-label") or "")  # its hover's first line
+    assert named, span.get_attribute("aria-label")
+    span.click()
+    page.get_by_role("heading", name="Span inspector").wait_for()
+    page.wait_for_url(re.compile(rf"span={re.escape(quote(named.group(1), safe=''))}(&|$)"))
+    settled(page)
+    assert len(page.context.pages) == 1

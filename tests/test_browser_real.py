@@ -104,5 +104,7 @@ def test_every_page_renders_on_the_real_runs(server, browser) -> None:
             assert names, legend
             kinds = [n for n in names if n not in LEGEND.values()]
             assert kinds and all(re.match(r"^[A-Za-z][A-Za-z0-9_.+ -]*$", k) for k in kinds), kinds
+        if path == "lineage":  # the history graph is drawn (SVG), its item node clickable
+            page.locator(".st-key-lin_graph .memuse-lin .node.clickable[data-kind='item']").first.wait_for()
         if path == "transcript":
             page.get_by_role("heading", name=re.compile(r"^S1 · ")).first.wait_for()

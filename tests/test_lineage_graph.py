@@ -126,33 +126,53 @@ def test_item_graph_html_for_the_app(corpus_con: duckdb.DuckDBPyConnection) -> N
     assert item_graph_html(corpus_con, "cards", "missing") is None
 
 
-def test_app_figure_legend_words_and_clickable_nodes(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
-    from memuse_core.lineage import CAPTION, TRIAGE_MEANING, graph_figure
+def test_app_drawing_legend_words_and_clickable_nodes(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811
+    import json
+
+    from memuse_core.lineage import CAPTION, COLUMN_TITLES, TRIAGE_MEANING, drawing
     from memuse_core.views.lineage import node_target
 
     g = item_graph(corpus_con, "c1", "cards")
-    fig = graph_figure(g)
-    names = [t.name for t in fig.data]
+    d = drawing(g)
+    assert json.loads(json.dumps(d)) == d  # plain JSON for the component
+    names = [x["name"] for x in d["legend"]]
     assert f"span negative: {TRIAGE_MEANING['negative']}" in names and "entry misused" in names
     assert "memory item" in names and "◇ unobserved origin" in names
+    assert d["columns"] == list(COLUMN_TITLES)
     # The caption uses the legend's words (the paper's triage and usage labels).
     for word in ("negative", "positive", "misused", "used", "harmed", "improved", "unobserved origin"):
         assert word in CAPTION
-    nodes = [
-        (t.customdata[i], t.hovertext[i])
-        for t in fig.data
-        if t.mode and "markers" in t.mode
-        for i in range(len(t.x))
-    ]
+    nodes = d["nodes"]
     assert len(nodes) == g.number_of_nodes()
-    targets = {c[0]: node_target([{"customdata": list(c)}]) for c, _ in nodes}
+    assert sum(len(e["pairs"]) for e in d["edges"]) == g.number_of_edges()
+    # Every node lies inside the drawn range, and its legend entry has its colour and symbol kind.
+    lo, hi = d["x_range"]
+    for n in nodes:
+        assert lo < n["x"] < hi and 0 < n["y"] < 1 and n["hover"] and n["hover"][0]
+        assert d["legend"][n["legend"]]["kind"] == "marker"
+    for e in d["edges"]:
+        assert d["legend"][e["legend"]]["kind"] == "line" and d["legend"][e["legend"]]["color"] == e["color"]
+    # A negative span node is red and named by the legend as misuse.
+    neg = [
+        n
+        for n in nodes
+        if n["target"] and n["target"][0] == "span" and "negative" in d["legend"][n["legend"]]["name"]
+    ]
+    assert neg and all(n["color"] == "#c62828" for n in neg)
+    targets = {n["target"][0]: node_target(n["target"]) for n in nodes if n["target"]}
     assert targets["item"] is not None and targets["item"].params == {"item": "cards::c1"}
     assert targets["span"] is not None and targets["span"].page == "span"
     assert targets["verdict"] is not None and targets["verdict"].page == "span"
     assert targets["episode"] is not None and targets["episode"].page == "timeline"
     assert targets["delivery"] is not None and set(targets["delivery"].params) >= {"episode"}
-    assert targets["version"] is None and targets["unobserved"] is None
-    assert node_target([{"x": 1}]) is None
+    # Versions and unobserved origins open nothing (no target: not clickable).
+    kinds = {str(g.nodes[n].get("kind")) for n in g.nodes}
+    assert {"version", "unobserved"} <= kinds and set(targets) == kinds - {"version", "unobserved"}
+    # The value comes back from the browser: anything that is not a node's target opens nothing.
+    for junk in (None, [], {"x": 1}, ["span", None, None, None, None], "span", ["episode"]):
+        assert node_target(junk) is None
+    step = next(n["target"] for n in nodes if n["target"] and n["target"][0] == "delivery" and n["target"][3])
+    assert node_target(step).params == {"episode": step[2], "step": str(step[3])}  # type: ignore[union-attr]
 
 
 def test_focused_graph_keeps_the_most_consequential_spans(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811

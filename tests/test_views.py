@@ -180,8 +180,8 @@ def test_item_lineage(con: Connection) -> None:
     assert lineage.item_graph_html(con, "default", "no-such-item") == ""
     assert len(lineage.harmful_entries(con)) == 0
     graph = lineage.item_graph(con, "default", "card-1")
-    assert graph.figure is not None and graph.spans_shown == graph.spans_total == 9 and not graph.focused
-    assert lineage.item_graph(con, "default", "no-such-item").figure is None
+    assert graph.drawing is not None and graph.spans_shown == graph.spans_total == 9 and not graph.focused
+    assert lineage.item_graph(con, "default", "no-such-item").drawing is None
 
 
 # ---- overview and report -----------------------------------------------------------------------

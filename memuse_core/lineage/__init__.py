@@ -1,8 +1,8 @@
 """The memory graph (MemUse 3.6, A.4.3): item -> versions -> origin episode, and item ->
-deliveries -> spans -> verdicts, across episodes and runs (`graph`); drawn for the app as a
-clickable plotly figure (`figure`) and as an offline vis-network page for reports (`render`)."""
+deliveries -> spans -> verdicts, across episodes and runs (`graph`); laid out for the app's
+clickable SVG chart (`drawing`) and drawn as an offline vis-network page for reports (`render`)."""
 
-from .figure import CAPTION, TRIAGE_MEANING, graph_figure, layout
+from .drawing import CAPTION, COLUMN_TITLES, TRIAGE_MEANING, drawing, layout
 from .graph import (
     EPISODE_COLORS,
     KIND_COLORS,
@@ -19,6 +19,7 @@ from .render import item_graph_html, render_html
 
 __all__ = [
     "CAPTION",
+    "COLUMN_TITLES",
     "EPISODE_COLORS",
     "KIND_COLORS",
     "MAX_SPANS",
@@ -26,9 +27,9 @@ __all__ = [
     "TRIAGE_MEANING",
     "USAGE_COLORS",
     "build_graph",
+    "drawing",
     "effect_graph",
     "episode_graph",
-    "graph_figure",
     "item_graph",
     "item_graph_html",
     "layout",

@@ -12,7 +12,7 @@ exposure that was delivered while the history stays per item.
 `kind` (item, version, episode, unobserved, delivery, span, verdict), `label`, `title` and
 `color`, and what a drill-down needs (`namespace`/`item_id`, `episode_id`, `step`, `span_id`).
 Labels and titles are plain recorded text: each renderer (`render.render_html` for the offline
-page, `figure.graph_figure` for the app) escapes it for its medium.
+page, `drawing.drawing` for the app's SVG, set as text) escapes it for its medium.
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
 """Memory-item lineage view (MemUse A.4.3): harmful entries to start from, item search (items with
-harmful or beneficial use first), one item's counts, its history graph as a clickable figure
+harmful or beneficial use first), one item's counts, its history graph as a clickable drawing
 (a focused neighbourhood by default, every span on request), every span-starting delivery with
 its outcome class and signals, and its recorded changes with their origin episodes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from .. import lineage as graphs
 from ..store.app import items as store_items
@@ -134,8 +132,9 @@ def item(con: Connection, namespace: str, item_id: str, judge: str | None = None
 class ItemGraph(ViewModel):
     """An item's history graph, drawn for the app."""
 
-    figure: go.Figure | None
-    """The clickable graph; None when the item has no graph in scope."""
+    drawing: dict[str, Any] | None
+    """The clickable graph as the SVG renderer's data (`lineage.drawing`); None when the item has
+    no graph in scope."""
     spans_total: int
     """Spans that delivered the item in scope."""
     spans_shown: int
@@ -165,10 +164,10 @@ def item_graph(
     cap = graphs.MAX_SPANS if show_all else FOCUS_SPANS
     g = graphs.item_graph(con, item_id, namespace, runs=runs, max_spans=cap, judge=chosen)
     if g.number_of_nodes() == 0:
-        return ItemGraph(figure=None, spans_total=0, spans_shown=0, judge=chosen)
+        return ItemGraph(drawing=None, spans_total=0, spans_shown=0, judge=chosen)
     shown = sum(1 for _, d in g.nodes(data=True) if d.get("kind") == "span")
     return ItemGraph(
-        figure=graphs.graph_figure(g),
+        drawing=graphs.drawing(g),
         spans_total=shown + int(g.graph.get("truncated", 0)),
         spans_shown=shown,
         caption=f"{graphs.CAPTION} Verdict colours and usage labels: the {judge_label(chosen)}'s verdicts.",
@@ -188,24 +187,24 @@ class Target(ViewModel):
     """Its shared selections (item, episode, step, span)."""
 
 
-def node_target(points: Iterable[Mapping[str, Any]]) -> Target | None:
-    """The page a clicked graph node opens: an item's lineage, an episode's timeline (a
-    delivery's at its consuming step), a span (or its verdict) in the inspector. None for a
-    version, an unobserved origin, or a click that named no node."""
-    for p in points:
-        c = p.get("customdata")
-        if not isinstance(c, (list, tuple)) or len(c) < 5 or not c[1]:
-            continue
-        kind, key, episode, step, namespace = c[:5]
-        if kind == "item":
-            return Target(page="lineage", params={"item": item_key(namespace, key)})
-        if kind in ("span", "verdict"):
-            return Target(page="span", params={"span": str(key)})
-        if kind == "episode":
-            return Target(page="timeline", params={"episode": str(key)})
-        if kind == "delivery" and episode:
-            params = {"episode": str(episode)} | ({"step": str(int(step))} if step is not None else {})
-            return Target(page="timeline", params=params)
+def node_target(target: Any) -> Target | None:
+    """The page a clicked graph node opens, from the node's `target` (`[kind, id, episode_id,
+    step, namespace]`, as `lineage.drawing` gives it and the chart sends it back): an item's
+    lineage, an episode's timeline (a delivery's at its consuming step), a span (or its verdict)
+    in the inspector. None for a version, an unobserved origin, or anything that names no node
+    (the value comes from the browser)."""
+    if not isinstance(target, (list, tuple)) or len(target) < 5 or not target[1]:
+        return None
+    kind, key, episode, step, namespace = target[:5]
+    if kind == "item":
+        return Target(page="lineage", params={"item": item_key(namespace, key)})
+    if kind in ("span", "verdict"):
+        return Target(page="span", params={"span": str(key)})
+    if kind == "episode":
+        return Target(page="timeline", params={"episode": str(key)})
+    if kind == "delivery" and episode:
+        ok = isinstance(step, int) and not isinstance(step, bool)
+        return Target(page="timeline", params={"episode": str(episode)} | ({"step": str(step)} if ok else {}))
     return None
 
 

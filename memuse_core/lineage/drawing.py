@@ -1,12 +1,13 @@
-"""The memory graph as a plotly figure for the app (MemUse 3.6, A.4.3): nodes in columns (item,
-versions and unobserved origins, deliveries, episodes, spans, verdicts), coloured and named in
-the paper's words, every node clickable.
+"""The memory graph drawn for the app (MemUse 3.6, A.4.3): nodes in columns (item, versions and
+unobserved origins, deliveries, episodes, spans, verdicts), coloured and named in the paper's
+words, every node clickable.
 
-The app draws this instead of the pyvis page because a click must reach the Streamlit session
-(plotly_chart's selection event) so a node opens its item, episode, step or span in place;
-a vis-network page in an iframe can only reload the browser tab, which starts a new session.
-Each node carries `customdata = [kind, id, episode_id, step, namespace]`;
-`views.lineage.node_target` turns it into the page to open.
+`drawing` lays the graph out as plain JSON that `pages/lineage_chart.js` draws as SVG (a
+`st.components.v2` component, no iframe, no Plotly: issue 17), and a click on a node is sent back
+to the same Streamlit session, so a node opens its item, episode, step or span in place; a
+vis-network page in an iframe can only reload the browser tab, which starts a new session. Each
+node carries `target = [kind, id, episode_id, step, namespace]`; `views.lineage.node_target` turns
+it into the page to open.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import networkx as nx
-import plotly.graph_objects as go
 
-from ..charts import escape_hover
+from ..textsafe import neutralise
 from ..vocab import EPISODE_OUTCOMES, OUTCOME_CLASSES, USAGE_LABELS
 from .graph import EPISODE_COLORS, KIND_COLORS, TRIAGE_COLORS, USAGE_COLORS
 
@@ -119,90 +119,88 @@ def _target(n: str, d: Mapping[str, Any]) -> list[Any]:
     return [kind, None, None, None, None]
 
 
-def graph_figure(graph: nx.MultiDiGraph, *, height: int | None = None) -> go.Figure:
-    """The graph as a figure: one line trace per usage label (and one for the other links), one
-    marker trace per node class, so the legend names every colour; node text in hover only,
-    except for the item, versions and episodes."""
+def drawing(graph: nx.MultiDiGraph, *, height: int | None = None) -> dict[str, Any]:
+    """The graph as the SVG renderer's data (`pages/lineage_chart.js`), plain JSON:
+
+    - `height` (px) and `columns` (the column titles, left to right; `x_range` the columns' span
+      with room for the first column's marks and the last column's labels);
+    - `nodes`, in legend order: `x` (column), `y` (0 bottom .. 1 top), `symbol`, `color`, `size`
+      (px), `label` (shown beside the item, versions, origins and episodes; "" otherwise), `hover`
+      (lines), `legend` (index into `legend`) and `target` (`[kind, id, episode_id, step,
+      namespace]`, what a click opens; None for a node that opens nothing);
+    - `edges`: one group per usage label (and one for the other links), each with its `legend`
+      index, `color`, `width` and `pairs` of node indices;
+    - `legend`: every colour's name in the paper's words, lines first (`kind` "line" or "marker").
+
+    Shown text (labels, hovers) is recorded text neutralised (control and bidi characters made
+    visible), not escaped: the renderer sets it as text, never as markup. A target holds the raw
+    ids, which are never shown, only sent back on a click."""
     pos = layout(graph)
-    fig = go.Figure()
-    lines: dict[str, tuple[list[float | None], list[float | None]]] = {}
+    lines: dict[str, list[tuple[str, str]]] = {}
     for a, b, d in graph.edges(data=True):
         usage = d.get("usage") if d.get("relation") == "entry" else None
-        key = f"entry {usage}" if usage in USAGE_LABELS else "link"
-        xs, ys = lines.setdefault(key, ([], []))
-        (x0, y0), (x1, y1) = pos[a], pos[b]
-        xs += [x0, x1, None]
-        ys += [y0, y1, None]
-    order = ["link", *(f"entry {u}" for u in USAGE_LABELS)]
-    for key in order:
-        if key not in lines:
-            continue
-        colour = "#cfd8dc" if key == "link" else USAGE_COLORS.get(key.split(" ", 1)[1], "#9e9e9e")
-        fig.add_trace(
-            go.Scatter(
-                x=lines[key][0],
-                y=lines[key][1],
-                mode="lines",
-                name="other link" if key == "link" else key,
-                line={"color": colour, "width": 1 if key == "link" else 2},
-                hoverinfo="skip",
-            )
-        )
+        lines.setdefault(f"entry {usage}" if usage in USAGE_LABELS else "link", []).append((a, b))
     groups: dict[str, list[str]] = {}
     for n, d in graph.nodes(data=True):
         groups.setdefault(_class_of(d), []).append(n)
+    legend: list[dict[str, Any]] = []
+    line_keys = [k for k in ["link", *(f"entry {u}" for u in USAGE_LABELS)] if k in lines]
+    for key in line_keys:
+        colour = "#cfd8dc" if key == "link" else USAGE_COLORS.get(key.split(" ", 1)[1], "#9e9e9e")
+        legend.append({"name": "other link" if key == "link" else key, "kind": "line", "color": colour})
+    nodes: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
     for cls in sorted(groups, key=_class_rank):
-        nodes = groups[cls]
-        data = [graph.nodes[n] for n in nodes]
-        labelled = [d.get("kind") in ("item", "version", "episode", "unobserved") for d in data]
-        fig.add_trace(
-            go.Scatter(
-                x=[pos[n][0] for n in nodes],
-                y=[pos[n][1] for n in nodes],
-                mode="markers+text" if any(labelled) else "markers",
-                name=_legend_name(cls),
-                text=[escape_hover(_cut(d.get("label"))) if lab else "" for d, lab in zip(data, labelled)],
-                textposition="middle right",
-                textfont={"size": 10},
-                customdata=[_target(n, d) for n, d in zip(nodes, data)],
-                hovertext=[
-                    escape_hover(str(d.get("title") or d.get("label") or n)) for n, d in zip(nodes, data)
-                ],
-                hoverinfo="text",
-                marker={
-                    "symbol": [_SYMBOL.get(str(d.get("kind")), "circle") for d in data],
-                    "color": [_colour(cls, d) for d in data],
-                    "size": [16 if d.get("kind") in ("item", "verdict") else 12 for d in data],
-                    "line": {"color": "#546e7a", "width": 1},
-                },
-            )
+        members = groups[cls]
+        first = graph.nodes[members[0]]
+        legend.append(
+            {
+                "name": _legend_name(cls),
+                "kind": "marker",
+                "symbol": _SYMBOL.get(str(first.get("kind")), "circle"),
+                "color": _colour(cls, first),
+            }
         )
+        for n in members:
+            d = graph.nodes[n]
+            kind = str(d.get("kind"))
+            target = _target(n, d)
+            index[n] = len(nodes)
+            nodes.append(
+                {
+                    "x": pos[n][0],
+                    "y": pos[n][1],
+                    "symbol": _SYMBOL.get(kind, "circle"),
+                    "color": _colour(cls, d),
+                    "size": 16 if kind in ("item", "verdict") else 12,
+                    "label": _cut(neutralise(d.get("label"))) if kind in _LABELLED else "",
+                    "hover": neutralise(d.get("title") or d.get("label") or n).split("\n"),
+                    "legend": len(legend) - 1,
+                    "target": target if target[1] else None,
+                }
+            )
+    edges = [
+        {
+            "legend": i,
+            "color": legend[i]["color"],
+            "width": 1 if key == "link" else 2,
+            "pairs": [[index[a], index[b]] for a, b in lines[key]],
+        }
+        for i, key in enumerate(line_keys)
+    ]
     per_col = max((sum(1 for p in pos.values() if p[0] == c) for c in range(len(COLUMN_TITLES))), default=1)
-    fig.update_layout(
-        height=height or max(420, min(1400, 60 + 22 * per_col)),
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        xaxis={
-            "range": [-0.3, 5.9],
-            "tickvals": list(range(6)),
-            "ticktext": list(COLUMN_TITLES),
-            "side": "top",
-            "showgrid": False,
-            "zeroline": False,
-            "fixedrange": True,
-        },
-        yaxis={"visible": False, "range": [-0.02, 1.02], "fixedrange": True},
-        legend={
-            "orientation": "v",
-            "x": 1.0,
-            "xanchor": "right",
-            "y": 1,
-            "itemclick": False,
-            "itemdoubleclick": False,
-        },
-        hovermode="closest",
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
-    return fig
+    return {
+        "height": height or max(420, min(1400, 60 + 22 * per_col)),
+        "columns": list(COLUMN_TITLES),
+        "x_range": [-0.3, 5.9],
+        "nodes": nodes,
+        "edges": edges,
+        "legend": legend,
+    }
+
+
+_LABELLED = frozenset({"item", "version", "episode", "unobserved"})
+"""Node kinds whose label is drawn beside the mark (the others show it on hover)."""
 
 
 def _cut(text: Any, n: int = 34) -> str:

@@ -1,0 +1,48 @@
+"""A memory item's history graph as a Streamlit component: SVG drawn by `lineage_chart.js` (plain
+JavaScript, no build step, no iframe: `st.components.v2`), so the lineage page never loads
+Plotly's bundle (issue 17). A click on a node that opens something sends the node's target back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+_CSS = """
+.memuse-lin { position: relative; font: 12px sans-serif; color: var(--st-text-color); }
+.memuse-lin svg text { fill: currentColor; font: 12px sans-serif; }
+.memuse-lin svg text.nodelabel {
+  font-size: 10px; paint-order: stroke; stroke: var(--st-background-color); stroke-width: 3px;
+}
+.memuse-lin .node { cursor: default; outline: none; }
+.memuse-lin .node.clickable { cursor: pointer; }
+.memuse-lin .node.clickable:hover > :first-child,
+.memuse-lin .node.clickable:focus-visible > :first-child { stroke: currentColor; stroke-width: 2; }
+.memuse-lin-legend { display: flex; flex-wrap: wrap; gap: 4px 14px; padding: 2px 0 6px; }
+.memuse-lin-legend .legenditem { display: inline-flex; align-items: center; gap: 4px; }
+.memuse-lin-hover {
+  display: none; position: absolute; z-index: 10; pointer-events: none; max-width: 60%;
+  padding: 4px 8px; border-radius: 4px; font: 12px sans-serif; white-space: pre-wrap;
+  background: var(--st-secondary-background-color); color: var(--st-text-color);
+  border: 1px solid rgba(128, 128, 128, 0.5); box-shadow: 0 1px 4px rgba(0, 0, 0, 0.25);
+}
+"""
+
+_chart = st.components.v2.component(
+    "memuse_lineage",
+    css=_CSS,
+    js=(Path(__file__).with_name("lineage_chart.js")).read_text(encoding="utf-8"),
+    isolate_styles=False,
+)
+
+
+def _ignore() -> None:
+    """The pick is read from the component's result in the same run (a trigger needs a callback)."""
+
+
+def lineage_chart(drawing: dict[str, Any], *, key: str) -> Any:
+    """Draw `drawing` (see `memuse_core.lineage.drawing`); returns the target of the node clicked
+    since the last run (`[kind, id, episode_id, step, namespace]`, as sent by the browser), else
+    None."""
+    return _chart(key=key, data=drawing, on_pick_change=_ignore).pick
