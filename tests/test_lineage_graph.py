@@ -15,6 +15,7 @@ import pandas as pd
 from test_metrics_corpus import corpus_con, corpus_db  # noqa: F401  (fixtures)
 
 from memuse_core.lineage import build_graph, effect_graph, episode_graph, item_graph, render_html
+from memuse_core.textsafe import graph_text
 
 
 def _entries(g, usage: str | None = None) -> list[tuple[str, str, dict]]:
@@ -109,6 +110,38 @@ def test_html_is_offline_and_escapes_recorded_text() -> None:
     assert not re.search(r"""(?:src|href)\s*=\s*["']?https?://""", page, re.I)
     assert "cdn.jsdelivr" not in page and "bootstrap" not in page.lower()
     assert "vis.DataSet" in page and "<script" in page  # vis-network is inlined
+
+
+def test_unobserved_origin_label_neutralises_the_store_name() -> None:
+    """A per-run store name is recorded text: the "unobserved origin [store]" label shows its
+    control and bidi characters made visible, like every other label (no reversed or coloured
+    text in the offline page or the app's graph)."""
+    store = "run\u202eevil\x1b[31m"
+    keys = pd.DataFrame({"namespace": ["ns"], "item_id": ["card"]})
+    events = pd.DataFrame(
+        [
+            {
+                "namespace": "ns",
+                "item_id": "card",
+                "version": "2",
+                "op": "update",
+                "episode_id": None,
+                "run_id": store,
+                "origin_known": False,
+                "origin_run": None,
+                "origin_task": None,
+                "origin_position": None,
+                "origin_resolved": None,
+            }
+        ]
+    )
+    g = build_graph(events, pd.DataFrame(columns=["namespace", "item_id", "span_id", "triage"]), keys)
+    labels = [d["label"] for _, d in g.nodes(data=True) if d["kind"] == "unobserved"]
+    assert labels, "an update with no earlier version must link to an unobserved origin"
+    for label in labels:
+        assert label.startswith("unobserved origin [run")
+        assert "\u202e" not in label and "\x1b" not in label
+        assert label == graph_text(label)  # neutral already: the renderers show it as is
 
 
 def test_rendered_corpus_graph_has_every_node(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811

@@ -137,7 +137,7 @@ def build_graph(
         g.add_node(
             un,
             kind="unobserved",
-            label="unobserved origin" + (f" [{store}]" if store else ""),
+            label=_e("unobserved origin" + (f" [{store}]" if store else "")),
             title=_e(why),
             color=KIND_COLORS["unobserved"],
             shape="diamond",
