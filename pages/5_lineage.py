@@ -26,38 +26,50 @@ from pages._shared import (
     view_judge,
     write_url,
 )
+from pages._widgets import lazy_expander
 
 st.title("Memory item lineage")
 runs = scope()
 judge = view_judge()  # harmful/beneficial, colours and counts below read this one judge's verdicts
 
 harm = cached(lin_view.harmful_entries, runs, judge=judge)
+
+
+def harmful_table() -> None:
+    """The harmful entries, each row a link to its item's lineage and its span; selecting a row
+    draws that item."""
+    view = harm.copy()
+    view.insert(
+        0,
+        "drill",
+        [url("lineage", item=item_key(n, i)) for n, i in zip(view["namespace"], view["item_id"])],
+    )
+    view.insert(1, "span ", [url("span", span=s) for s in view["span_id"]])
+    ev = st.dataframe(
+        display_table(view),
+        hide_index=True,
+        key="lin_harm",
+        on_select="rerun",
+        selection_mode="single-row",
+        column_config={
+            "drill": st.column_config.LinkColumn("drill", display_text="lineage"),
+            "span ": st.column_config.LinkColumn("span", display_text="inspect"),
+        },
+    )
+    if ev is not None and ev.selection.rows:
+        r = view.iloc[ev.selection.rows[0]]
+        set_sel(item=item_key(r["namespace"], r["item_id"]))
+
+
 if len(harm):
-    with st.expander(
+    # drawn only while open: a closed expander's grid still costs the browser on every run
+    with lazy_expander(
         f"{judge_title(f'Harmful entries ({len(harm)})', judge)}: select one to draw its item",
+        "lin_harm_open",
         expanded=not sel("item"),
-    ):
-        view = harm.copy()
-        view.insert(
-            0,
-            "drill",
-            [url("lineage", item=item_key(n, i)) for n, i in zip(view["namespace"], view["item_id"])],
-        )
-        view.insert(1, "span ", [url("span", span=s) for s in view["span_id"]])
-        ev = st.dataframe(
-            display_table(view),
-            hide_index=True,
-            key="lin_harm",
-            on_select="rerun",
-            selection_mode="single-row",
-            column_config={
-                "drill": st.column_config.LinkColumn("drill", display_text="lineage"),
-                "span ": st.column_config.LinkColumn("span", display_text="inspect"),
-            },
-        )
-        if ev is not None and ev.selection.rows:
-            r = view.iloc[ev.selection.rows[0]]
-            set_sel(item=item_key(r["namespace"], r["item_id"]))
+    ) as harm_shown:
+        if harm_shown:
+            harmful_table()
 
 search = st.text_input("Search items (id, display key or namespace)", key="lin_query")
 choices = cached(lin_view.item_choices, search or "", judge=judge)

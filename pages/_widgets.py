@@ -27,12 +27,13 @@ from pages._timeline_chart import timeline_chart
 
 
 @contextmanager
-def lazy_expander(label: str, key: str) -> Iterator[bool]:
+def lazy_expander(label: str, key: str, expanded: bool = False) -> Iterator[bool]:
     """An expander whose content is drawn only while it is open: opening it reruns the page (from
     the cache), and the block under `with lazy_expander(...) as shown:` draws when `shown`. A
     closed expander's content still costs the browser its elements (a data grid about a third of
-    a CPU-second of a new tab) on every run, J / K presses included."""
-    box = st.expander(label, key=key, on_change="rerun")
+    a CPU-second of a new tab) on every run, J / K presses included. `expanded` opens it on its
+    first run in a session; afterwards it stays as the reader left it."""
+    box = st.expander(label, expanded=expanded, key=key, on_change="rerun")
     with box:
         yield bool(box.open)
 

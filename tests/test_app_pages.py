@@ -435,3 +435,40 @@ def test_judge_runs_batch_deep_link(app, db: Path) -> None:
     assert int(table.set_index("batch_id").loc[bid, "judgments"]) > 0
     at.selectbox(key="jr_batch").set_value(None).run()
     assert "batch" not in at.query_params
+
+
+def test_lineage_harmful_entries_are_drawn_only_while_their_expander_is_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harmful-entries grid sits in a lazy expander: open on a first visit without an item,
+    closed and not drawn (a closed grid still costs the browser on every run) once a link names
+    the item, drawn again when the reader opens it. Corpus: journey (b)'s two hand-made episodes,
+    whose reader misuses a note (a harmful entry)."""
+    from test_browser_lineage import lineage_db
+
+    monkeypatch.setenv("MEMUSE_DB", str(lineage_db(tmp_path)))
+    monkeypatch.chdir(ROOT)
+
+    def lineage(**params: str) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        for k, v in params.items():
+            at.query_params[k] = v
+        at.run()
+        at.switch_page("pages/5_lineage.py")
+        for k, v in params.items():
+            at.query_params[k] = v
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+
+    def harm_grids(at: AppTest) -> list:
+        return [d for d in at.dataframe if "drill" in d.value.columns]
+
+    at = lineage()
+    assert len(harm_grids(at)) == 1 and list(harm_grids(at)[0].value["item_id"]) == ["dates-tip"]
+    at = lineage(item="notes::dates-tip")
+    assert any(e.label.startswith("Harmful entries (1)") for e in at.expander)
+    assert harm_grids(at) == []
+    at.session_state["lin_harm_open"] = True
+    at.run()
+    assert not at.exception and len(harm_grids(at)) == 1
