@@ -5,6 +5,9 @@ DuckDB's inserts and commits are the rest. `ingest_files` runs the first part fo
 worker process (files in parallel; `ingest.parse_worker`, which imports neither duckdb nor pandas)
 and streams the rows back as Arrow tables (files in a spool folder, `ingest.spool`), while this process
 owns the single DuckDB connection and writes each file in its own transaction, in the order given.
+Workers are spawned, or forked when a caller starts them before it opens the store
+(`start_workers`: `memuse ingest` and the benchmark do), so they need not import the parser again;
+a process that holds DuckDB is never forked.
 The store ends up exactly as a sequential `ingest_path` loop would leave it (the same tables, rows,
 file ids, errors and skips); only `blobs` texts that several files share are offered more than once
 (the insert ignores known hashes).
