@@ -155,7 +155,7 @@ def batch_main(folders: list[str], workers: int) -> None:
 
 
 def phase_ingest(files: list[str], db: str, profile: str | None, workers: int | None) -> dict:
-    from memuse_core.ingest.parallel import ingest_files
+    from memuse_core.ingest.parallel import ingest_files, start_workers
     from memuse_core.store import connect
 
     prof = None
@@ -167,12 +167,14 @@ def phase_ingest(files: list[str], db: str, profile: str | None, workers: int | 
     t, c = time.perf_counter(), time.process_time()
     from memuse_core.demo.build import BULK_CHECKPOINT
 
+    paths, min_bytes = [Path(f) for f in files], 0 if workers else 1 << 62
+    # as `memuse ingest` does: the parse workers start (forked) before the store is opened; they
+    # are this process's children, so their CPU is counted below
+    pool = start_workers(paths, workers=workers, min_bytes=min_bytes)
     con = connect(db)
     con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT}'")  # as `memuse demo` does
     events = episodes = 0
-    for _, r in ingest_files(
-        con, [Path(f) for f in files], workers=workers, min_bytes=0 if workers else 1 << 62
-    ):
+    for _, r in ingest_files(con, paths, workers=workers, min_bytes=min_bytes, pool=pool):
         if isinstance(r, Exception):
             raise r
         events += r.events

@@ -150,3 +150,52 @@ def test_a_dead_worker_stops_the_import_without_hanging_or_half_a_file(tmp_path)
     finally:
         con.close()
     assert killed
+
+
+_FORKED = """
+import json, sys, threading
+from pathlib import Path
+from memuse_core.ingest.base import IngestError
+from memuse_core.ingest.parallel import ingest_files, start_workers
+from memuse_core.store import connect
+
+if __name__ == "__main__":
+    files = [Path(f) for f in json.loads(sys.argv[2])]
+    pool = start_workers(files, workers=2, min_bytes=0)  # before the store is opened: forked
+    con = connect(sys.argv[1])
+    out = [
+        (p.name, str(r) if isinstance(r, IngestError) else f"{r.status} {r.episodes} {r.events} {r.error}")
+        for p, r in ingest_files(con, files, workers=2, min_bytes=0, pool=pool)
+    ]
+    late = start_workers(files, workers=2, min_bytes=0)  # this process now holds DuckDB: spawned
+    late.close()
+    con.close()
+    codes = [p.exitcode for p in pool.procs + late.procs]
+    print(json.dumps({"out": out, "methods": [pool.method, late.method], "codes": codes}))
+"""
+
+
+def test_workers_started_before_the_store_is_opened_are_forked_and_store_the_same(tmp_path):
+    """`start_workers` forks the workers in a process that never opened DuckDB (as `memuse ingest`
+    and the benchmark call it) and spawns them once it has; either way the same store results."""
+    import json
+    import subprocess
+    import sys
+
+    files = _corpus(tmp_path / "in")
+    seq = _ingest(tmp_path / "seq.duckdb", files, workers=0)
+    script = tmp_path / "forked.py"
+    script.write_text(_FORKED)
+    db = tmp_path / "forked.duckdb"
+    run = subprocess.run(
+        [sys.executable, str(script), str(db), json.dumps([str(p) for p in files])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got["methods"] == ["fork", "spawn"]
+    assert got["codes"] == [0, 0, 0, 0]  # used and unused workers alike end cleanly
+    assert [tuple(x) for x in got["out"]] == seq
+    assert _dumped(db) == _dumped(tmp_path / "seq.duckdb")

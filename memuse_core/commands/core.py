@@ -57,7 +57,7 @@ def ingest(
     from ..ingest.common import using_run_config
     from ..ingest.layouts import find_inputs, plan_folder
     from ..ingest.observers import load_observers, using_observers
-    from ..ingest.parallel import ingest_files
+    from ..ingest.parallel import ingest_files, start_workers
     from ..progress import progress_bar
     from ..store import connect
     from ..store.build_state import build_state
@@ -86,7 +86,15 @@ def ingest(
                 say(f"skipped {f}: {res.error}", err=True)
         bar.update(1)
 
-    con = connect(db)
+    # the parse workers (for large inputs) start before the store is opened: forked, they need
+    # not import the parser again (`ingest.parallel.start_workers`)
+    pool = start_workers(files, workers=workers)
+    try:
+        con = connect(db)
+    except BaseException:
+        if pool is not None:
+            pool.close()
+        raise
     try:
         with (
             using_observers(extra, enabled=observe),
@@ -118,10 +126,12 @@ def ingest(
                     say(line)
             # large inputs are parsed in worker processes (--workers); each file is still its
             # own transaction, committed in the order given
-            for f, res in ingest_files(con, files, workers=workers):
+            for f, res in ingest_files(con, files, workers=workers, pool=pool):
                 one(f, res)
         state = build_state(con)
     finally:
+        if pool is not None:
+            pool.close()
         con.close()
     typer.echo(
         f"imported {imported_eps} episodes"

@@ -5,6 +5,9 @@ DuckDB's inserts and commits are the rest. `ingest_files` runs the first part fo
 worker process (files in parallel; `ingest.parse_worker`, which imports neither duckdb nor pandas)
 and streams the rows back as Arrow tables (files in a spool folder, `ingest.spool`), while this process
 owns the single DuckDB connection and writes each file in its own transaction, in the order given.
+Workers are spawned, or forked when a caller starts them before it opens the store
+(`start_workers`: `memuse ingest` and the benchmark do), so they need not import the parser again;
+a process that holds DuckDB is never forked.
 The store ends up exactly as a sequential `ingest_path` loop would leave it (the same tables, rows,
 file ids, errors and skips); only `blobs` texts that several files share are offered more than once
 (the insert ignores known hashes).
@@ -23,6 +26,7 @@ import multiprocessing as mp
 import os
 import queue
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -57,17 +61,19 @@ def ingest_files(
     on_event: Callable[[int], None] | None = None,
     min_bytes: int = PARALLEL_MIN_BYTES,
     grouped: bool = False,
+    pool: Workers | None = None,
 ) -> Iterator[tuple[Path, IngestResult | IngestError]]:
     """Import `paths` (each in its own transaction) and yield (path, result or error) in order.
 
     Uses worker processes when `workers` asks for them (> 0), or by default (None) when the input
     is large enough (`min_bytes`); otherwise the plain `ingest_path` loop, or with `grouped` (a
     batch folder of small files) the same files committed a group at a time (`ingest.grouped`:
-    same store, fewer statements). Bugs (not bad input) raise."""
-    total = sum(p.stat().st_size for p in paths if p.is_file())
-    n = default_workers(len(paths)) if workers is None else workers
-    small = workers is None and total < min_bytes
-    if n <= 0 or small or not paths or not _spawn_safe():
+    same store, fewer statements). `pool`: the workers `start_workers` started for this call
+    (before `con` was opened); without one they are spawned here. Bugs (not bad input) raise."""
+    n = _parallel_workers(paths, workers, min_bytes)
+    if n <= 0:
+        if pool is not None:
+            pool.close()
         known = known_blobs if known_blobs is not None else set()
         if grouped and grouping_helps(paths):
             yield from ingest_grouped(con, paths, known_blobs=known, on_event=on_event)
@@ -78,7 +84,97 @@ def ingest_files(
             except IngestError as e:
                 yield p, e
         return
-    yield from _Parallel(con, paths, n, on_event).run()
+    yield from _Parallel(con, paths, n, on_event, pool).run()
+
+
+def _parallel_workers(paths: list[Path], workers: int | None, min_bytes: int) -> int:
+    """How many parse workers `ingest_files(paths, workers=..., min_bytes=...)` uses (0: none)."""
+    if not paths or not _spawn_safe():
+        return 0
+    n = default_workers(len(paths)) if workers is None else workers
+    if workers is None and sum(p.stat().st_size for p in paths if p.is_file()) < min_bytes:
+        return 0
+    return max(0, min(n, len(paths)))
+
+
+class Workers:
+    """Parse worker processes (`parse_worker.worker`) and their queues, started for one import.
+
+    Each worker first waits for the import's settings on its own pipe (`begin`), so the workers
+    can be started before the store is opened (`start_workers`) and told what it holds later."""
+
+    def __init__(self, n: int, method: str) -> None:
+        ctx = mp.get_context("fork") if method == "fork" else mp.get_context("spawn")
+        self.method = method
+        self.tasks, self.out = ctx.Queue(), ctx.Queue(maxsize=64)
+        pipes = [ctx.Pipe(duplex=False) for _ in range(n)]
+        self.setups = [w for _, w in pipes]
+        self.procs = [
+            ctx.Process(target=worker, args=(self.tasks, self.out, r), daemon=True) for r, _ in pipes
+        ]
+        for pr in self.procs:
+            pr.start()
+        for r, _ in pipes:
+            r.close()  # each child has its own copy (forked, or passed at spawn)
+
+    def begin(self, settings: tuple[Any, ...]) -> None:
+        """Send every worker the import's settings (see `parse_worker.worker`)."""
+        for s in self.setups:
+            s.send(settings)
+            s.close()
+        self.setups = []
+
+    def close(self) -> None:
+        """End the workers: an unused one is told so, a running one gets None as its next task;
+        whichever does not exit within 5 s is terminated."""
+        for s in self.setups:
+            try:
+                s.send(None)
+                s.close()
+            except (ValueError, OSError):
+                pass
+        self.setups = []
+        for _ in self.procs:
+            try:
+                self.tasks.put(None)
+            except (ValueError, OSError):
+                pass
+        for pr in self.procs:
+            pr.join(timeout=5)
+            if pr.is_alive():
+                pr.terminate()
+                pr.join()
+
+    def terminate(self) -> None:
+        for pr in self.procs:
+            if pr.is_alive():
+                pr.terminate()
+
+
+def start_workers(
+    paths: list[Path], *, workers: int | None = None, min_bytes: int = PARALLEL_MIN_BYTES
+) -> Workers | None:
+    """The parse workers of a coming `ingest_files(con, paths, workers=workers, ...)` call, started
+    now, before this process opens the store, or None when that call would use none (pass the
+    result as its `pool`).
+
+    On Linux, in a process that has never opened a DuckDB database (`store.connection.OPENED`) and
+    runs no other Python thread, the workers are forked: they start with everything this process
+    has imported (a spawned worker imports the parser again, ~0.5 s of CPU each) and are still
+    this process's children (their CPU counts as its children's). Otherwise they are spawned, as
+    `ingest_files` does without a pool. A process holding DuckDB is never forked."""
+    n = _parallel_workers(paths, workers, min_bytes)
+    if n <= 0:
+        return None
+    return Workers(n, "fork" if _fork_safe() else "spawn")
+
+
+def _fork_safe() -> bool:
+    """No DuckDB database was ever opened here and no other Python thread runs (a fork copies
+    only the calling thread: a lock another thread holds would stay held in the child)."""
+    con_mod = sys.modules.get("memuse_core.store.connection")
+    opened = bool(getattr(con_mod, "OPENED", [False])[0]) if con_mod is not None else False
+    return sys.platform.startswith("linux") and not opened and threading.active_count() == 1
 
 
 def _spawn_safe() -> bool:
@@ -116,27 +212,21 @@ class _Parallel:
         paths: list[Path],
         workers: int,
         on_event: Callable[[int], None] | None,
+        pool: Workers | None = None,
     ) -> None:
         self.con, self.paths, self.on_event = con, paths, on_event
-        self.n_workers = min(workers, len(paths))
+        self.pool = pool
+        self.n_workers = len(pool.procs) if pool is not None else min(workers, len(paths))
         self.eps, self.runs = existing_ids(con)
         self.known_files = known_files(con)
 
     def run(self) -> Iterator[tuple[Path, IngestResult | IngestError]]:
-        ctx = mp.get_context("spawn")  # never fork a process that holds a DuckDB connection
-        tasks, out = ctx.Queue(), ctx.Queue(maxsize=64)
-        state = observer_state()
+        # never fork a process that holds a DuckDB connection: without a pool started before the
+        # store was opened (`start_workers`), the workers are spawned
+        pool = self.pool if self.pool is not None else Workers(self.n_workers, "spawn")
+        tasks, out, procs = pool.tasks, pool.out, pool.procs
         folder = make_spool()
-        procs = [
-            ctx.Process(
-                target=worker,
-                args=(tasks, out, (self.eps, self.runs), self.known_files, state, folder),
-                daemon=True,
-            )
-            for _ in range(self.n_workers)
-        ]
-        for pr in procs:
-            pr.start()
+        pool.begin(((self.eps, self.runs), self.known_files, observer_state(), folder))
         sent = 0
         buffered: dict[int, deque[tuple[str, Any]]] = {}
         self.in_tx = False
@@ -148,21 +238,10 @@ class _Parallel:
                 yield path, self._one(cur, _FileState(path), out, procs, buffered)
         except BaseException:
             self._rollback()
-            for pr in procs:
-                if pr.is_alive():
-                    pr.terminate()
+            pool.terminate()
             raise
         finally:
-            for _ in procs:
-                try:
-                    tasks.put(None)
-                except (ValueError, OSError):
-                    pass
-            for pr in procs:
-                pr.join(timeout=5)
-                if pr.is_alive():
-                    pr.terminate()
-                    pr.join()
+            pool.close()
             remove_spool(folder)  # batches never written (a failed file's, or after an error)
 
     def _rollback(self) -> None:

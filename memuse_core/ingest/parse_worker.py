@@ -10,6 +10,7 @@ duckdb (and of pandas): a spawned worker pays only for what parsing needs
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 import traceback
 from pathlib import Path
@@ -81,18 +82,23 @@ def block_pandas() -> None:
         sys.meta_path.insert(0, _NoPandas())  # type: ignore[arg-type]
 
 
-def worker(
-    tasks: Any,
-    out: Any,
-    existing: tuple[set[str], set[str]],
-    known_files: dict[str, str],
-    state: tuple[Any, ...],
-    folder: str,
-) -> None:
-    """A worker process's loop: parse the files it is sent until it receives None (rows go
-    through files in `folder`, the parent's spool folder)."""
+def worker(tasks: Any, out: Any, setup: Any) -> None:
+    """A worker process's loop: receive this import's settings from `setup` (the read end of a
+    pipe: stored ids, imported files, observer state, spool folder; None ends the worker unused),
+    then parse the files it is sent until it receives None (rows go through files in the spool
+    folder). Started forked (`ingest.parallel.start_workers`, everything already imported) or
+    spawned; the loop is the same."""
     die_with_parent()  # a killed parent leaves no worker waiting on the task queue
+    gc.freeze()  # a forked worker's inherited objects: never walked by this process's collections
     block_pandas()
+    try:
+        got = setup.recv()
+    except EOFError:  # the parent closed the pipe without an import (it ended early)
+        got = None
+    setup.close()
+    if got is None:
+        return
+    existing, known_files, state, folder = got
     set_observer_state(state)
     while True:
         task = tasks.get()

@@ -100,6 +100,11 @@ def lock_conflict(msg: str, path: Path) -> str:
     return f'database "{locked}" is locked by {who}; wait for it to finish or stop it, then retry'
 
 
+OPENED = [False]
+"""True once this process has opened a DuckDB database (`connect`): from then on it holds DuckDB's
+threads and is never forked (`ingest.parallel.start_workers` spawns instead)."""
+
+
 def _lock_timeout() -> float:
     v = os.environ.get(LOCK_TIMEOUT_ENV)
     if not v:
@@ -136,6 +141,7 @@ def connect(
     while True:
         try:
             con = duckdb.connect(str(p), read_only=read_only)
+            OPENED[0] = True
             break
         except duckdb.IOException as e:
             msg = str(e)
