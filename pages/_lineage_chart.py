@@ -4,10 +4,11 @@ Plotly's bundle (issue 17). A click on a node that opens something sends the nod
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
+
+from pages._svg_marks import component_js
 
 _CSS = """
 .memuse-lin { position: relative; font: 12px sans-serif; color: var(--st-text-color); }
@@ -32,7 +33,7 @@ _CSS = """
 _chart = st.components.v2.component(
     "memuse_lineage",
     css=_CSS,
-    js=(Path(__file__).with_name("lineage_chart.js")).read_text(encoding="utf-8"),
+    js=component_js("lineage_chart.js"),
     isolate_styles=False,
 )
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
+
+from pages._svg_marks import component_js
 
 _CSS = """
 .memuse-tl { position: relative; font: 12px sans-serif; color: var(--st-text-color); }
@@ -38,7 +39,7 @@ _CSS = """
 _chart = st.components.v2.component(
     "memuse_timeline",
     css=_CSS,
-    js=(Path(__file__).with_name("timeline_chart.js")).read_text(encoding="utf-8"),
+    js=component_js("timeline_chart.js"),
     isolate_styles=False,
 )
 

@@ -4,36 +4,14 @@
 // never as HTML.
 // Events: a click (or Enter / Space) on a node that opens something sends the trigger `pick` with
 // the node's target, [kind, id, episode_id, step, namespace].
-const NS = "http://www.w3.org/2000/svg";
 const TOP = 30; // the column titles
 const BOTTOM = 10;
 const SIDE = 10;
 
-function el(tag, attrs, parent) {
-  const e = document.createElementNS(NS, tag);
-  for (const k in attrs) e.setAttribute(k, attrs[k]);
-  if (parent) parent.appendChild(e);
-  return e;
-}
-
-// One marker centred on 0,0 (Plotly's symbol names; size is the diameter in px).
-function symbol(parent, name, size, color) {
-  const r = size / 2;
+// A node's marker: open symbols grey-outlined, filled ones with a thin slate outline.
+function mark(parent, name, size, color) {
   const open = /-open$/.test(name);
-  const a = { fill: open ? "none" : color, stroke: open ? "#616161" : "#546e7a", "stroke-width": open ? 1.5 : 1 };
-  const base = name.replace(/-open$/, "");
-  if (base === "square") return el("rect", { ...a, x: -r * 0.85, y: -r * 0.85, width: r * 1.7, height: r * 1.7 }, parent);
-  if (base === "diamond") return el("path", { ...a, d: `M0,${-r}L${r},0L0,${r}L${-r},0Z` }, parent);
-  if (base === "star") {
-    let d = "";
-    for (let k = 0; k < 10; k++) {
-      const rr = k % 2 ? r * 0.45 : r;
-      const ang = (Math.PI / 5) * k - Math.PI / 2;
-      d += (k ? "L" : "M") + (rr * Math.cos(ang)).toFixed(2) + "," + (rr * Math.sin(ang)).toFixed(2);
-    }
-    return el("path", { ...a, d: d + "Z" }, parent);
-  }
-  return el("circle", { ...a, r: r }, parent);
+  return symbol(parent, name, size, color, open ? "#616161" : "#546e7a", open ? 1.5 : 1);
 }
 
 function draw(root, d, pick) {
@@ -64,7 +42,7 @@ function draw(root, d, pick) {
     item.className = "legenditem";
     const key = el("svg", { width: 18, height: 14 });
     if (it.kind === "line") el("line", { x1: 1, x2: 17, y1: 7, y2: 7, stroke: it.color, "stroke-width": 2 }, key);
-    else symbol(el("g", { transform: "translate(9,7)" }, key), it.symbol, 11, it.color);
+    else mark(el("g", { transform: "translate(9,7)" }, key), it.symbol, 11, it.color);
     const name = document.createElement("span");
     name.className = "legendtext";
     name.textContent = it.name;
@@ -98,7 +76,7 @@ function draw(root, d, pick) {
       g.setAttribute("role", "button");
       g.setAttribute("aria-label", n.hover[0] || n.label || n.target[0]);
     }
-    symbol(g, n.symbol, n.size, n.color);
+    mark(g, n.symbol, n.size, n.color);
     if (n.label) {
       const t = el("text", { class: "nodelabel", x: n.size / 2 + 4, "dominant-baseline": "central" }, g);
       t.textContent = fit(n.label, gap - n.size / 2 - 10);
