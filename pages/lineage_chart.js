@@ -118,21 +118,5 @@ function draw(root, d, pick) {
 
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
-  let root = parentElement.querySelector(".memuse-lin");
-  if (!root) {
-    root = document.createElement("div");
-    root.className = "memuse-lin";
-    parentElement.appendChild(root);
-  }
-  const render = () => draw(root, data, (t) => setTriggerValue("pick", t));
-  render();
-  let width = root.clientWidth;
-  const watch = new ResizeObserver(() => {
-    if (Math.abs(root.clientWidth - width) > 2) {
-      width = root.clientWidth;
-      render();
-    }
-  });
-  watch.observe(root);
-  return () => watch.disconnect();
+  return mountResizing(parentElement, "memuse-lin", (root) => draw(root, data, (t) => setTriggerValue("pick", t)));
 }

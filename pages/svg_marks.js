@@ -1,4 +1,4 @@
-// SVG marks shared by the timeline and lineage components (pages/_svg_marks.py prepends this file
+// SVG marks and mounting shared by the timeline and lineage components (pages/_svg_marks.py prepends this file
 // to each component's module; one home for the marker shapes both draw).
 const NS = "http://www.w3.org/2000/svg";
 
@@ -35,4 +35,25 @@ function symbol(parent, name, size, color, lineColor, lineWidth) {
     return el("path", { ...a, d: d + "Z" }, parent);
   }
   return el("circle", { ...a, r: r }, parent);
+}
+
+// The component's root element (made once per mount point) drawn by `render(root)` now and again
+// whenever its width changes; returns the cleanup that stops watching.
+function mountResizing(parentElement, className, render) {
+  let root = parentElement.querySelector("." + className);
+  if (!root) {
+    root = document.createElement("div");
+    root.className = className;
+    parentElement.appendChild(root);
+  }
+  render(root);
+  let width = root.clientWidth;
+  const watch = new ResizeObserver(() => {
+    if (Math.abs(root.clientWidth - width) > 2) {
+      width = root.clientWidth;
+      render(root);
+    }
+  });
+  watch.observe(root);
+  return () => watch.disconnect();
 }

@@ -157,21 +157,5 @@ function draw(root, d, step, pick) {
 
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
-  let root = parentElement.querySelector(".memuse-tl");
-  if (!root) {
-    root = document.createElement("div");
-    root.className = "memuse-tl";
-    parentElement.appendChild(root);
-  }
-  const render = () => draw(root, data.drawing, data.step, (s) => setTriggerValue("pick", s));
-  render();
-  let width = root.clientWidth;
-  const watch = new ResizeObserver(() => {
-    if (Math.abs(root.clientWidth - width) > 2) {
-      width = root.clientWidth;
-      render();
-    }
-  });
-  watch.observe(root);
-  return () => watch.disconnect();
+  return mountResizing(parentElement, "memuse-tl", (root) => draw(root, data.drawing, data.step, (s) => setTriggerValue("pick", s)));
 }
