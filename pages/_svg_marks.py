@@ -16,3 +16,15 @@ def component_js(name: str) -> str:
         + "\n"
         + (_HERE / name).read_text(encoding="utf-8")
     )
+
+
+def hover_css(cls: str) -> str:
+    """CSS of a chart's hover box (`.<cls>`): hidden until shown, themed like the page."""
+    return (
+        f".{cls} {{\n"
+        "  display: none; position: absolute; z-index: 10; pointer-events: none; max-width: 60%;\n"
+        "  padding: 4px 8px; border-radius: 4px; font: 12px sans-serif; white-space: pre-wrap;\n"
+        "  background: var(--st-secondary-background-color); color: var(--st-text-color);\n"
+        "  border: 1px solid rgba(128, 128, 128, 0.5); box-shadow: 0 1px 4px rgba(0, 0, 0, 0.25);\n"
+        "}\n"
+    )

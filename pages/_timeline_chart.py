@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from pages._svg_marks import component_js
+from pages._svg_marks import component_js, hover_css
 
 _CSS = """
 .memuse-tl { position: relative; font: 12px sans-serif; color: var(--st-text-color); }
@@ -28,13 +28,8 @@ _CSS = """
 .memuse-tl .cursor text { font-size: 11px; }
 .memuse-tl-legend { display: flex; flex-wrap: wrap; gap: 4px 14px; padding: 2px 0 4px; }
 .memuse-tl-legend .legenditem { display: inline-flex; align-items: center; gap: 4px; }
-.memuse-tl-hover {
-  display: none; position: absolute; z-index: 10; pointer-events: none; max-width: 60%;
-  padding: 4px 8px; border-radius: 4px; font: 12px sans-serif; white-space: pre-wrap;
-  background: var(--st-secondary-background-color); color: var(--st-text-color);
-  border: 1px solid rgba(128, 128, 128, 0.5); box-shadow: 0 1px 4px rgba(0, 0, 0, 0.25);
-}
 """
+_CSS += hover_css("memuse-tl-hover")
 
 _chart = st.components.v2.component(
     "memuse_timeline",

@@ -67,20 +67,22 @@ def app(db: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("MEMUSE_APP_LOCK_TIMEOUT", "0.3")
     monkeypatch.chdir(ROOT)
 
-    def make(page: str | None = None, **params: str) -> AppTest:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    return open_page
+
+
+def open_page(page: str | None = None, **params: str) -> AppTest:
+    """The app (on $MEMUSE_DB) opened at `page` with `params` in the URL, as a link would."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    if page:
+        at.switch_page(page)
         for k, v in params.items():
             at.query_params[k] = v
         at.run()
-        if page:
-            at.switch_page(page)
-            for k, v in params.items():
-                at.query_params[k] = v
-            at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        return at
-
-    return make
+    assert not at.exception, [e.value for e in at.exception]
+    return at
 
 
 def _span_of(db: Path, ep: str, *, judged: bool = True) -> str:
@@ -449,24 +451,12 @@ def test_lineage_harmful_entries_are_drawn_only_while_their_expander_is_open(
     monkeypatch.setenv("MEMUSE_DB", str(lineage_db(tmp_path)))
     monkeypatch.chdir(ROOT)
 
-    def lineage(**params: str) -> AppTest:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        for k, v in params.items():
-            at.query_params[k] = v
-        at.run()
-        at.switch_page("pages/5_lineage.py")
-        for k, v in params.items():
-            at.query_params[k] = v
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        return at
-
     def harm_grids(at: AppTest) -> list:
         return [d for d in at.dataframe if "drill" in d.value.columns]
 
-    at = lineage()
+    at = open_page("pages/5_lineage.py")
     assert len(harm_grids(at)) == 1 and list(harm_grids(at)[0].value["item_id"]) == ["dates-tip"]
-    at = lineage(item="notes::dates-tip")
+    at = open_page("pages/5_lineage.py", item="notes::dates-tip")
     assert any(e.label.startswith("Harmful entries (1)") for e in at.expander)
     assert harm_grids(at) == []
     at.session_state["lin_harm_open"] = True
