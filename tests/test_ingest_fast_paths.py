@@ -145,3 +145,68 @@ def test_restated_delivery_cache_keeps_errors_and_duplicate_keys(tmp_path: Path)
     q.write_bytes(b"\n".join(lines) + b"\n")
     got = [ev for _, ev in NATIVE.events(q)]
     assert [g.form for g in got[2:]] == ["late", "late"] == [json.loads(x)["form"] for x in lines[2:]]
+
+
+def _call(cid: str, msgs: list[str], base: str | None = None, base_len: int | None = None) -> dict:
+    roles = ["user", "assistant"]
+    req: dict = {
+        "messages": [
+            {"role": roles[i % 2] if m[0] != "s" else "system", "content": m} for i, m in enumerate(msgs)
+        ]
+    }
+    if base is not None:
+        req["base_call_id"] = base
+    if base_len is not None:
+        req["base_len"] = base_len
+    return {
+        "type": "model_call",
+        "episode_id": "e",
+        "call_id": cid,
+        "role": "agent",
+        "request": req,
+        "response": {"content": f"answer of {cid}"},
+        "status": "ok",
+    }
+
+
+def test_delta_chains_shared_between_calls_store_every_calls_own_input(tmp_path: Path) -> None:
+    """The writer extends a base call's message lists in place when a call continues its whole
+    input (`call_rows.add_call`); calls that branch off an earlier point, restate a prefix or start
+    anew still get exactly their own messages back, and so do the step observations."""
+    import json
+
+    from memuse_core.episode import episodes_from_events
+    from memuse_core.events import EVENT_ADAPTER
+    from memuse_core.ingest import ingest_path
+    from memuse_core.store import connect, load_episode
+
+    calls = [
+        _call("c1", ["s0", "u1"]),
+        _call("c2", ["a1", "u2"], "c1"),  # continues c1: extends its lists
+        _call("c3", ["a3", "u3"], "c1", 2),  # branches from c1 after c2 extended it: a copy
+        _call("c4", ["u4"], "c2", 3),  # a shorter prefix of c2
+        _call("c5", ["a5", "u5"], "c2"),  # continues c2, whose lists c3/c4 did not touch
+        _call("c6", ["s0", "u1", "x6"]),  # no base: stored against c5's common prefix
+        _call("c7", ["a7", "u7"], "c6"),  # continues c6 (its row's list must not grow)
+        _call("c8", ["u8"], "c5", 6),  # continues c5 after c6/c7 started another chain
+    ]
+    lines = [
+        {"type": "run", "run_id": "r1"},
+        {"type": "episode_start", "episode_id": "e", "run_id": "r1", "task_id": "t"},
+        *calls,
+        {"type": "episode_end", "episode_id": "e", "resolved": True},
+    ]
+    src = tmp_path / "chains.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    con = connect(tmp_path / "s.duckdb")
+    assert ingest_path(con, src).status == "imported"
+    events = [EVENT_ADAPTER.validate_python(x) for x in lines]
+    want = episodes_from_events(events)["e"]
+    got = load_episode(con, "e")
+    assert [c.messages for c in got.calls] == [c.messages for c in want.calls]
+    assert [len(c.messages) for c in got.calls] == [2, 4, 4, 4, 6, 3, 5, 7]
+    assert [s.observations for s in got.steps] == [s.observations for s in want.steps]
+    n = dict(con.execute("SELECT call_id, n_messages FROM calls").fetchall())
+    assert n == {"c1": 2, "c2": 4, "c3": 4, "c4": 4, "c5": 6, "c6": 3, "c7": 5, "c8": 7}
+    stored = dict(con.execute("SELECT call_id, len(msg_hashes) FROM calls").fetchall())
+    assert stored == {"c1": 2, "c2": 2, "c3": 2, "c4": 1, "c5": 2, "c6": 1, "c7": 2, "c8": 1}

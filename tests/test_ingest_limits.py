@@ -127,3 +127,68 @@ def test_a_consuming_call_may_follow_its_delivery_in_the_file(tmp_path: Path) ->
     }
     log = _log(tmp_path / "a.jsonl", [RUN, ep[0], delivery, *ep[1:]])
     assert _import(tmp_path / "s.duckdb", log).status == "imported"
+
+
+def _deep(k: int) -> str:
+    return "[" * k + "]" * k
+
+
+def _call_with_tools(k: int) -> str:  # event, request, tools list, tool object, then k arrays
+    return (
+        '{"type":"model_call","episode_id":"e1","call_id":"e1-c0","request":{"messages":[],"tools":[{"x":'
+        + _deep(k)
+        + "}]}}"
+    )
+
+
+def _delivery(did: str, k: int | None, *, head_entries: bool = False) -> str:
+    # event, entries list, entry object, labels object, then k arrays
+    labels = ',"labels":{"x":' + _deep(k) + "}" if k is not None else ""
+    entries = '"entries":[{"namespace":"n","item_id":"i","value":"v"' + labels + "}]"
+    head = '{"type":"memory_delivery","episode_id":"e1","delivery_id":"' + did + '","route":"host","form":"f"'
+    if head_entries:  # entries in the head too (a duplicate key): the later member wins
+        head += "," + '"entries":[{"namespace":"n","item_id":"j","labels":{"x":' + _deep(k or 0) + "}}]"
+    return head + "," + entries + ',"placements":[]}'
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda k: [_call_with_tools(k)], id="model_call.request.tools"),
+        pytest.param(lambda k: [_delivery("d1", k)], id="delivery.entries.labels"),
+        pytest.param(
+            lambda k: [_delivery("d1", None), _delivery("d2", k, head_entries=True)],
+            id="restated-delivery-head-with-entries",
+        ),
+    ],
+)
+def test_free_form_values_of_fast_decoded_lines_keep_the_depth_limit(tmp_path: Path, make) -> None:
+    """The fast path skips the depth pre-check only for lines without free-form values
+    (`native._fast_bounded`); where a free-form value sits, the limit is exact as for any line,
+    and nesting past msgspec's own recursion limit gives the same refusal, never a traceback."""
+    start, *rest = _episode()
+    at = make(MAX_EVENT_DEPTH - 4)
+    ok = _log(tmp_path / "ok.jsonl", [RUN, start, *at, *rest])
+    assert _import(tmp_path / "a.duckdb", ok).status == "imported"
+    for k, n in [(MAX_EVENT_DEPTH - 3, MAX_EVENT_DEPTH + 1), (5000, 5004)]:
+        lines = make(k)
+        bad = _log(tmp_path / f"bad{k}.jsonl", [RUN, start, *lines, *rest])
+        line = 2 + len(lines)
+        with pytest.raises(IngestError, match=rf"bad{k}\.jsonl:{line}: JSON nested {n} levels deep"):
+            _import(tmp_path / f"b{k}.duckdb", bad)
+
+
+def test_lines_without_free_form_values_are_bounded_by_their_structs() -> None:
+    from memuse_core.events.fast import FAST_CALL, FAST_DELIVERY, FAST_TOOL_RESULT
+
+    assert native_mod._FREE_FORM == {
+        FAST_CALL: [("request", "tools", "")],
+        FAST_DELIVERY: [("entries", "", "labels")],
+        FAST_TOOL_RESULT: [],
+    }
+    decode = native_mod.fast_decode
+    assert native_mod._fast_bounded(decode(_delivery("d", None).encode()))
+    assert not native_mod._fast_bounded(decode(_delivery("d", 1).encode()))
+    assert not native_mod._fast_bounded(decode(_call_with_tools(1).encode()))
+    plain = '{"type":"model_call","episode_id":"e","call_id":"c","request":{"messages":[],"tools":[]}}'
+    assert native_mod._fast_bounded(decode(plain.encode()))

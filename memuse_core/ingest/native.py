@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from pydantic import ValidationError
 
 from ..events import EVENT_ADAPTER, EVENT_SCHEMA_VERSION, Event, MemoryDelivery
@@ -70,17 +71,24 @@ class NativeImporter:
                     n += 1
                     if raw[:1] != b"{" and not raw.decode("utf-8", "replace").strip():
                         continue
-                    depth = line_depth(raw)
-                    if depth > MAX_EVENT_DEPTH:
-                        raise IngestError(path, n, None, depth_reason(depth))
+                    if not fast:
+                        depth = line_depth(raw)
+                        if depth > MAX_EVENT_DEPTH:
+                            raise IngestError(path, n, None, depth_reason(depth))
                     try:
+                        # fast: a restated delivery's depth is its remembered line's (see `_fast_bounded`)
                         ev: Event | None = restated.get(raw) if raw.startswith(_DELIVERY_HEAD) else None
                         if ev is None:
                             if fast:
                                 try:
                                     ev = fast_decode(raw)
-                                except FAST_ERRORS:
+                                except _FAST_REFUSED:
                                     ev = None  # pydantic decides (result or error) as without it
+                                if ev is None or not _fast_bounded(ev):
+                                    # the depth check before pydantic (or for free-form values)
+                                    depth = line_depth(raw)
+                                    if depth > MAX_EVENT_DEPTH:
+                                        raise IngestError(path, n, None, depth_reason(depth))
                             if ev is None:
                                 ev = validate(raw)
                             if type(ev) is restated.cls:
@@ -111,6 +119,78 @@ class NativeImporter:
 
 _DELIVERY_HEAD = b'{"type":"memory_delivery"'
 _FAST_TYPES = frozenset((FAST_CALL, FAST_DELIVERY, FAST_TOOL_RESULT))
+_FAST_REFUSED = (*FAST_ERRORS, RecursionError)
+"""What the fast decoder raises for a line it does not take (msgspec stops nesting past Python's
+recursion limit with RecursionError, before any limit of ours is checked)."""
+
+
+def _free_form_paths(cls: Any) -> list[tuple[str, ...]]:
+    """Attribute paths of a fast struct under which free-form JSON (`Any`) can sit; `""` steps
+    into each item of a list. Everything else a struct decodes is typed, so it nests as deep as
+    the struct's own fields, far below `MAX_EVENT_DEPTH`."""
+    out: list[tuple[str, ...]] = []
+
+    def walk(t: Any, path: tuple[str, ...], seen: tuple[Any, ...]) -> None:
+        if isinstance(t, msgspec.inspect.Metadata):
+            t = t.type
+        if isinstance(t, msgspec.inspect.UnionType):
+            for x in t.types:
+                walk(x, path, seen)
+        elif isinstance(t, msgspec.inspect.StructType):
+            if t.cls in seen:  # a recursive struct nests without bound
+                out.append(path)
+                return
+            for f in t.fields:
+                walk(f.type, (*path, f.name), (*seen, t.cls))
+        elif isinstance(t, msgspec.inspect.ListType):
+            walk(t.item_type, (*path, ""), seen)
+        elif isinstance(t, msgspec.inspect.DictType):
+            if not isinstance(t.value_type, _SCALARS):
+                out.append(path)  # values of any other kind: the whole dict counts
+        elif isinstance(t, msgspec.inspect.AnyType):
+            out.append(path)
+        elif not isinstance(t, _SCALARS):
+            raise TypeError(f"ingest.native cannot bound the depth of {t!r} in {cls.__name__}")
+
+    walk(msgspec.inspect.type_info(cls), (), ())
+    return out
+
+
+_SCALARS = (
+    msgspec.inspect.StrType,
+    msgspec.inspect.IntType,
+    msgspec.inspect.FloatType,
+    msgspec.inspect.BoolType,
+    msgspec.inspect.NoneType,
+    msgspec.inspect.LiteralType,
+)
+_FREE_FORM = {cls: _free_form_paths(cls) for cls in _FAST_TYPES}
+"""Per fast struct: where free-form values can sit; `_fast_bounded` reads exactly these."""
+if _FREE_FORM != {
+    FAST_CALL: [("request", "tools", "")],
+    FAST_DELIVERY: [("entries", "", "labels")],
+    FAST_TOOL_RESULT: [],
+}:  # the event models changed: `_fast_bounded` must read the new places (until then, no import)
+    raise TypeError(f"ingest.native._fast_bounded does not cover the free-form fields {_FREE_FORM}")
+
+
+def _fast_bounded(ev: Any) -> bool:
+    """True when a fast-decoded event holds no free-form value (`_FREE_FORM`), so its line nests
+    no deeper than its struct's typed fields and the depth pre-check could only pass: it is
+    skipped (one pass over every line's bytes, the largest single cost of reading a log). A line
+    msgspec refuses, or one with a free-form value, is measured as before, so a line too deep is
+    refused with the same message. A restated delivery (`_RestatedDeliveries.get`) repeats the
+    tail of a line that was accepted, after a head without entries, so it is bounded too."""
+    t = type(ev)
+    if t is FAST_CALL:
+        return not ev.request.tools
+    if t is FAST_DELIVERY:
+        for e in ev.entries:
+            if e.labels:
+                return False
+    return True
+
+
 _ENTRIES_AT = b',"entries":['
 
 
@@ -134,7 +214,7 @@ class _RestatedDeliveries:
         """`validate` decodes a line into `cls` (the model, or its `events.fast` struct)."""
         self.validate = validate
         self.cls = cls
-        self.errors = (ValidationError,) if cls is MemoryDelivery else FAST_ERRORS
+        self.errors = (ValidationError,) if cls is MemoryDelivery else _FAST_REFUSED
         self.tails: dict[bytes, tuple[Any, tuple[str, ...]]] = {}
         self.size = 0
 
@@ -149,8 +229,8 @@ class _RestatedDeliveries:
             head = self.validate(raw[:i] + b"}")
         except self.errors:
             return None  # validate the whole line: same error (or result) as without the cache
-        if type(head) is not self.cls:
-            return None
+        if type(head) is not self.cls or head.entries:
+            return None  # a head with entries of its own: the whole line decides (and is measured)
         ev, keys = hit
         if self.cls is not MemoryDelivery:  # a struct: no pydantic bookkeeping
             for k in keys:

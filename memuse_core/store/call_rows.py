@@ -68,21 +68,30 @@ def add_call(w: EventWriter, ev: ModelCall, seq: int) -> None:
             raise ValueError(
                 f"request.base_call_id {req.base_call_id!r} is not an earlier call of the episode"
             )
-        n = len(base.hashes) if req.base_len is None else req.base_len
-        if n > len(base.hashes):
-            raise ValueError(
-                f"request.base_len {n} exceeds the {len(base.hashes)} messages of {req.base_call_id}"
-            )
-        full = base.hashes[:n] + new_hashes
-        roles = base.roles[:n] + new_roles
-        contents = base.contents[:n] + new_contents
+        n = base.n if req.base_len is None else req.base_len
+        if n > base.n:
+            raise ValueError(f"request.base_len {n} exceeds the {base.n} messages of {req.base_call_id}")
+        if n == len(base.hashes):
+            # the base's whole input and nothing appended after it: extend its lists in place
+            # (the usual delta chain; no copy of the episode's growing message lists per call)
+            full, roles, contents = base.hashes, base.roles, base.contents
+            full += new_hashes
+            roles += new_roles
+            contents += new_contents
+        else:
+            full = base.hashes[:n] + new_hashes
+            roles = base.roles[:n] + new_roles
+            contents = base.contents[:n] + new_contents
         base_id, base_len, stored = req.base_call_id, n, new_hashes
+        n_messages = n + len(new_hashes)
     else:
-        full, roles, contents = new_hashes, new_roles, new_contents
+        # the call's own lists start a chain that later calls may extend: not the row's list
+        full, roles, contents = list(new_hashes), new_roles, new_contents
         base_id, base_len, stored = None, None, new_hashes
+        n_messages = len(new_hashes)
         prev = st.calls[-1] if st.calls else None
         if prev is not None:
-            k = common_prefix(prev.hashes, full)
+            k = common_prefix(prev.hashes, full, prev.n)
             if k:
                 base_id, base_len, stored = prev.call_id, k, full[k:]
     # Only extra (undeclared) request fields remain after the exclusions.
@@ -98,7 +107,9 @@ def add_call(w: EventWriter, ev: ModelCall, seq: int) -> None:
     resp_hash = w.text(resp.model_dump_json(exclude_none=True)) if resp is not None else None
     action, tools = action_summary(ev)
     u = ev.usage
-    cs = CallState(ev.call_id, ev.role, ev.status, full, roles, contents, resp_hash, action, tools)
+    cs = CallState(
+        ev.call_id, ev.role, ev.status, n_messages, full, roles, contents, resp_hash, action, tools
+    )
     st.calls.append(cs)
     st.by_id[ev.call_id] = cs
     w.rows["calls"].append(
@@ -111,7 +122,7 @@ def add_call(w: EventWriter, ev: ModelCall, seq: int) -> None:
             base_id,
             base_len,
             stored,
-            len(full),
+            n_messages,
             chars,
             tools_hash,
             json.dumps(extra, ensure_ascii=False) if extra else None,

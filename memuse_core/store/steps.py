@@ -23,10 +23,14 @@ class CallState:
     call_id: str
     role: str
     status: str
+    n: int
+    """Input messages of the call: the first `n` items of `hashes`, `roles` and `contents`."""
     hashes: list[int]
     roles: list[str]
     contents: list[str | None]
-    """Content text of each input message (shared references, not copies)."""
+    """Content text of each input message (shared references, not copies). The three lists may be
+    shared with earlier and later calls of the episode (a call that extends its base's whole input
+    appends to the base's lists), and are only ever appended to, so `[:n]` stays this call's."""
     response_hash: int | None
     action: str
     tools: str
@@ -41,8 +45,9 @@ class EpisodeState:
     by_id: dict[str, CallState] = field(default_factory=dict)
 
 
-def common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
+def common_prefix(a: list[int], b: list[int], a_len: int | None = None) -> int:
+    """Length of the common prefix of `a[:a_len]` (all of `a` when None) and `b`."""
+    n = min(len(a) if a_len is None else a_len, len(b))
     i = 0
     while i < n and a[i] == b[i]:
         i += 1
@@ -102,10 +107,10 @@ def step_rows(st: EpisodeState) -> list[tuple[Any, ...]]:
             obs = []
             nxt = agent[i + 1] if i + 1 < len(agent) else None
             if nxt is not None:
-                j = len(cs.hashes)
-                if j < len(nxt.roles) and nxt.roles[j] == "assistant":
+                j = cs.n
+                if j < nxt.n and nxt.roles[j] == "assistant":
                     j += 1
-                while j < len(nxt.roles) and nxt.roles[j] in ("user", "tool"):
+                while j < nxt.n and nxt.roles[j] in ("user", "tool"):
                     text = nxt.contents[j] or ""
                     obs.append(blob_hash(text))
                     obs_chars += len(text)
