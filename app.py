@@ -90,6 +90,7 @@ from pages._shared import (  # noqa: E402
     sync_from_url,
     write_url,
 )
+from pages._widgets import lazy_expander  # noqa: E402
 
 begin_run()
 sync_from_url()
@@ -134,25 +135,31 @@ with st.sidebar:
         **kept("view_judge"),
     )
     st.session_state["_judge_default"] = judges.default
-    with st.expander("Judge settings (re-judging)"):
-        st.radio(
-            "Judge",
-            judgment.JUDGE_KINDS,
-            horizontal=True,
-            **kept("judge_kind"),
-            help="rules: the deterministic offline judge; llm: any OpenAI-compatible endpoint.",
-        )
-        st.text_input("Model", help="Model name the LLM judge asks the endpoint for.", **kept("judge_model"))
-        st.text_input(
-            "Endpoint base URL",
-            placeholder="https://api.openai.com/v1",
-            help="Base URL of the OpenAI-compatible endpoint of the LLM judge.",
-            **kept("judge_base_url"),
-        )
-        st.caption(
-            "The API key is read from OPENAI_API_KEY "
-            + ("(set)." if os.environ.get("OPENAI_API_KEY") else "(not set).")
-        )
+    # Drawn only while open (lazy_expander): a closed expander's radio, text boxes and help icons
+    # still cost every new tab of every page its elements (issue 17); the settings live in
+    # session state (`kept`), not in the widgets.
+    with lazy_expander("Judge settings (re-judging)", "judge_settings_open") as shown:
+        if shown:
+            st.radio(
+                "Judge",
+                judgment.JUDGE_KINDS,
+                horizontal=True,
+                **kept("judge_kind"),
+                help="rules: the deterministic offline judge; llm: any OpenAI-compatible endpoint.",
+            )
+            st.text_input(
+                "Model", help="Model name the LLM judge asks the endpoint for.", **kept("judge_model")
+            )
+            st.text_input(
+                "Endpoint base URL",
+                placeholder="https://api.openai.com/v1",
+                help="Base URL of the OpenAI-compatible endpoint of the LLM judge.",
+                **kept("judge_base_url"),
+            )
+            st.caption(
+                "The API key is read from OPENAI_API_KEY "
+                + ("(set)." if os.environ.get("OPENAI_API_KEY") else "(not set).")
+            )
     st.caption(f"Database: `{st.session_state['db_path']}`")
 pending_check()
 try:

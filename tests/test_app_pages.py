@@ -462,3 +462,25 @@ def test_lineage_harmful_entries_are_drawn_only_while_their_expander_is_open(
     at.session_state["lin_harm_open"] = True
     at.run()
     assert not at.exception and len(harm_grids(at)) == 1
+
+
+def test_judge_settings_are_drawn_only_while_their_expander_is_open(app) -> None:
+    """The sidebar's judge settings sit in a lazy expander (issue 17: a closed expander's radio,
+    text boxes and help icons still cost every new tab of every page): closed, none of its
+    widgets is drawn; open, they show the settings kept in session state, which re-judges read
+    (`judge_kind`, `judge_model`, `judge_base_url`) whether or not the widgets are drawn. (AppTest
+    lists app.py's sidebar of the first run only, so each state is a first run.)"""
+    at = app(None)
+    assert "Judge settings (re-judging)" in [e.label for e in at.expander]
+    assert [r.label for r in at.radio if r.label == "Judge"] == []
+    assert [t.label for t in at.text_input if t.label in ("Model", "Endpoint base URL")] == []
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["judge_settings_open"] = True
+    at.session_state["judge_kind"] = "llm"
+    at.session_state["judge_model"] = "some-model"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert next(r for r in at.radio if r.label == "Judge").value == "llm"
+    assert next(t for t in at.text_input if t.label == "Model").value == "some-model"
+    assert next(t for t in at.text_input if t.label == "Endpoint base URL").value == ""
