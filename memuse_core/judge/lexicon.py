@@ -36,6 +36,21 @@ _TOKEN_RES = [
     re.compile(r"\b\d+\.\d+(?:\.\d+)*\b|\b\d{3,}\b"),  # versions, values
     re.compile(r"\b[A-Za-z]+\d+[A-Za-z0-9]*\b"),  # flake8, cp1252, urllib3, F401
 ]
+_TOKEN_NEEDS: list[tuple[str, ...]] = [
+    ("/", "."),  # paths: a slash, or a dot before the extension
+    ("=",),  # k=v
+    (".",),  # dotted
+    ("_",),  # snake_case
+    ("_",),  # _private
+    (),  # camel/CapWords
+    ("--",),  # long flags
+    (":",),  # -p no:plugin
+    (":",),  # no:randomly
+    ("*", "<", ">", "//", "==", "!="),  # expressions: an operator
+    (),  # versions, values
+    (),  # flake8, cp1252
+]
+"""Per pattern of `_TOKEN_RES`: strings one of which every match contains (none: no such test)."""
 _PATHLIKE = re.compile(r"/|\.(?:py|js|ts|rs|go|java|rb|cfg|toml|ya?ml|json|ini|txt|md|csv|html|sh|env|lock)$")
 _TOK_STOP = {"self", "none", "true", "false", "e.g", "i.e", "etc."}
 
@@ -93,7 +108,9 @@ def tokens(text: str) -> frozenset[str]:
     for m in _BACKTICK.finditer(text):
         if len(m.group(1).strip()) >= 2:
             out.add(m.group(1).strip())
-    for rx in _TOKEN_RES:
+    for rx, needs in zip(_TOKEN_RES, _TOKEN_NEEDS, strict=True):
+        if needs and not any(n in text for n in needs):
+            continue  # the pattern cannot match without one of these (most short texts)
         for m in rx.finditer(text):
             t = m.group(0).strip().strip(".,;:[]'\"")
             if t.endswith("(") or (t.count("(") != t.count(")")):

@@ -201,10 +201,12 @@ def _prior_words(f: SpanFacts, x: EntryFacts) -> frozenset[str]:
 _CLAIM_SPLIT = re.compile(r"(?<=[.!?])\s+|;\s+|\n+")
 
 
-def claims(text: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def claims(text: str) -> tuple[str, ...]:
     """The claims of an entry: its sentences and semicolon-separated clauses ("A multi-claim
-    entry is redundant only when every claim was established", A.2.2)."""
-    return [c for c in (c.strip() for c in _CLAIM_SPLIT.split(text)) if words(c) or tokens(c)]
+    entry is redundant only when every claim was established", A.2.2). Kept per entry text (an
+    item is judged in many spans)."""
+    return tuple(c for c in (c.strip() for c in _CLAIM_SPLIT.split(text)) if words(c) or tokens(c))
 
 
 # ---- Accuracy --------------------------------------------------------------------------------
@@ -251,14 +253,11 @@ def _refuted_directly(
 ) -> str | None:
     """`absent`: the entry claims an absence; `used`: steps whose commands use its plain tokens."""
     if s.reads and absent:
-        for sent in sentences(x.text):
-            if not _ABSENCE.search(sent):
-                continue
-            for p in (k for k in tokens(sent) if is_path(k)):
+        for paths, terms in _absence_claims(x.text):
+            for p in paths:
                 if not any(r == p or r.endswith("/" + p) or p.endswith("/" + r) for r in s.reads):
                     continue
-                for m in _QUOTED.finditer(sent):
-                    term = m.group(1) or m.group(2)
+                for term in terms:
                     if has(s.saw, term):
                         return (
                             f"the entry says {term!r} is missing from {p}, and reading it shows it [S{s.t}]"
@@ -268,6 +267,19 @@ def _refuted_directly(
             if any(has(k, name) for k in toks):
                 return f"running its command shows that {name!r} does not exist [S{s.t}]"
     return None
+
+
+@lru_cache(maxsize=8192)
+def _absence_claims(text: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """The sentences of an entry that claim an absence, each as the paths it names and the quoted
+    terms it says are missing (read once per entry text, not once per step compared)."""
+    out = []
+    for sent in sentences(text):
+        if _ABSENCE.search(sent):
+            paths = tuple(k for k in tokens(sent) if is_path(k))
+            terms = tuple(m.group(1) or m.group(2) for m in _QUOTED.finditer(sent))
+            out.append((paths, terms))
+    return tuple(out)
 
 
 def _realizations(f: SpanFacts, x: EntryFacts) -> list[StepView]:

@@ -18,7 +18,7 @@ from typing import cast
 from .lexicon import hedged, is_path, sentences, tokens, tokens_of_parts, words, words_of_parts
 from .package import EntryInfo, EvidencePackage
 from .rules_index import StepIndex, in_text
-from .trail import StepView, runs_tests, same_check, test_targets
+from .trail import StepView, lower, runs_tests, same_check, test_targets
 
 _TASK_TEST = re.compile(r"\btest_\w+")
 _TASK_FAILS = re.compile(r"\b(?:fail\w*|rais\w*|crash\w*|error\w*|broken|reproduc\w*|exits? with)\b", re.I)
@@ -194,7 +194,12 @@ class SpanFacts:
 
     @cached_property
     def nonmem_low(self) -> str:
-        return self.nonmem_prior.lower()
+        """`nonmem_prior.lower()`, joined from the lowercased parts (the task's and the results'
+        are kept per text): lowercasing maps each character alone except a capital sigma, whose
+        form depends on the letters around it, and a line break ends that context as the end of
+        a text does."""
+        parts = [lower(self.task), *(v.lower() for v in self._nonmem_visible), self.decisions.lower()]
+        return "\n".join(parts + [s.saw_low for s in self.before])
 
     @cached_property
     def hypothesis_text(self) -> str:

@@ -12,7 +12,7 @@ from .lexicon import RERUN, credits_memory, has, has_stem, hedged, mentions
 from .rules_claims import exercising_checks, failed_before, same_failure
 from .rules_facts import EntryFacts, SpanFacts
 from .rules_index import in_text
-from .trail import StepView, command_key, covers
+from .trail import StepView, command_key, covers, lower
 
 _QUOTE_CHARS = 24
 
@@ -34,9 +34,9 @@ def _origin(x: EntryFacts, f: SpanFacts, k: str, word: bool = False) -> str:
     if word:
         if has_stem(f.nonmem_prior, k, f.nonmem_low):
             return "prior"
-        if has_stem(x.competing, k):
+        if has_stem(x.competing, k, lower(x.competing)):
             return "competing"
-        return "open" if has_stem(f.hypothesis_text, k) else "memory"
+        return "open" if has_stem(f.hypothesis_text, k, lower(f.hypothesis_text)) else "memory"
     if in_text(f.nonmem_prior, k):
         return "prior"
     if in_text(x.competing, k):

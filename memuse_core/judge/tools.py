@@ -84,7 +84,7 @@ class CoverageLedger:
         return ok
 
     def snapshot(self) -> dict[str, list[list[int]]]:
-        return {p: [[a, b, k] for a, b, k in rs] for p, rs in self.ranges.items()}
+        return {p: [list(r) for r in rs] for p, rs in self.ranges.items()}
 
 
 def resolve_path(pkg: EvidencePackage, raw: Any) -> str:

@@ -93,7 +93,7 @@ class StepView:
 
     @property
     def saw_low(self) -> str:
-        return _lower(self.saw)
+        return lower(self.saw)
 
     @property
     def did(self) -> str:
@@ -105,22 +105,61 @@ class StepView:
 
 
 @lru_cache(maxsize=16384)
-def _lower(text: str) -> str:
+def lower(text: str) -> str:
+    """`text.lower()`, kept per distinct text (results and tasks are lowercased for every span)."""
     return text.lower()
 
 
 @lru_cache(maxsize=16384)
 def parse_step(t: int, text: str) -> StepView:
-    """A step record split into text, commands and results, with what its commands did."""
+    """A step record split into text, commands and results, with what its commands did.
+
+    The parts of a record recur across the records of a demo far more than whole records do (its
+    20,846 distinct records hold 8,688 distinct command lists, 14,357 distinct results and 516
+    distinct texts of the agent), so what is read from each part is kept per distinct part
+    (`_calls`, `_results`, `_command_facts`, `_change_words`): the same functions of the same
+    text, each computed once."""
     sec: dict[str, str] = {}
     heads = _line_matches(_SECTIONS, text, "## ")
     for k, m in enumerate(heads):
         name, end = m.group(1), heads[k + 1].start() if k + 1 < len(heads) else len(text)
         sec[name] = sec.get(name, "") + text[m.end() : end]
     said = (sec.get("Reasoning", "") + "\n" + sec.get("Response", "")).strip()
+    commands, tool_edits = _calls(sec.get("Tool calls", ""))
+    codes, body, mem_ref, missing = _results(sec.get("Results", ""))
+    did = "\n".join(commands)
+    cmd_edits, reverts, cmd_reads, cmd_retrieves, test = _command_facts(did)
+    edits = _dedupe([*tool_edits, *cmd_edits]) if tool_edits else cmd_edits
+    reads = tuple(p for p in cmd_reads if p not in edits)
+    outcome, errors = _outcome(body, codes) if commands else (None, frozenset())
+    sents = sentences(said)
+    changes = bool(edits or reverts)
+    return StepView(
+        t=t,
+        said=said,
+        commands=commands,
+        saw=body,
+        exit_codes=codes,
+        outcome=outcome,
+        errors=errors,
+        edits=tuple(p for p in edits if p not in reverts),
+        reverts=reverts,
+        reads=reads,
+        retrieves=mem_ref or cmd_retrieves,
+        missing=missing,
+        test=test,
+        sentences=sents,
+        change_words=_change_words(sents, did) if changes else frozenset(),
+    )
+
+
+@lru_cache(maxsize=16384)
+def _calls(section: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The executed commands of a "Tool calls" section (the string arguments of each call) and the
+    paths its edit tools name."""
     commands: list[str] = []
     tool_edits: list[str] = []
-    for m in _CALL.finditer(sec.get("Tool calls", "")):
+    for m in _CALL.finditer(section):
         name, raw = m.group(1), m.group(2)
         try:
             args = json.loads(raw)
@@ -132,34 +171,32 @@ def parse_step(t: int, text: str) -> StepView:
             p = args.get("path") or args.get("file") or args.get("filename")
             if isinstance(p, str):
                 tool_edits.append(p)
-    saw = sec.get("Results", "")
+    return tuple(commands), tuple(tool_edits)
+
+
+@lru_cache(maxsize=16384)
+def _results(saw: str) -> tuple[tuple[int, ...], str, bool, tuple[str, ...]]:
+    """A "Results" section: its exit codes, its text without the exit-code headers, whether it
+    carries a memory delivery, and the names it reports as not existing."""
     exits = _line_matches(_EXIT, saw, "### Result ")
     codes = tuple(int(m.group(1)) for m in exits)
     body = _cut(saw, exits) if codes else saw  # no exit-code header: nothing to remove
-    did = "\n".join(commands)
-    edits = _dedupe([*tool_edits, *_edit_targets(did)])
-    reverts = _revert_targets(did)
-    reads = tuple(p for p in _read_targets(did) if p not in edits)
-    outcome, errors = _outcome(body, codes) if commands else (None, frozenset())
-    sents = sentences(said)
-    changes = bool(edits or reverts)
-    return StepView(
-        t=t,
-        said=said,
-        commands=tuple(commands),
-        saw=body,
-        exit_codes=codes,
-        outcome=outcome,
-        errors=errors,
-        edits=tuple(p for p in edits if p not in reverts),
-        reverts=reverts,
-        reads=reads,
-        retrieves=("⟦memory delivery " in saw and bool(MEMORY_REF.search(saw)))
-        or bool(_RETRIEVE_CMD.search(did)),
-        missing=_missing(body),
-        test=runs_tests(did),
-        sentences=sents,
-        change_words=_change_words(sents, did) if changes else frozenset(),
+    mem_ref = "⟦memory delivery " in saw and MEMORY_REF.search(saw) is not None
+    return codes, body, mem_ref, _missing(body)
+
+
+@lru_cache(maxsize=16384)
+def _command_facts(
+    did: str,
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], bool, bool]:
+    """What a step's commands (joined by line breaks) do: the paths they change (deduplicated),
+    restore and read, whether they retrieve memory, and whether they run tests."""
+    return (
+        _dedupe(_edit_targets(did)),
+        _revert_targets(did),
+        tuple(_read_targets(did)),
+        _RETRIEVE_CMD.search(did) is not None,
+        runs_tests(did),
     )
 
 
@@ -193,6 +230,7 @@ def _cut(text: str, spans: list[re.Match[str]]) -> str:
     return "".join(parts)
 
 
+@lru_cache(maxsize=16384)
 def _change_words(sents: tuple[str, ...], did: str) -> frozenset[str]:
     """The words of a changing step's commands and of its sentences that put nothing off."""
     live = " ".join(z for z in sents if not deferred(z))
@@ -307,6 +345,7 @@ def _hinted_lines(body: str, hints: tuple[str, ...]) -> set[str]:
     return {body[a:b] for a, b in out}
 
 
+@lru_cache(maxsize=16384)
 def _outcome(body: str, codes: tuple[int, ...]) -> tuple[Outcome, frozenset[str]]:
     """pass, fail, or mixed (some lines report passes, others failures, and the exit code does not
     say the whole command failed: a loop of runs), with the error names the failure shows."""

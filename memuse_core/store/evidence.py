@@ -172,7 +172,8 @@ def _proof_roles(
         if msgs is not None and i < len(msgs):
             at[(cid, i)] = msgs[i]
     shells = iter_blob_texts(con, set(at.values()))
-    return {k: json.loads(shells[h])["role"] for k, h in at.items()}
+    role = {h: json.loads(shells[h])["role"] for h in shells}  # once per distinct message shell
+    return {k: role[h] for k, h in at.items()}
 
 
 def episode_sources(rows: EvidenceRows) -> dict[str, EpisodeSources]:
