@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import make_db
+from test_app_pages import open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,21 +29,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def app(db: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("MEMUSE_DB", str(db))
     monkeypatch.chdir(ROOT)
-
-    def make(page: str | None = None, **params: str) -> AppTest:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        for k, v in params.items():
-            at.query_params[k] = v
-        at.run()
-        if page:
-            at.switch_page(page)
-            for k, v in params.items():
-                at.query_params[k] = v
-            at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        return at
-
-    return make
+    return open_page
 
 
 def _titles(at: AppTest) -> list[str]:

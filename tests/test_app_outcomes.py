@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 from test_app_corpus import episode_id, make_db
+from test_app_pages import open_page
 
 from memuse_core.judge.endpoint import PREFLIGHT_PROMPT
 from memuse_core.judge.runner import judge_span
@@ -56,21 +57,7 @@ def errored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def app(errored: tuple[Path, str], monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("MEMUSE_DB", str(errored[0]))
     monkeypatch.chdir(ROOT)
-
-    def make(page: str | None = None, **params: str) -> AppTest:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        for k, v in params.items():
-            at.query_params[k] = v
-        at.run()
-        if page:
-            at.switch_page(page)
-            for k, v in params.items():
-                at.query_params[k] = v
-            at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        return at
-
-    return make
+    return open_page
 
 
 def _table(at: AppTest, column: str):
