@@ -58,6 +58,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import host
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # browser_support: the server and Chromium of the browser tests
 
@@ -417,7 +419,7 @@ def browser_table(
     from playwright.sync_api import sync_playwright
 
     runs = [(db, None, None)] + ([(long_db, long_episode, long_steps)] if long_db else [])
-    print(f"load average before: {_load()} ({os.cpu_count()} cores)")
+    print(f"before: {host.describe()}")
     for path, episode, steps in runs:
         subject = _subjects(path, episode, steps)
         every = _pages(subject)
@@ -470,7 +472,7 @@ def browser_table(
                     browser.close()
         finally:
             srv.stop()
-    print(f"\nload average after: {_load()}")
+    print(f"\nafter: {host.describe()}")
 
 
 def views_table(db: str, long_episode: str | None, long_steps: int | None) -> None:

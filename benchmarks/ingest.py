@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import host
+
 
 def phase_generate(n: int, out: str, steps: int) -> dict:
     from memuse_core.demo import DemoPlan, generate
@@ -149,9 +151,7 @@ def batch_main(folders: list[str], workers: int) -> None:
             )
         finally:
             shutil.rmtree(base, ignore_errors=True)
-    print(
-        f"load average at the end {os.getloadavg()[0]:.1f} / {os.getloadavg()[1]:.1f} / {os.getloadavg()[2]:.1f}"
-    )
+    print(f"at the end: {host.describe()}")
 
 
 def phase_ingest(files: list[str], db: str, profile: str | None, workers: int | None) -> dict:
@@ -297,8 +297,8 @@ def main() -> None:
         "wall seconds; `ratio` = ingest / json.loads wall time, json.loads in as many processes as the ingest "
         "parses with (the median of three json.loads passes; ingest includes the final checkpoint); "
         "`cpu ratio` = CPU seconds of the ingest and its parsing workers / CPU seconds of json.loads and its workers; "
-        "`peak MB` of the writing process, `worker MB` the largest parsing worker (the load average is "
-        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the start)"
+        "`peak MB` of the writing process, `worker MB` the largest parsing worker; at the start: "
+        f"{host.describe()}"
     )
     print(head)
     print("-" * len(head))
@@ -313,9 +313,7 @@ def main() -> None:
                 f"{i['unique_text_bytes'] / 1e6:>8.1f} {i['db_bytes'] / max(1, i['unique_text_bytes']):>8.2f}",
                 flush=True,
             )
-    print(
-        f"load average at the end {os.getloadavg()[0]:.1f} / {os.getloadavg()[1]:.1f} / {os.getloadavg()[2]:.1f}"
-    )
+    print(f"at the end: {host.describe()}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import host
+
 from memuse_core.judge.agreement import planted_agreement
 from memuse_core.judge.batch import load_chunk
 from memuse_core.judge.llm import judge_llm, make_client
@@ -80,9 +82,7 @@ def bench_rules(db: Path, tmp: Path) -> None:
     t0 = time.perf_counter()
     summary = run_batch(copy, JudgeSettings(judge="rules"))
     e2e = time.perf_counter() - t0
-    print(
-        f"## Rules judge on the demo corpus (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
-    )
+    print(f"## Rules judge on the demo corpus ({host.describe()})")
     print(f"spans {n}, accepted {acc}")
     print("| stage | seconds | spans/s |\n|---|---|---|")
     print(f"| load from DuckDB and render steps (evidence loader) | {load_s:.2f} | {n / load_s:.0f} |")
