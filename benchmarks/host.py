@@ -3,13 +3,13 @@
 The load average says whether other processes shared the cores. It does not say how fast the cores
 themselves are: this project's VM ran the same code at speeds up to about 2x apart on the same day
 with a load average near zero (session 14: the rules-judge CLI on the same database took 13.9 s at
-18:45, 7.7 s at 19:31 and 6.8 s at 20:20), which is the host, not our code. So every table also
+18:45, 7.7 s at 19:31 and 6.8 s at about 20:12), which is the host, not our code. So every table also
 states fixed, single-threaded calibrations, run in a fresh interpreter (so the caller's heap does
 not count): CPU seconds of a register-bound loop, of an allocation- and memory-bound pass over
 many small objects, and of `json.loads` of a fixed document, each against this VM's figure at full
 speed. Compare a table with another only when their calibrations agree. They are a check, not a
 correction: the register-bound loop stayed within 5% while the rules judge's stages moved by 20%
-(19:55 against 20:20, session 14), so a matching calibration does not prove equal speed. The
+(19:55 against about 20:12, session 14), so a matching calibration does not prove equal speed. The
 ratio benchmarks (ingest / json.loads) are far less sensitive to the host.
 
 To measure on idle cores while other work runs on the machine, stop that work for the duration
