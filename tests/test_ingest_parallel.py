@@ -8,6 +8,8 @@ import multiprocessing
 import os
 import shutil
 import signal
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from store_dump import dump_store
 from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.events import RunEvent, dump_event
 from memuse_core.ingest.base import IngestError
-from memuse_core.ingest.parallel import ingest_files
+from memuse_core.ingest.parallel import PIPELINE_MIN_BYTES, ParseThread, _thread_helps, ingest_files
 from memuse_core.store import connect
 
 REAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "real"
@@ -77,7 +79,7 @@ def _dumped(db: Path) -> dict[str, list[tuple]]:
     return out
 
 
-def _ingest(db: Path, files: list[Path], workers: int) -> list[tuple[str, str]]:
+def _ingest(db: Path, files: list[Path], workers: int, thread: bool | None = False) -> list[tuple[str, str]]:
     con = connect(db)
     try:
         return [
@@ -85,7 +87,7 @@ def _ingest(db: Path, files: list[Path], workers: int) -> list[tuple[str, str]]:
                 p.name,
                 str(r) if isinstance(r, IngestError) else f"{r.status} {r.episodes} {r.events} {r.error}",
             )
-            for p, r in ingest_files(con, files, workers=workers, min_bytes=0)
+            for p, r in ingest_files(con, files, workers=workers, min_bytes=0, thread=thread)
         ]
     finally:
         con.close()
@@ -113,6 +115,57 @@ def test_parallel_ingest_stores_exactly_what_the_sequential_loop_stores(tmp_path
     again = _ingest(tmp_path / "par.duckdb", files, workers=2)
     assert all(o.startswith("skipped") or "error" in o or ".jsonl:" in o for _, o in again)
     assert _dumped(tmp_path / "par.duckdb") == b
+
+
+def test_a_parse_thread_stores_exactly_what_the_plain_loop_stores(tmp_path):
+    """Without worker processes, the files parsed by one thread while this one writes
+    (`ParseThread`) leave the same store, results and errors as the plain `ingest_path` loop."""
+    files = _corpus(tmp_path / "in")
+    before = sys.getswitchinterval()
+    seq = _ingest(tmp_path / "seq.duckdb", files, workers=0, thread=False)
+    thr = _ingest(tmp_path / "thr.duckdb", files, workers=0, thread=True)
+    assert thr == seq, (thr, seq)
+    outcome = dict(thr)
+    assert "4-bad.jsonl:13: invalid JSON" in outcome["4-bad.jsonl"]
+    assert outcome["5-again.jsonl"].startswith("skipped") and "1-run.jsonl" in outcome["5-again.jsonl"]
+    assert "episode_id 'r2-e1' is already stored" in outcome["6-dup.jsonl"]
+    assert _dumped(tmp_path / "thr.duckdb") == _dumped(tmp_path / "seq.duckdb")
+    assert not [t for t in threading.enumerate() if t.name == "memuse-parse"]
+    assert sys.getswitchinterval() == before  # restored
+
+
+def test_an_import_abandoned_after_its_first_file_stops_its_parse_thread(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    files = [_run_file(folder, f"{k}.jsonl", f"r{k}", [f"r{k}-e{i}" for i in range(40)]) for k in range(3)]
+    con = connect(tmp_path / "s.duckdb")
+    before = sys.getswitchinterval()
+    try:
+        it = ingest_files(con, files, workers=0, thread=True)
+        path, first = next(it)
+        assert path == files[0] and first.status == "imported"
+        assert [t for t in threading.enumerate() if t.name == "memuse-parse"]  # file 1 is being parsed
+        assert sys.getswitchinterval() == pytest.approx(ParseThread.SWITCH_INTERVAL)
+        it.close()
+        assert not [t for t in threading.enumerate() if t.name == "memuse-parse"]
+        assert sys.getswitchinterval() == before
+        # only the file that was yielded is stored, and the connection is usable (no open transaction)
+        assert con.execute("SELECT count(*) FROM files").fetchone()[0] == 1
+        assert con.execute("SELECT count(DISTINCT run_id) FROM episodes").fetchone()[0] == 1
+        con.execute("BEGIN TRANSACTION")
+        con.execute("ROLLBACK")
+    finally:
+        con.close()
+
+
+def test_the_parse_thread_is_used_for_two_or_more_files_of_enough_input(tmp_path):
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    small.write_text("{}\n")
+    with open(big, "wb") as f:
+        f.truncate(PIPELINE_MIN_BYTES)  # sparse: only the size counts
+    assert _thread_helps([small, big])
+    assert not _thread_helps([big])  # one file: nothing to overlap
+    assert not _thread_helps([small, small])
 
 
 def test_a_dead_worker_stops_the_import_without_hanging_or_half_a_file(tmp_path):

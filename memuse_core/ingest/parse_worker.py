@@ -23,14 +23,16 @@ from .base import IngestError, detect, file_sha256, write_events
 from .common import _CONFIG
 from .members import member_state, set_member_state
 from .observers.builtin import _ENABLED, _EXTRA
-from .spool import spool
+from .spool import Held, spool
 
 
 class ShippingWriter(EventWriter):
     """An EventWriter whose rows go to the parent as Arrow tables instead of into DuckDB: each
-    batch is written to a file of the spool folder and its name sent (`ingest.spool`)."""
+    batch is written to a file of the spool folder and its name sent (`ingest.spool`), or, with
+    no folder (a parse thread of the writing process, `ingest.parallel.ParseThread`), sent as the
+    tables themselves."""
 
-    def __init__(self, idx: int, out: Any, existing: tuple[set[str], set[str]], folder: str) -> None:
+    def __init__(self, idx: int, out: Any, existing: tuple[set[str], set[str]], folder: str | None) -> None:
         super().__init__(None, 0, existing=existing)  # file id 0: the parent sets the real one
         self.idx, self.out, self.folder = idx, out, folder
         self.n_batches = 0
@@ -47,7 +49,12 @@ class ShippingWriter(EventWriter):
         self.n_rows = 0
         if batch:
             self.n_batches += 1  # file indexes are unique in an import: so are the names
-            self.out.put((self.idx, "rows", spool(self.folder, f"{self.idx}-{self.n_batches}", batch)))
+            held = (
+                Held(batch)
+                if self.folder is None
+                else spool(self.folder, f"{self.idx}-{self.n_batches}", batch)
+            )
+            self.out.put((self.idx, "rows", held))
 
 
 def observer_state() -> tuple[Any, ...]:
@@ -100,6 +107,20 @@ def worker(tasks: Any, out: Any, setup: Any) -> None:
         return
     existing, known_files, state, folder = got
     set_observer_state(state)
+    parse_files(tasks, out, existing, known_files, folder)
+
+
+def parse_files(
+    tasks: Any,
+    out: Any,
+    existing: tuple[set[str], set[str]],
+    known_files: dict[str, str],
+    folder: str | None,
+) -> None:
+    """Parse the files sent on `tasks` until None arrives, putting each file's messages on `out`
+    (start or skipped, rows batches, progress, then done or error; a bug: crash with its
+    traceback). The loop of a worker process (`worker`) and of a parse thread (`folder` None:
+    batches are sent as Arrow tables, `ingest.parallel.ParseThread`)."""
     while True:
         task = tasks.get()
         if task is None:

@@ -102,6 +102,20 @@ class Spooled:
             pass
 
 
+@dataclass(frozen=True)
+class Held:
+    """One batch of tables kept in memory: what a parse thread of the writing process sends
+    (`ingest.parallel.ParseThread`) in place of a `Spooled` file, read the same way."""
+
+    tables: list[tuple[str, Any]]
+
+    def load(self) -> list[tuple[str, Any]]:
+        return self.tables
+
+    def discard(self) -> None:
+        """Nothing to remove: the tables go when the message is dropped."""
+
+
 def spool(folder: str, name: str, tables: list[tuple[str, Any]]) -> Spooled:
     """Write (table name, Arrow table) pairs as consecutive IPC streams into `folder/name`."""
     path = str(Path(folder) / name)
