@@ -124,8 +124,9 @@ def ingest(
                     continue
                 for line in batch_lines(out):
                     say(line)
-            # large inputs are parsed in worker processes (--workers); each file is still its
-            # own transaction, committed in the order given
+            # large inputs are parsed in worker processes (--workers), or without them in a
+            # thread beside this one; each file is still its own transaction, committed in the
+            # order given
             for f, res in ingest_files(con, files, workers=workers, pool=pool):
                 one(f, res)
         state = build_state(con)
