@@ -102,8 +102,13 @@ PIPELINE_MIN_BYTES = 8 << 20
 thread of its own (`ParseThread`); below it the plain loop (nothing worth overlapping)."""
 
 
+def _input_bytes(paths: list[Path]) -> int:
+    """The size of the files among `paths` (what the worker and thread thresholds compare)."""
+    return sum(p.stat().st_size for p in paths if p.is_file())
+
+
 def _thread_helps(paths: list[Path]) -> bool:
-    return len(paths) >= 2 and sum(p.stat().st_size for p in paths if p.is_file()) >= PIPELINE_MIN_BYTES
+    return len(paths) >= 2 and _input_bytes(paths) >= PIPELINE_MIN_BYTES
 
 
 def _parallel_workers(paths: list[Path], workers: int | None, min_bytes: int) -> int:
@@ -111,7 +116,7 @@ def _parallel_workers(paths: list[Path], workers: int | None, min_bytes: int) ->
     if not paths or not _spawn_safe():
         return 0
     n = default_workers(len(paths)) if workers is None else workers
-    if workers is None and sum(p.stat().st_size for p in paths if p.is_file()) < min_bytes:
+    if workers is None and _input_bytes(paths) < min_bytes:
         return 0
     return max(0, min(n, len(paths)))
 
@@ -203,7 +208,6 @@ class ParseThread:
     overlaps the parsing of the next; the store ends up as the plain loop leaves it (the
     `_Parallel` rules). The thread sees this import's settings directly (same process)."""
 
-    method = "thread"
     spools = False
 
     def __init__(self) -> None:
