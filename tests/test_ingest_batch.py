@@ -246,3 +246,88 @@ def test_single_trajectory_file_still_imports_alone(tmp_path: Path) -> None:
     code, out, err = memuse("ingest", str(f), "--db", str(db), "--no-build")
     assert code == 0, err
     assert rows(db, "SELECT run_id FROM runs") == [("nano:django__django-2",)]
+
+
+def test_unreadable_harness_report_is_a_failed_input_not_a_missing_one(tmp_path: Path) -> None:
+    """A report beside the trajectories that cannot be read is bad input (DESIGN.md "Bad input"):
+    named with its file, the command exits non-zero, the trajectories still land (each file is its
+    own all-or-nothing import) and nothing claims the folder had no report."""
+    report = harness_report(["django__django-2"], ["astropy__astropy-1"])
+    folder = mini_batch(tmp_path / "nano-output", TASKS, report=report)
+    path = folder / "openai__gpt-5-nano.nano-output_eval.json"
+    path.write_text(path.read_text()[:120])
+    db = tmp_path / "m.duckdb"
+    code, out, err = memuse("ingest", str(folder), "--db", str(db), "--no-build")
+    assert code == 1
+    assert f"error: {path}:6: not a JSON harness report (Unterminated string" in err  # file and line
+    assert "no harness report beside" not in out
+    assert "1 harness report could not be read" in out
+    assert "imported 4 episodes from 4 files; 1 failed" in out
+    assert rows(db, "SELECT count(*), count(resolved) FROM episodes") == [(4, 0)]
+    # a report with the wrong type of field is refused the same way, naming the field
+    write_json(path, {"resolved_ids": "django__django-2"})
+    code, out, err = memuse("ingest", str(folder), "--db", str(db), "--no-build")
+    assert code == 1 and "resolved_ids" in err and "no harness report beside" not in out
+
+
+def test_folder_readme_and_side_data_are_left_out_by_name(tmp_path: Path) -> None:
+    """A README or picture in a searched folder is no recording: left out and named, so a data
+    folder with its documentation imports cleanly; the same file given by name is still refused."""
+    mini_batch(tmp_path / "data" / "nano-output", {"django__django-2": "Submitted"})
+    (tmp_path / "data" / "README.md").write_text("# Where these runs come from\n")
+    (tmp_path / "data" / "figure.png").write_bytes(b"\x89PNG\r\n")
+    cladder = [
+        {"question_id": 1, "given_info": "P(Y|X) = 0.3", "question": "Does X cause Y?", "answer": "no"}
+    ]
+    write_json(tmp_path / "data" / "cladder" / "questions.json", cladder)
+    db = tmp_path / "m.duckdb"
+    code, out, err = memuse("ingest", str(tmp_path / "data"), "--db", str(db), "--no-build")
+    assert code == 0, err
+    assert f"left out {tmp_path / 'data' / 'README.md'}: documentation" in err
+    assert f"left out {tmp_path / 'data' / 'figure.png'}" in err
+    assert f"left out {tmp_path / 'data' / 'cladder' / 'questions.json'}: CLADDER question data" in err
+    assert "imported 1 episode from 1 file" in out
+    code, _, err = memuse("ingest", str(tmp_path / "data" / "README.md"), "--db", str(db), "--no-build")
+    assert code == 1 and "README.md:1: unknown format" in err
+    code, _, err = memuse("ingest", str(tmp_path / "data" / "cladder"), "--db", str(db), "--no-build")
+    assert code == 1 and "CLADDER question data, for `memuse trim-eval`" in err
+    assert "no recordings found (1 file left out, named above)" in err
+    given = tmp_path / "data" / "cladder" / "questions.json"
+    code, _, err = memuse("ingest", str(given), "--db", str(db), "--no-build")
+    assert code == 1 and "questions.json:1: unknown format (CLADDER question data" in err
+
+
+def test_summary_counts_skipped_files_and_no_build_says_pending(tmp_path: Path) -> None:
+    folder = mini_batch(
+        tmp_path / "run-a", {"django__django-2": "Submitted", "django__django-3": "Submitted"}
+    )
+    db = tmp_path / "m.duckdb"
+    code, out, err = memuse("ingest", str(folder), "--db", str(db), "--no-build")
+    assert code == 0, err
+    assert "imported 2 episodes from 2 files" in out
+    assert "note: 2 episodes not built yet (--no-build): run `memuse build`" in err
+    code, out, err = memuse("ingest", str(folder), "--db", str(db))
+    assert code == 0, err
+    assert "imported 0 episodes from 0 files; 2 already imported" in out
+    code, out, err = memuse("ingest", str(folder), "--db", str(db), "--no-build")
+    assert code == 0 and "not built" not in err  # the build above left nothing pending
+
+
+def test_contradictory_harness_report_is_refused(tmp_path: Path) -> None:
+    """A task listed as resolved and as unresolved: which is true cannot be known, so the report
+    is refused naming the task, and no outcome is set from it."""
+    folder = mini_batch(tmp_path / "run-a", {"django__django-2": "Submitted"})
+    db = tmp_path / "m.duckdb"
+    assert memuse("ingest", str(folder), "--db", str(db), "--no-build")[0] == 0
+    bad = tmp_path / "conf.json"
+    write_json(bad, {"resolved_ids": ["django__django-2"], "unresolved_ids": ["django__django-2"]})
+    code, out, err = memuse("outcomes", str(bad), "--run", "run-a", "--db", str(db))
+    assert code == 1
+    assert "unresolved_ids[0]" in err and "'django__django-2' is also listed as resolved" in err
+    assert rows(db, "SELECT count(resolved) FROM episodes") == [(0,)]
+    # two ways of not resolving (an empty patch that also errored) are no contradiction
+    ok = tmp_path / "ok.json"
+    write_json(ok, {"empty_patch_ids": ["django__django-2"], "error_ids": ["django__django-2"]})
+    code, out, err = memuse("outcomes", str(ok), "--run", "run-a", "--db", str(db))
+    assert code == 0, err
+    assert rows(db, "SELECT resolved FROM episodes") == [(False,)]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ..wording import plural
 from .common import DbOption, NewDbOption, fail, say, user_errors
 
 if TYPE_CHECKING:
@@ -66,22 +67,28 @@ def ingest(
     extra = [o for f in observers for o in load_observers(f)]
     found = find_inputs(list(paths))
     files = found.files
+    for d, what in found.left_out:
+        say(f"left out {d}: {what}", err=True)
     if not files and not found.batches and not found.exports:
+        if found.left_out:
+            fail(f"no recordings found ({plural(len(found.left_out), 'file')} left out, named above)")
         raise typer.BadParameter("no files found")
     if run is not None and len(found.batches) != 1:
         fail(f"--run names the run of one batch folder; {len(found.batches)} batch folders were given")
     batches = [plan_folder(r) for r in found.batches]
-    failed = 0
+    counts = {"imported": 0, "skipped": 0, "failed": 0}
+    refused = 0  # batch folders refused whole (their run could not be chosen)
     imported_eps = 0
     n_files = len(files) + sum(len(b.members) for b in batches)
 
     def one(f: Path, res: IngestResult | IngestError, *, batch: bool = False) -> None:
-        nonlocal failed, imported_eps
+        nonlocal imported_eps
         if isinstance(res, IngestError):
-            failed += 1
+            counts["failed"] += 1
             say(f"error: {res}", err=True)
         else:
             imported_eps += res.episodes
+            counts["skipped" if res.status == "skipped" else "imported"] += 1
             if res.status == "skipped" and not batch:
                 say(f"skipped {f}: {res.error}", err=True)
         bar.update(1)
@@ -104,6 +111,8 @@ def ingest(
             for e in found.exports:
                 got = import_parquet(con, e)
                 imported_eps += got["episodes"]
+                counts["imported"] += got["files"]
+                counts["skipped"] += got["skipped"]
                 typer.echo(
                     f"export {e}: {got['files']} files imported ({got['episodes']} episodes, {got['runs']} runs), "
                     f"{got['skipped']} already in the store"
@@ -119,9 +128,13 @@ def ingest(
                         on_file=lambda f, r: one(f, r, batch=True),
                     )
                 except IngestError as e:
-                    failed += len(b.members)
+                    refused += 1
+                    bar.update(len(b.members))
                     say(f"error: {e}", err=True)
                     continue
+                for err in out.report_errors:
+                    counts["failed"] += 1
+                    say(f"error: {err}", err=True)
                 for line in batch_lines(out):
                     say(line)
             # large inputs are parsed in worker processes (--workers), or without them in a
@@ -134,18 +147,29 @@ def ingest(
         if pool is not None:
             pool.close()
         con.close()
-    typer.echo(
-        f"imported {imported_eps} episodes"
-        + (f" from {n_files - failed} of {n_files} files" if n_files else "")
-    )
-    _finish_build(db, build, state)
-    if failed:
+    typer.echo(ingest_summary(imported_eps, counts, refused))
+    _finish_build(db, build, state, imported=imported_eps)
+    if counts["failed"] or refused:
         raise typer.Exit(1)
 
 
-def _finish_build(db: Path | None, build: bool, state: BuildState) -> None:
+def ingest_summary(episodes: int, counts: dict[str, int], refused: int) -> str:
+    """The last line of `memuse ingest`: episodes imported, then files imported, skipped (content
+    already stored), failed (bad input, harness reports included) and batch folders refused."""
+    parts = [f"imported {plural(episodes, 'episode')} from {plural(counts['imported'], 'file')}"]
+    if counts["skipped"]:
+        parts.append(f"{counts['skipped']:,} already imported")
+    if counts["failed"]:
+        parts.append(f"{counts['failed']:,} failed")
+    if refused:
+        parts.append(f"{plural(refused, 'batch folder')} refused")
+    return "; ".join(parts)
+
+
+def _finish_build(db: Path | None, build: bool, state: BuildState, *, imported: int = 0) -> None:
     """Build every episode not built yet, including those an interrupted build left (a rerun never
-    reports success over a half-built store); with --no-build, say so."""
+    reports success over a half-built store); with --no-build, say that the build is pending (an
+    interrupted one always, unbuilt episodes when this command imported some)."""
     from ..build import build_store
     from ..store.build_state import describe
 
@@ -156,6 +180,12 @@ def _finish_build(db: Path | None, build: bool, state: BuildState) -> None:
             typer.echo(
                 f"note: the last build of this store ({describe(state.interrupted)}) did not finish; "
                 f"{state.unbuilt} episodes are not built: run `memuse build`",
+                err=True,
+            )
+        elif imported:
+            typer.echo(
+                f"note: {plural(state.unbuilt, 'episode')} not built yet (--no-build): run `memuse build` "
+                "before judging or reporting",
                 err=True,
             )
         return

@@ -123,7 +123,40 @@ def detect(path: Path) -> Importer:
     for imp in importers():
         if imp.sniff(path, head):
             return imp
-    raise IngestError(path, 1, None, "unknown format (not a MemUse event log or a supported trajectory)")
+    raise IngestError(path, 1, None, f"unknown format ({_not_a_recording(head)})")
+
+
+_KNOWN_OTHERS: tuple[tuple[tuple[bytes, ...], str], ...] = (
+    ((b'"resolved_ids"',), "a SWE-bench harness report: set outcomes with `memuse outcomes FILE --run RUN`"),
+    ((b'"given_info"', b'"question'), "CLADDER question data, for `memuse trim-eval`, not a recording"),
+    ((b'"model_id"', b'"background"'), "CLADDER model meta, for `memuse trim-eval`, not a recording"),
+    ((b'"model_patch"', b'"instance_id"'), "agent predictions (preds.json), not a trajectory"),
+)
+"""Files often found beside recordings, told apart by keys in their first 64 KiB, so that the
+refusal says what the file is and where it belongs."""
+
+
+def _not_a_recording(head: bytes) -> str:
+    return _known_other(head) or "not a MemUse event log or a supported trajectory"
+
+
+def _known_other(head: bytes) -> str | None:
+    for keys, what in _KNOWN_OTHERS:
+        if all(k in head for k in keys):
+            return what
+    return None
+
+
+def known_non_recording(path: Path) -> str | None:
+    """What a file is when no importer claims it and it is one of the files often kept beside
+    recordings (`_KNOWN_OTHERS`), else None (a recording, or an unknown file `detect` refuses)."""
+    try:
+        head = read_head(path)
+    except (OSError, EOFError, zlib.error):
+        return None
+    if any(imp.sniff(path, head) for imp in importers()):
+        return None
+    return _known_other(head)
 
 
 def file_sha256(path: Path) -> str:

@@ -33,6 +33,7 @@ from ..store.files import begin_file, commit_file, known_files, rollback
 from ..store.outcomes_import import OutcomeSummary, apply_outcomes, run_outcomes
 from ..store.tables import existing_ids
 from ..store.writer import EventWriter
+from ..wording import plural
 from .base import IngestError, IngestResult, file_sha256
 from .ids import free_id
 from .layouts import BatchFolder
@@ -56,6 +57,9 @@ class BatchResult:
     files: list[tuple[Path, IngestResult | IngestError]] = field(default_factory=list)
     outcomes: OutcomeSummary | None = None
     reports: list[HarnessReport] = field(default_factory=list)
+    report_errors: list[IngestError] = field(default_factory=list)
+    """Harness reports in the folder that could not be read (file, line, field): a bad input like a
+    bad trajectory, so the command reports each and exits non-zero; the trajectories still land."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -188,7 +192,7 @@ def ingest_batch(
         try:
             res.reports.append(read_report(f))
         except IngestError as e:
-            res.notes.append(str(e))
+            res.report_errors.append(e)
     if res.reports:
         statuses = {t: (s, str(r.path), r.kind) for t, (s, r) in merged(res.reports).items()}
         res.outcomes = apply_outcomes(con, run_id, statuses)
@@ -216,16 +220,22 @@ def batch_lines(r: BatchResult) -> list[str]:
     how = "joined stored run" if r.joined else "run"
     lines = [
         f"batch {r.folder} ({r.layout}): {how} {r.run_id}, configuration {r.config}: "
-        f"{r.count('imported')} files imported ({r.episodes} episodes), {r.count('skipped')} already "
-        f"imported, {r.count('failed')} failed"
+        f"{plural(r.count('imported'), 'file')} imported ({plural(r.episodes, 'episode')}), "
+        f"{r.count('skipped')} already imported, {r.count('failed')} failed"
     ]
     if r.outcomes is not None:
         lines.append("  " + outcome_line(r.outcomes, r.reports))
         if r.outcomes.unmatched_tasks:
             lines.append(
-                f"  {len(r.outcomes.unmatched_tasks)} tasks of the harness report have no episode in run {r.run_id}"
+                f"  {plural(len(r.outcomes.unmatched_tasks), 'task')} of the harness report have no episode "
+                f"in run {r.run_id}"
             )
-        if not r.reports and r.outcomes.no_outcome:
+        if r.report_errors and r.outcomes.no_outcome:
+            lines.append(
+                f"  {plural(len(r.report_errors), 'harness report')} could not be read (errors above): mend "
+                f"and set outcomes with `memuse outcomes REPORT.json --run {r.run_id}`"
+            )
+        elif not r.reports and r.outcomes.no_outcome:
             lines.append(
                 f"  no harness report beside the trajectories: set outcomes with "
                 f"`memuse outcomes REPORT.json --run {r.run_id}`"

@@ -99,6 +99,18 @@ class Inputs:
     """MemUse Parquet exports (`store.parquet`)."""
     files: list[Path] = field(default_factory=list)
     """Every other file, imported on its own."""
+    left_out: list[tuple[Path, str]] = field(default_factory=list)
+    """Files met in a searched folder that are no recordings (documentation and pictures,
+    `DOCUMENT_SUFFIXES`, or files kept beside recordings, `base.known_non_recording`), with what
+    they are: left out, and `memuse ingest` names each."""
+
+
+DOCUMENT_SUFFIXES = frozenset(
+    {".md", ".markdown", ".rst", ".pdf", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
+)
+"""File endings no recording format uses. A folder's README or figures beside its trajectories
+are left out of a folder import (and named); a file given by name is still read, and refused
+with its reason when it is no recording."""
 
 
 def find_inputs(paths: list[Path]) -> Inputs:
@@ -115,6 +127,8 @@ def find_inputs(paths: list[Path]) -> Inputs:
 
 
 def _walk(d: Path, out: Inputs) -> None:
+    from .base import known_non_recording
+
     if (d / EXPORT_MANIFEST).is_file():
         out.exports.append(d)
         return
@@ -126,6 +140,10 @@ def _walk(d: Path, out: Inputs) -> None:
             continue
         if q.is_dir():
             _walk(q, out)
+        elif q.suffix.lower() in DOCUMENT_SUFFIXES and q.is_file():
+            out.left_out.append((q, "documentation or a picture, not a recording"))
+        elif q.is_file() and (what := known_non_recording(q)) is not None:
+            out.left_out.append((q, what))
         else:  # FIFOs and sockets too, so that ingest refuses them by name (never silently left out)
             out.files.append(q)
 

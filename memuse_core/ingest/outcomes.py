@@ -33,7 +33,8 @@ _RUN_LISTS: tuple[tuple[str, HarnessStatus], ...] = (
     ("empty_patch_ids", "empty_patch"),
     ("error_ids", "error"),
 )
-"""Run-report lists in precedence order (a task listed twice takes the first)."""
+"""Run-report lists in precedence order (a task in two lists of not resolving takes the first; in
+`resolved_ids` and another list the report is refused)."""
 
 _LEGACY_LISTS = ("resolved", "generated", "applied", "no_generation", "no_apply", "test_errored")
 
@@ -69,15 +70,15 @@ def report_kind(doc: Any) -> str | None:
 
 
 def is_outcome_file(path: Path) -> bool:
-    """True when the file is a harness report this module reads (files that fail to parse are
-    not reports)."""
+    """True when the file is meant as a harness report: a JSON object that names a `resolved...`
+    field. A file that says so but does not parse or has a field of the wrong type is still one (a
+    broken report, which `read_report` refuses with its reason), never taken for "no report"."""
     try:
-        data = _read(path)
-        if not data.lstrip().startswith(b"{") or b'"resolved' not in data:
-            return False
-        return report_kind(json.loads(data)) is not None
-    except (OSError, ValueError, RecursionError):
+        with open(path, "rb") as f:
+            head = f.read(MAX_REPORT_BYTES + 1)
+    except OSError:
         return False
+    return head.lstrip().startswith(b"{") and b'"resolved' in head
 
 
 def _read(path: Path) -> bytes:
@@ -93,6 +94,10 @@ def read_report(path: str | Path) -> HarnessReport:
         raise IngestError(p, None, None, "file does not exist")
     try:
         doc = json.loads(_read(p))
+    except json.JSONDecodeError as e:
+        raise IngestError(
+            p, e.lineno, None, f"not a JSON harness report ({e.msg}, column {e.colno})"
+        ) from None
     except (ValueError, RecursionError) as e:
         raise IngestError(p, None, None, f"not a JSON harness report ({str(e).splitlines()[0]})") from None
     kind = report_kind(doc)
@@ -113,7 +118,16 @@ def read_report(path: str | Path) -> HarnessReport:
             for i, t in enumerate(ids):
                 if not isinstance(t, (str, int)) or isinstance(t, bool):
                     raise IngestError(p, None, f"{key}[{i}]", f"expected a task id, got {type_name(t)}")
-                rep.statuses.setdefault(str(t), status)
+                earlier = rep.statuses.setdefault(str(t), status)
+                if earlier != status and "resolved" in (earlier, status):
+                    # resolved and not: which is true is unknowable (two ways of not resolving,
+                    # e.g. an empty patch that also errored, keep the first, as documented above)
+                    raise IngestError(
+                        p,
+                        None,
+                        f"{key}[{i}]",
+                        f"task {str(t)!r} is also listed as {earlier}: the report contradicts itself",
+                    )
         rep.counts = {k: v for k, v in doc.items() if k.endswith("_instances") and isinstance(v, int)}
     elif kind == "task-report":
         for t, r in doc.items():
