@@ -8,14 +8,19 @@ bootstrap and gains/losses), m2 {t1, t2, t3}, b1 {t1, t4}, b2 {t1, t2}.
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from test_metrics_corpus import corpus_con, corpus_db  # noqa: F401  (fixtures)
+from test_metrics_corpus import Corpus, corpus_con, corpus_db  # noqa: F401  (fixtures)
 
 from memuse_core.metrics import build_report, paired_bootstrap
+from memuse_core.metrics.render import render_markdown
+from memuse_core.metrics.tables import outcomes_table
+from memuse_core.store import connect
 
 approx = pytest.approx
 
@@ -103,12 +108,77 @@ def test_tasks_without_outcome_are_left_out_of_the_bootstrap() -> None:
     assert (diff, lo, hi, n) == (0.0, 0.0, 0.0, 1)
 
 
+def _run_row(episodes: int, resolved: int, no_result: int) -> SimpleNamespace:
+    """A `run_outcomes` row of a run that recorded each task once."""
+    return SimpleNamespace(
+        episodes=episodes,
+        resolved=resolved,
+        no_result=no_result,
+        tasks=episodes,
+        tasks_resolved=resolved,
+        tasks_no_result=no_result,
+        repeated_tasks=0,
+    )
+
+
 def test_run_without_any_outcome_has_no_rate() -> None:
     from memuse_core.metrics.outcomes import run_outcome
 
-    o = run_outcome(episodes=50, resolved=0, no_result=50)
+    o = run_outcome(_run_row(episodes=50, resolved=0, no_result=50))
     assert o.resolve_rate is None and o.no_result == 50
-    assert run_outcome(episodes=4, resolved=1, no_result=2).resolve_rate == approx(0.5)
+    assert run_outcome(_run_row(episodes=4, resolved=1, no_result=2)).resolve_rate == approx(0.5)
+
+
+@pytest.fixture
+def repeats_con(tmp_path: Path):
+    """Run r (config mem) recorded task t1 twice (a retry: both episodes carry the harness outcome
+    of the task, resolved) and t2 once (not resolved); run b (base) failed both; run n (config
+    none) has no outcomes at all."""
+    db = tmp_path / "repeats.duckdb"
+    con = connect(db)
+    c = Corpus(con)
+    for run, cfg in (("r", "mem"), ("b", "base"), ("n", "none")):
+        c.run(run, cfg)
+    c.episode("r/t1", "r", "t1", 0, "A", True)
+    c.episode("r/t1~2", "r", "t1", 0, "A", True)
+    c.episode("r/t2", "r", "t2", 1, "A", False)
+    c.episode("b/t1", "b", "t1", 0, "A", False)
+    c.episode("b/t2", "b", "t2", 1, "A", False)
+    c.episode("n/t1", "n", "t1", 0, "A", None)
+    c.episode("n/t2", "n", "t2", 1, "A", None)
+    con.close()
+    con = connect(db, read_only=True)
+    yield con
+    con.close()
+
+
+def test_a_task_recorded_twice_in_a_run_counts_once(repeats_con: duckdb.DuckDBPyConnection) -> None:
+    """A.5.4 counts tasks: the resolve rate of r is 1 of 2 tasks (not 2 of 3 episodes), its gains
+    over b are the one task t1 (the set difference of resolved-task lists), and the report says
+    the task was recorded twice."""
+    rep = build_report(repeats_con, baseline="base")
+    m = rep.configs["mem"].outcome
+    assert m.episodes == 3 and m.resolved == 2  # episode counts as recorded
+    assert m.resolve_rate == approx(0.5)
+    assert m.repeated_tasks == 1
+    assert (m.gains, m.losses, m.run_pairs) == (approx(1.0), approx(0.0), 1)
+    assert m.diff == approx(0.5)  # t1: 1 - 0, t2: 0 - 0
+    assert "1 task was recorded in more than one episode of its run" in render_markdown(rep)
+    # per run, the comparison is not repeated: the table says where it is
+    assert "it is in the `--by config` table" in render_markdown(rep, "run")
+    assert "it is in the `--by config` table" not in render_markdown(rep, "config")
+
+
+def test_a_config_without_outcomes_has_no_comparison(repeats_con: duckdb.DuckDBPyConnection) -> None:
+    """Run pairs need a task with an outcome in both runs: n shares t1 and t2 with b but knows no
+    outcome, so its gains, losses and difference are unknown ("—"), never 0, and it has no pair."""
+    rep = build_report(repeats_con, baseline="base")
+    n = rep.configs["none"].outcome
+    assert n.resolve_rate is None
+    assert (n.gains, n.losses, n.run_pairs) == (None, None, 0)
+    assert n.diff is None and n.paired_tasks == 0
+    row = outcomes_table(rep).set_index("config").loc["none"]
+    assert pd.isna(row["gains"]) and pd.isna(row["losses"]) and row["run pairs"] == 0
 
 
 def test_unknown_baseline_is_a_clear_error(corpus_con: duckdb.DuckDBPyConnection) -> None:  # noqa: F811

@@ -23,7 +23,12 @@ def report(
     runs: list[str] | None = typer.Option(
         None, "--runs", help="Run ids to include (repeat or comma-separate; default: every run)."
     ),
-    by: str = typer.Option("config", "--by", help="Rows per `config` (runs pooled) or per `run`."),
+    by: str = typer.Option(
+        "config",
+        "--by",
+        help="Rows per `config` (its runs together: counts summed, resolve rate the mean of its runs' "
+        "rates ± their sample SD, as the paper's Table 2) or per `run`.",
+    ),
     baseline: str | None = typer.Option(
         None, "--baseline", help="Configuration to compare task outcomes against (paired bootstrap)."
     ),

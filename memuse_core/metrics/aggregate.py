@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..rules.aggregates import entry_yield, ratio, token_efficiency, triage_denominator, triage_rates
+from ..rules.aggregates import (
+    entry_yield,
+    known_sum,
+    ratio,
+    token_efficiency,
+    triage_denominator,
+    triage_rates,
+)
 from ..store import Connection
 from ..store import metrics as q
 from ..vocab import AXES, OTHER_CLASSES, TRIAGE_PRECEDENCE
@@ -231,18 +238,32 @@ def _cost(g: GroupStats, c: pd.Series | None, j: pd.Series | None) -> None:
         for k in Cost.model_fields:
             if k in c.index:
                 setattr(cost, k, _f(c[k]) if k.endswith("_cost") else _i(c[k]))
-        cost.agent_cost_per_episode = ratio(cost.agent_cost, e)
-        cost.memory_cost_per_episode = ratio(cost.memory_cost, e)
-        cost.agent_tokens_per_episode = ratio(cost.agent_input + cost.agent_output, e)
-        cost.memory_tokens_per_episode = ratio(cost.memory_input + cost.memory_output, e)
+
+        def per_episode(total: float, calls: int, unknown: int) -> float | None:
+            known = known_sum(total, calls, unknown)
+            return None if known is None else ratio(known, e)
+
+        cost.agent_cost_per_episode = per_episode(cost.agent_cost, cost.agent_calls, cost.agent_cost_unknown)
+        cost.memory_cost_per_episode = per_episode(
+            cost.memory_cost, cost.memory_calls, cost.memory_cost_unknown
+        )
+        cost.agent_tokens_per_episode = per_episode(
+            cost.agent_input + cost.agent_output, cost.agent_calls, cost.agent_usage_unknown
+        )
+        cost.memory_tokens_per_episode = per_episode(
+            cost.memory_input + cost.memory_output, cost.memory_calls, cost.memory_usage_unknown
+        )
     if j is not None:
         cost.judged_spans = _i(j["judged_spans"])
         cost.judge_attempts = _i(j["attempts"])
         cost.judge_calls = _i(j["judge_calls"])
         cost.judge_input = _i(j["judge_input"])
         cost.judge_output = _i(j["judge_output"])
-        cost.judge_cost = _f(j["judge_cost"]) or 0.0
-        cost.judge_cost_per_span = ratio(cost.judge_cost, cost.judged_spans)
+        cost.judge_cost_unknown = _i(j["judge_cost_unknown"])
+        cost.judge_cost = known_sum(_f(j["judge_cost"]) or 0.0, cost.judge_attempts, cost.judge_cost_unknown)
+        cost.judge_cost_per_span = (
+            None if cost.judge_cost is None else ratio(cost.judge_cost, cost.judged_spans)
+        )
         cost.judges = None if pd.isna(j["judges"]) else str(j["judges"])
     g.cost = cost
 
@@ -298,8 +319,7 @@ def group_stats(
         if run is None:
             g.outcome = oc.config_outcome(rsel)
         elif len(rsel):
-            r0 = rsel.iloc[0]
-            g.outcome = oc.run_outcome(_i(r0.episodes), _i(r0.resolved), _i(r0.no_result))
+            g.outcome = oc.run_outcome(next(rsel.itertuples()))
     return out
 
 

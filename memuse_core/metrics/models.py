@@ -242,7 +242,10 @@ class Cost(BaseModel):
     agent_reasoning: int = 0
     agent_cost: float = 0.0
     agent_cost_unknown: int = 0
-    """Agent calls without a recorded cost (contribute zero)."""
+    """Agent calls without a recorded cost (contribute zero to a sum that other calls make known;
+    when no call has one the per-episode cost is unknown, `known_share`)."""
+    agent_usage_unknown: int = 0
+    """Agent calls without recorded token counts (same rule for the per-episode tokens)."""
     memory_calls: int = 0
     memory_input: int = 0
     memory_cached: int = 0
@@ -250,6 +253,7 @@ class Cost(BaseModel):
     memory_reasoning: int = 0
     memory_cost: float = 0.0
     memory_cost_unknown: int = 0
+    memory_usage_unknown: int = 0
     agent_cost_per_episode: float | None = None
     memory_cost_per_episode: float | None = None
     agent_tokens_per_episode: float | None = None
@@ -260,7 +264,10 @@ class Cost(BaseModel):
     judge_calls: int = 0
     judge_input: int = 0
     judge_output: int = 0
-    judge_cost: float = 0.0
+    judge_cost: float | None = None
+    """Judge cost over all attempts; None when no attempt has a known cost."""
+    judge_cost_unknown: int = 0
+    """Judge attempts without a known cost (no prices and no provider cost, or no usage)."""
     judge_cost_per_span: float | None = None
     """Judge cost over all attempts / spans with at least one attempt."""
     judges: str | None = None
@@ -275,9 +282,12 @@ class Outcome(BaseModel):
     resolved: int = 0
     no_result: int = 0
     """Episodes without a harness result (left out of the resolve rate: unknown, not unresolved)."""
+    repeated_tasks: int = 0
+    """Tasks a run recorded in more than one episode (each counted once in rates and comparisons),
+    summed over the runs."""
     resolve_rate: float | None = None
-    """Resolved / episodes with an outcome (per run; None when none has one); mean over the runs
-    with outcomes for a configuration."""
+    """Resolved / attempted tasks with an outcome (per run; None when none has one); mean over the
+    runs with outcomes for a configuration."""
     resolve_rate_sd: float | None = None
     """Sample standard deviation of the run resolve rates (undefined with one run)."""
     baseline: str | None = None

@@ -2,14 +2,16 @@
 against a baseline configuration (MemUse A.5.4).
 
 An episode without a harness result has no outcome: it is left out of every resolve rate (the
-rate divides by the episodes with an outcome), of the paired bootstrap and of gains and losses,
+rate divides by the tasks with an outcome), of the paired bootstrap and of gains and losses,
 and is reported as `no_result` (unknown stays unknown: "—" when no episode has an outcome,
-never 0%).
+never 0%). Rates and comparisons count tasks: a run that recorded a task twice (a retry, a
+second file of the task) attempted it once (`store.metrics.records._RUN_TASKS`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,44 +24,48 @@ BOOTSTRAP_REPLICATES = 5000
 DEFAULT_SEED = 0
 
 
-def resolve_rate(resolved: int, episodes: int, no_result: int) -> float | None:
-    """Resolved / episodes with an outcome; None when no episode has one."""
-    known = episodes - no_result
+def resolve_rate(resolved: int, attempted: int, no_result: int) -> float | None:
+    """Resolved / attempted with an outcome (tasks of a run); None when none has one."""
+    known = attempted - no_result
     return resolved / known if known > 0 else None
 
 
-def run_outcome(episodes: int, resolved: int, no_result: int) -> Outcome:
-    """Outcome of one run."""
+def run_outcome(row: Any) -> Outcome:
+    """Outcome of one run from its `run_outcomes` row: episode counts as recorded, the resolve
+    rate over its tasks."""
     return Outcome(
         runs=1,
-        episodes=episodes,
-        resolved=resolved,
-        no_result=no_result,
-        resolve_rate=resolve_rate(resolved, episodes, no_result),
+        episodes=int(row.episodes),
+        resolved=int(row.resolved),
+        no_result=int(row.no_result),
+        repeated_tasks=int(row.repeated_tasks),
+        resolve_rate=_run_rate(row),
     )
 
 
+def _run_rate(row: Any) -> float | None:
+    return resolve_rate(int(row.tasks_resolved), int(row.tasks), int(row.tasks_no_result))
+
+
 def config_outcome(run_rows: pd.DataFrame) -> Outcome:
-    """Outcome of a configuration from its per-run rows (`run_outcomes`): mean ± sample sd of the
-    resolve rates of the runs that have outcomes."""
-    rates = [
-        x
-        for r in run_rows.itertuples()
-        if (x := resolve_rate(int(r.resolved), int(r.episodes), int(r.no_result))) is not None
-    ]
+    """Outcome of a configuration from its per-run rows (`run_outcomes`): the mean ± sample sd of
+    the resolve rates of its runs that have outcomes (Table 2: runs weigh alike, whatever their
+    sizes); episode counts summed."""
+    rates = [x for r in run_rows.itertuples() if (x := _run_rate(r)) is not None]
     return Outcome(
         runs=len(run_rows),
         episodes=int(run_rows.episodes.sum()),
         resolved=int(run_rows.resolved.sum()),
         no_result=int(run_rows.no_result.sum()),
+        repeated_tasks=int(run_rows.repeated_tasks.sum()),
         resolve_rate=float(np.mean(rates)) if rates else None,
         resolve_rate_sd=sample_sd(rates),
     )
 
 
 def task_means(outcomes: pd.DataFrame, config: str) -> pd.Series:
-    """Per task of one configuration: mean outcome over its episodes (runs) that have one; a task
-    without any outcome is left out."""
+    """Per task of one configuration: mean outcome over its runs that have one (`task_outcomes`:
+    one row per run and task); a task without any outcome is left out."""
     sub = outcomes[(outcomes.config == config) & outcomes.resolved.notna()]
     val = sub.resolved.astype(bool).astype(float).to_numpy()
     return pd.Series(val, index=sub.task_id.astype(str).to_numpy()).groupby(level=0).mean()

@@ -59,7 +59,13 @@ def render_markdown(rep: Report, by: By = "config") -> str:
     for name, (title, _) in TABLES.items():
         parts.append(f"## {title} — {judge_label(rep.judge)}\n\n{markdown_table(tables[name])}")
         if name == "outcomes":
-            parts.append(no_outcome_note(rep))
+            note = no_outcome_note(rep) + repeated_tasks_note(rep)
+            if by == "run" and rep.baseline:
+                note += (
+                    f" The comparison with {rep.baseline} (Δ, its interval, gains and losses) pairs whole "
+                    "configurations over their runs' tasks (A.5.4): it is in the `--by config` table."
+                )
+            parts.append(note)
         if name == "histories":
             parts.append("### Items with harmful entries\n\n" + markdown_table(tables["harmful_items"]))
     return "\n\n".join(parts) + "\n"
@@ -80,6 +86,19 @@ def no_outcome_note(rep: Report) -> str:
         f"{n} of {total} episodes have no outcome (no harness result): they are left out of the "
         f"resolve rates and the comparison, never counted as unresolved; a rate with no outcome at "
         f"all prints as {UNDEFINED}. Set outcomes with `memuse outcomes REPORT.json --run RUN`."
+    )
+
+
+def repeated_tasks_note(rep: Report) -> str:
+    """Tasks recorded in more than one episode of a run, said under the outcome table (empty when
+    none): rates and comparisons count each such task once (`metrics.outcomes`)."""
+    n = sum(c.outcome.repeated_tasks for c in rep.configs.values())
+    if n == 0:
+        return ""
+    verb = "task was" if n == 1 else "tasks were"
+    return (
+        f" {n} {verb} recorded in more than one episode of its run: rates, gains and losses count "
+        "each task once, resolved when one of its episodes is."
     )
 
 

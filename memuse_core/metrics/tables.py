@@ -11,6 +11,7 @@ from typing import Literal
 
 import pandas as pd
 
+from ..rules.aggregates import known_sum
 from .models import GroupStats, Report
 
 By = Literal["config", "run"]
@@ -293,8 +294,9 @@ def cost_table(rep: Report, by: By = "config") -> pd.DataFrame:
         c = g.cost
         e = c.episodes or None
 
-        def per(x: float, e: int | None = e) -> float | None:
-            return None if e is None else x / e
+        def per(x: float, calls: int = 0, unknown: int = 0, e: int | None = e) -> float | None:
+            known = known_sum(x, calls, unknown)
+            return None if e is None or known is None else known / e
 
         rows.append(
             {
@@ -302,18 +304,19 @@ def cost_table(rep: Report, by: By = "config") -> pd.DataFrame:
                 "run": run,
                 "episodes": c.episodes,
                 "agent calls /ep": per(c.agent_calls),
-                "agent input /ep": per(c.agent_input),
-                "agent cached /ep": per(c.agent_cached),
-                "agent output /ep": per(c.agent_output),
-                "agent reasoning /ep": per(c.agent_reasoning),
+                "agent input /ep": per(c.agent_input, c.agent_calls, c.agent_usage_unknown),
+                "agent cached /ep": per(c.agent_cached, c.agent_calls, c.agent_usage_unknown),
+                "agent output /ep": per(c.agent_output, c.agent_calls, c.agent_usage_unknown),
+                "agent reasoning /ep": per(c.agent_reasoning, c.agent_calls, c.agent_usage_unknown),
                 "agent $ /ep": c.agent_cost_per_episode,
                 "memory calls /ep": per(c.memory_calls),
-                "memory input /ep": per(c.memory_input),
-                "memory cached /ep": per(c.memory_cached),
-                "memory output /ep": per(c.memory_output),
-                "memory reasoning /ep": per(c.memory_reasoning),
+                "memory input /ep": per(c.memory_input, c.memory_calls, c.memory_usage_unknown),
+                "memory cached /ep": per(c.memory_cached, c.memory_calls, c.memory_usage_unknown),
+                "memory output /ep": per(c.memory_output, c.memory_calls, c.memory_usage_unknown),
+                "memory reasoning /ep": per(c.memory_reasoning, c.memory_calls, c.memory_usage_unknown),
                 "memory $ /ep": c.memory_cost_per_episode,
                 "calls without cost": c.agent_cost_unknown + c.memory_cost_unknown,
+                "calls without usage": c.agent_usage_unknown + c.memory_usage_unknown,
                 "judged spans": c.judged_spans,
                 "judge attempts": c.judge_attempts,
                 "judge $ /span": c.judge_cost_per_span,

@@ -1,5 +1,5 @@
 """Aggregate formulas (MemUse 3.5 "Aggregate scores", Eq. 3-4, A.4.1, A.4.2 "Aggregates",
-"Episode coverage", A.5.4 "Task outcomes").
+"Episode coverage", A.4.4 "Recorded call and operation usage", A.5.4 "Task outcomes").
 
 Pure arithmetic over counts the store has summed: every statistic with an empty (or unknown)
 denominator is undefined (None), never 0 (A.4.2: "A statistic with an empty denominator is
@@ -37,6 +37,14 @@ def ratio(num: float | int | None, den: float | int | None, scale: float = 1.0) 
     if _missing(num) or _missing(den) or den == 0:
         return None
     return float(num) / float(den) * scale  # type: ignore[arg-type]
+
+
+def known_sum(total: float, records: int, unknown: int) -> float | None:
+    """A sum of recorded usage or cost over `records` calls (or judge attempts), `unknown` of which
+    recorded none: None when every one is unknown, else the sum of the known ones. A.4.4:
+    unavailable usage and cost stay unknown; A.5.4: calls without reported usage contribute zero
+    to a recorded total. The one home of this rule for every table and page."""
+    return None if records > 0 and unknown >= records else total
 
 
 def entry_yield(entries: int, profiled_spans: int) -> float | None:

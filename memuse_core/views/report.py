@@ -123,8 +123,8 @@ class CostRow(ViewModel):
     """Judge attempts."""
     judge_calls: int = Field(0, alias="judge calls")
     """Judge model calls."""
-    judge_cost: float = Field(0.0, alias="judge cost $")
-    """Judge cost, USD."""
+    judge_cost: float | None = Field(None, alias="judge cost $")
+    """Judge cost, USD (None: no attempt has a known cost)."""
     judge_per_span: float | None = Field(None, alias="judge $/span")
     """Judge cost per judged span, USD."""
     judges: str | None = None

@@ -98,39 +98,61 @@ def item_effects(
 
 
 # ---- Task outcomes (A.5.4) --------------------------------------------------------------------
+_RUN_TASKS = """run_tasks AS (
+        SELECT config, run_id, task_id, count(*) AS n_episodes, bool_or(resolved) AS resolved
+        FROM sel_eps GROUP BY ALL)"""
+"""One row per (run, task): a run attempts a task once however many episodes it recorded for it
+(a retry, a second file of the task); the task counts as resolved when one of its episodes is,
+as not resolved when one has an outcome and none is, and as unknown when none has one. Task
+outcomes are per task (the harness judges one patch per task, A.5.4), so rates and comparisons
+read this, never the episodes."""
+
+
 def task_outcomes(
     con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
 ) -> pd.DataFrame:
-    """One row per selected episode: config, run, task and harness outcome (NULL when unknown)."""
-    sql = f"""{_with(facts, "sel_eps")}
-    SELECT config, run_id, task_id, episode_id, resolved FROM sel_eps ORDER BY config, run_id, task_id"""
+    """One row per selected run and task (`_RUN_TASKS`): config, run, task and outcome (NULL when
+    unknown)."""
+    sql = f"""{_with(facts, "sel_eps")}, {_RUN_TASKS}
+    SELECT config, run_id, task_id, resolved FROM run_tasks ORDER BY config, run_id, task_id"""
     return _q(con, sql, runs, judge=judge)
 
 
 def run_outcomes(
     con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
 ) -> pd.DataFrame:
-    """Per run: episodes, resolved episodes and episodes without a harness result."""
-    sql = f"""{_with(facts, "sel_eps")}
+    """Per run: episodes, resolved episodes and episodes without a harness result; and the same per
+    task (`_RUN_TASKS`: what the resolve rate divides), with the tasks recorded more than once."""
+    sql = f"""{_with(facts, "sel_eps")}, {_RUN_TASKS},
+    per_task AS (
+        SELECT config, run_id, count(*) AS tasks,
+               count(*) FILTER (WHERE resolved) AS tasks_resolved,
+               count(*) FILTER (WHERE resolved IS NULL) AS tasks_no_result,
+               count(*) FILTER (WHERE n_episodes > 1) AS repeated_tasks
+        FROM run_tasks GROUP BY ALL)
     SELECT config, run_id, count(*) AS episodes,
            count(*) FILTER (WHERE resolved) AS resolved,
-           count(*) FILTER (WHERE resolved IS NULL) AS no_result
-    FROM sel_eps GROUP BY ALL ORDER BY ALL"""
+           count(*) FILTER (WHERE resolved IS NULL) AS no_result,
+           any_value(p.tasks) AS tasks, any_value(p.tasks_resolved) AS tasks_resolved,
+           any_value(p.tasks_no_result) AS tasks_no_result, any_value(p.repeated_tasks) AS repeated_tasks
+    FROM sel_eps JOIN per_task p USING (config, run_id) GROUP BY ALL ORDER BY ALL"""
     return _q(con, sql, runs, judge=judge)
 
 
 def run_pair_changes(
     con: Con, runs: Runs = None, *, facts: Facts | None = None, judge: str | None = None
 ) -> pd.DataFrame:
-    """For every ordered pair of distinct selected runs (a, b): tasks resolved in a but not in b
-    (gains of a over b) and the reverse (losses), over tasks that both runs attempted; a task
-    without an outcome in either run is neither (A.5.4)."""
-    sql = f"""{_with(facts, "sel_eps")}
+    """For every ordered pair of distinct selected runs (a, b) that share a task with an outcome in
+    both: tasks resolved in a but not in b (gains of a over b) and the reverse (losses) (A.5.4).
+    A task without an outcome in either run is neither, and a pair with no such task is no pair
+    (its gains and losses are unknown, not zero). Tasks, not episodes (`_RUN_TASKS`)."""
+    sql = f"""{_with(facts, "sel_eps")}, {_RUN_TASKS}
     SELECT a.config AS config_a, a.run_id AS run_a, b.config AS config_b, b.run_id AS run_b,
            count(*) AS common_tasks,
            count(*) FILTER (WHERE a.resolved AND NOT b.resolved) AS gains,
            count(*) FILTER (WHERE b.resolved AND NOT a.resolved) AS losses
-    FROM sel_eps a JOIN sel_eps b ON a.task_id = b.task_id AND a.run_id <> b.run_id
+    FROM run_tasks a JOIN run_tasks b ON a.task_id = b.task_id AND a.run_id <> b.run_id
+    WHERE a.resolved IS NOT NULL AND b.resolved IS NOT NULL
     GROUP BY ALL ORDER BY ALL"""
     return _q(con, sql, runs, judge=judge)
 
