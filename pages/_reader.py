@@ -114,7 +114,7 @@ def step_html(s: tr_view.TranscriptStep, *, selected: bool) -> str:
     for i, r in enumerate(s.results):
         rc = "" if r.exit_code is None else f" · exit {r.exit_code}"
         body = verbatim_block(r.output, max_chars=RESULT_CHARS)
-        parts.append(_fold(f"Result {i + 1}: {html_inline(r.name)}{rc}", body, open_=selected))
+        parts.append(_fold(f"Result {i + 1}: {html_inline(r.name or '—')}{rc}", body, open_=selected))
     frame = STEP_STYLE.format("rgba(128,128,128,0.4)" if selected else "transparent")
     return f'<div class="memuse-step" style="{frame}">{"".join(parts)}</div>'
 

@@ -154,7 +154,7 @@ def show_step(step: common.StepText, *, max_chars: int = 20000) -> None:
         show_text(call.arguments, max_chars=max_chars)
     for i, r in enumerate(step.results):
         rc = "" if r.exit_code is None else f" (exit {r.exit_code})"
-        st.markdown(f"Result {i + 1}: {md_code(r.name)}{md_escape(rc)}")
+        st.markdown(f"Result {i + 1}: {md_code(r.name or '—')}{md_escape(rc)}")
         show_text(r.output, max_chars=max_chars)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from ..metrics.render import judge_label
 from ..store import StoreError, StoreLocked, connect
@@ -289,16 +289,23 @@ class ToolCall(ViewModel):
 
 
 class ToolResult(ViewModel):
-    """What a tool returned (or one observation when no tool results were recorded)."""
+    """What a tool returned (or one observation when no tool results were recorded). A recording
+    may leave out the tool's name, arguments or output (SWE-agent and some mini-swe-agent results
+    carry no name): those read as empty, and pages show an empty name as "—"."""
 
-    name: str
-    """Tool name (`observation` for a plain observation)."""
+    name: str = ""
+    """Tool name (`observation` for a plain observation; empty when not recorded)."""
     arguments: str = ""
     """Arguments the tool ran with."""
     output: str = ""
     """Output text (recorded, untrusted)."""
     exit_code: int | None = None
     """Exit code, when recorded."""
+
+    @field_validator("name", "arguments", "output", mode="before")
+    @classmethod
+    def _unrecorded_is_empty(cls, v: Any) -> Any:
+        return "" if v is None else v
 
 
 class StepText(ViewModel):
@@ -329,7 +336,7 @@ class StepText(ViewModel):
         """Response, tool calls and results as one plain text (for an excerpt)."""
         parts = [self.response]
         parts += [f"$ {c.name}: {c.arguments}" for c in self.tool_calls]
-        parts += [f"[{r.name} exit {r.exit_code}]\n{r.output}" for r in self.results]
+        parts += [f"[{r.name or 'result'} exit {r.exit_code}]\n{r.output}" for r in self.results]
         return "\n\n".join(parts)
 
 
