@@ -258,3 +258,23 @@ def test_unexpressible_answer_is_omitted_under_a_task_change() -> None:
     assert "Reset the router" not in res.context
     same = t.read("The router is down. Question: How do I fix the wifi?", ["m"])
     assert same.decisions["m"].outcome == "kept" and "Reset the router" in same.context
+
+
+def test_explanation_says_when_a_shared_code_token_stays_inside_its_sentence() -> None:
+    """A code token the request already states (`TypeError`) is a shared unit, but a sentence whose
+    fact units are all kept is passed whole with the code tokens inside it (`trim.decide.render`).
+    The explanation must not claim the token's text was taken out of the context."""
+    t = MemTrim()
+    t.write("m", "TypeError around resolve_lookup_value in django")
+    d = t.read("The test fails with TypeError in the ORM.", ["m"]).decisions["m"]
+    assert [(u.key.label(), u.value) for u in d.shared] == [("code.error_type", "TypeError")]
+    assert d.lines == ["TypeError around resolve_lookup_value in django"]
+    assert d.explain()[0] == (
+        "1 unit(s) already stated in the request: removed (1 still inside a sentence passed whole: "
+        "a code token goes with its sentence)."
+    )
+    # a shared unit whose text leaves the context is simply removed
+    t.write("n", "alpha: 1\nbeta: 2")
+    d = t.read("alpha: 1", ["n"]).decisions["n"]
+    assert d.explain()[0] == "1 unit(s) already stated in the request: removed."
+    assert all("alpha" not in line for line in d.lines)

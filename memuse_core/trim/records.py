@@ -116,8 +116,16 @@ class Decision:
         """The decision in plain sentences, one per step of 3.3 (for the app and the filter)."""
         if not self.query_ok or not self.parsed_ok:
             return [self.reason]
+        passed = "\n".join(self.lines)
+        inside = sum(1 for u in self.shared if (t := u.span or u.text) and t in passed)
         out = [
-            f"{len(self.shared)} unit(s) already stated in the request: removed.",
+            f"{len(self.shared)} unit(s) already stated in the request: removed"
+            + (
+                f" ({inside} still inside a sentence passed whole: a code token goes with its sentence)"
+                if inside
+                else ""
+            )
+            + ".",
             f"{len(self.conflicting)} unit(s) the request gives another value: removed (the request wins).",
             f"{len(self.memory_only)} memory-only unit(s): kept"
             + (
