@@ -115,7 +115,13 @@ if not span_id:
     st.stop()
 sv = cached(span_view.span, span_id, view_judge())
 if sv is None:
-    st.warning(f"Span {md_code(span_id)} is not in the database ({NOT_BUILT}).")
+    if cached(common.build_complete):  # built: the id itself is wrong
+        st.warning(
+            f"Span {md_code(span_id)} is not in the database: check the id (the Timeline and the "
+            "Overview list every span)."
+        )
+    else:
+        st.warning(f"Span {md_code(span_id)} is not in the database ({NOT_BUILT}).")
     st.stop()
 h = sv.header
 set_sel(span=span_id, episode=h.episode_id)

@@ -37,7 +37,8 @@ options = cmp_view.options(cached(common.runs), level)
 if len(options) < 2:
     st.info("Need at least two configurations or runs to compare.")
     st.stop()
-defaults = {"a": options[0], "b": options[1]}
+default_a, default_b = cached(cmp_view.default_pair, level, options)  # the pair sharing most tasks
+defaults = {"a": default_a, "b": default_b}
 for side, default in defaults.items():
     from_url(side, f"cmp_{side}", options=options)
     if st.session_state.get(f"cmp_{side}") not in options:
@@ -59,6 +60,8 @@ if cmp.built:
         st.html(cmp.radar())  # escaped HTML (memuse_core.charts.profile)
     with c2:
         st.html(cmp.heatmap())
+elif cmp.unprofiled:  # the sentences below say why (no memory delivered, not judged, not built)
+    st.info("Profiles: neither side has a profile to draw.")
 else:
     st.info(f"Profiles: {NOT_BUILT}.")
 for why in cmp.unprofiled:

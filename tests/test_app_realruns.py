@@ -152,6 +152,9 @@ def test_resolve_rate_without_outcome_is_a_dash(app) -> None:
     assert outcomes.loc["bare", "rate"] == "—"
     assert outcomes.loc["nano", "rate"] == "100.0%"
     cmp = app("pages/7_compare.py", a="bare", b="nano", show="all")
+    # neither side received memory: built and judged, so the page says why, never "not computed"
+    assert [i.value for i in cmp.info][:1] == ["Profiles: neither side has a profile to draw."]
+    assert any("no memory was delivered in its episodes" in c.value for c in cmp.caption)
     pairs = _table(cmp, "resolved_a").set_index("task_id")
     assert pairs.loc["django__django-2", ["resolved_a", "resolved_b", "change"]].tolist() == [
         "—",
@@ -168,3 +171,11 @@ def test_compare_opens_a_swebench_task_with_two_timelines(app) -> None:
     assert not cmp.exception, [e.value for e in cmp.exception]
     charts = timeline_drawings(cmp)
     assert len(charts) == 2 and [c["step"] for c in charts] == [None, None]
+
+
+def test_span_inspector_blames_a_wrong_id_once_the_store_is_built(app) -> None:
+    """Every episode here is built: a span id that is not stored is a wrong id, and the page says
+    so instead of sending the user to `memuse build`."""
+    at = app("pages/4_span.py", span="no-such-span")
+    (w,) = at.warning
+    assert "is not in the database: check the id" in w.value and "memuse build" not in w.value

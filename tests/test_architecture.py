@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1] / "memuse_core"
 LAYERS: dict[str, int] = {
     "vocab": 1,
     "textsafe": 1,
+    "wording": 1,
     "crash": 1,
     "events": 2,
     "episode": 2,

@@ -122,6 +122,14 @@ class JudgeChoice(ViewModel):
         return judge if judge in JUDGE_KINDS else self.default  # type: ignore[return-value]
 
 
+def build_complete(con: Connection) -> bool:
+    """The evaluation context of every stored episode is built (`store.build_state`): a page that
+    misses a span or a context then blames the request (a wrong id), not the build."""
+    from ..store.build_state import build_state
+
+    return build_state(con).complete
+
+
 def judge_choice(con: Connection) -> JudgeChoice:
     """The default judge and every judge's verdict count (the sidebar's "Verdicts of" picker)."""
     from ..store.judging import judges_with_verdicts, resolve_judge

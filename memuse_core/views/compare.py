@@ -28,6 +28,20 @@ def options(all_runs: Runs, level: Level) -> list[str]:
     return all_runs.configs if level == "config" else all_runs.run_ids
 
 
+def default_pair(con: Connection, level: Level, choices: list[str]) -> tuple[str, str]:
+    """The pair a bare Compare page opens on: the two groups (of `choices`, at least two) that
+    share the most tasks, ties in `choices` order, so that the paired tasks are not empty when
+    some pair has tasks in common; the first two when none does."""
+    tasks = store_compare.group_tasks(con, level)
+    best, shared = (choices[0], choices[1]), 0
+    for i, x in enumerate(choices):
+        for y in choices[i + 1 :]:
+            n = len(tasks.get(x, set()) & tasks.get(y, set()))
+            if n > shared:
+                best, shared = (x, y), n
+    return best
+
+
 def change(resolved_a: float | None, resolved_b: float | None) -> Change:
     """`gained` when B resolves the task more often than A, `lost` when less often (MemUse 4.3);
     `unknown` when either side has no outcome for the task (never counted as a loss or a gain)."""

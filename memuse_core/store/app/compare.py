@@ -49,3 +49,16 @@ def paired_outcomes(
         ORDER BY task_id""",
         [list(runs_a), list(runs_a), list(runs_b)],
     )
+
+
+def group_tasks(con: duckdb.DuckDBPyConnection, level: str) -> dict[str, set[str]]:
+    """The task ids each configuration (`level` "config") or run ("run") attempted."""
+    col = "coalesce(r.config, r.run_id)" if level == "config" else "e.run_id"
+    rows = con.execute(
+        f"SELECT DISTINCT {col} AS g, e.task_id FROM episodes e JOIN runs r USING (run_id) "
+        "WHERE e.task_id IS NOT NULL"
+    ).fetchall()
+    out: dict[str, set[str]] = {}
+    for g, t in rows:
+        out.setdefault(str(g), set()).add(str(t))
+    return out
