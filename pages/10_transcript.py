@@ -9,6 +9,7 @@ import streamlit as st
 from memuse_core.views import common
 from memuse_core.views import search as search_view
 from memuse_core.views import transcript as tr_view
+from memuse_core.wording import plural
 from pages._reader import hit_pills, jump_to, scroll_to, transcript_step
 from pages._shared import cached, link, md_code, md_escape, sel, set_sel, show_text, write_url
 from pages._widgets import episode_picker, step_keys
@@ -27,7 +28,7 @@ if sel("step") is None or not 1 <= int(sel("step")) <= n:
     set_sel(step=1)
 st.markdown(
     f"**{md_escape(head.config)}** · run {md_code(head.run_id)} · task {md_code(head.task_id)} · "
-    f"{head.outcome} · {n} steps"
+    f"{common.outcome_text(head.outcome)} · {plural(n, 'step')}"
 )
 with st.expander("Task"):
     show_text(head.task)

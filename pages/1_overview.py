@@ -12,6 +12,7 @@ from memuse_core.views import overview as ov_view
 from memuse_core.views import report as report_view
 from memuse_core.views.common import display_name, display_table, formatted, judge_title
 from memuse_core.vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE
+from memuse_core.wording import plural
 from pages._shared import (
     NOT_BUILT,
     cached,
@@ -135,7 +136,10 @@ with st.expander(ov.title("Spans behind a number"), expanded=drilling):
             form=drill_form,
             judge=judge,
         )
-        st.write(f"{len(drill.rows)} spans" + (f" (first {ov_view.DRILL_LIMIT})" if drill.truncated else ""))
+        st.write(
+            f"{plural(len(drill.rows), 'span')}"
+            + (f" (first {ov_view.DRILL_LIMIT})" if drill.truncated else "")
+        )
         if len(drill.rows):
             spans = drill.rows.copy()
             spans.insert(0, "open", [url("span", span=s) for s in spans["span_id"]])

@@ -6,6 +6,7 @@ import streamlit as st
 
 from memuse_core.views import episodes as ep_view
 from memuse_core.views.common import display_name, judge_title
+from memuse_core.wording import plural
 from pages._shared import cached, from_url, go, scope, view_judge, write_url
 
 st.title("Episodes")
@@ -46,7 +47,7 @@ episodes = cached(ep_view.episode_table, runs, filters, judge)  # display-ready,
 write_url(q=search or None, outcome=outcomes, has=classes, repo=repos, task=task or None)
 
 st.caption(
-    f"{len(episodes.episode_ids):,} episodes"
+    f"{plural(len(episodes.episode_ids), 'episode')}"
     + (f" (first {ep_view.ROW_LIMIT:,})" if episodes.truncated else "")
     + ". Click a column header to sort; select a row to open its timeline."
 )

@@ -8,6 +8,7 @@ import streamlit as st
 
 from memuse_core.views import common
 from memuse_core.views import timeline as tl_view
+from memuse_core.wording import plural
 from pages._shared import (
     annotation_form,
     cached,
@@ -32,7 +33,7 @@ st.markdown(
     f"**{md_escape(head.config)}** · run {md_code(head.run_id)} · task {md_code(head.task_id)} · "
     f"{md_escape(head.repository)} · outcome {common.outcome_text(head.outcome)} · "
     + (f"exit {md_code(head.exit_status)} · " if head.exit_status else "")
-    + f"{head.n_steps} steps"
+    + f"{plural(head.n_steps, 'step')}"
 )
 with st.expander("Task"):
     show_text(head.task)

@@ -11,6 +11,7 @@ from memuse_core.views import judgment as judgment_view
 from memuse_core.views import span as span_view
 from memuse_core.views.common import StoreLocked, formatted, item_key, judge_label, judge_title
 from memuse_core.vocab import JudgeKind
+from memuse_core.wording import plural
 from pages._nav import scroll_to
 from pages._shared import (
     NOT_BUILT,
@@ -127,7 +128,7 @@ h = sv.header
 set_sel(span=span_id, episode=h.episode_id)
 st.markdown(
     f"**{md_escape(span_id)}** · status `{h.status}` · outcome **{h.outcome}** ({judge_label(h.judge)}) · {h.steps} · "
-    f"form {md_code(h.form or '—')} · route `{h.route or '—'}` · {h.n_entries} entries · "
+    f"form {md_code(h.form or '—')} · route `{h.route or '—'}` · {plural(h.n_entries, 'entry')} · "
     f"{h.restatements} restatements · ≈{h.est_tokens} tokens"
     + (f" · reason: {md_escape(h.reason)}" if h.reason else "")
 )
@@ -251,7 +252,7 @@ else:
     if det is not None:
         st.markdown(
             f"**Validation attempts**: {len(det.attempts)} · follow-ups {det.followups} · "
-            f"forced {det.forced} · calls {det.calls}"
+            f"final answer forced: {'yes' if det.forced else 'no'} · calls {det.calls}"
         )
         for i, att in enumerate(det.attempts):
             title = f"Attempt {i + 1}: {'accepted' if att.accepted else 'rejected'}"

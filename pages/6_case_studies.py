@@ -9,6 +9,7 @@ import streamlit as st
 from memuse_core.views import case_studies as cs_view
 from memuse_core.views import writes
 from memuse_core.views.common import display_name, formatted, judge_label, judge_title
+from memuse_core.wording import plural
 from pages._shared import (
     PAGES,
     annotation_form,
@@ -108,7 +109,7 @@ else:
     write_url(case=pick)
     view = cached(cs_view.case_study, pick)
     if view is not None:
-        st.markdown(f"**{md_escape(view.case.name)}** · {len(view.members)} annotations")
+        st.markdown(f"**{md_escape(view.case.name)}** · {plural(len(view.members), 'annotation')}")
         if view.case.description:
             st.markdown(note_md(view.case.description))
         for m in view.members:
@@ -161,7 +162,7 @@ if up is not None and st.session_state.get("_cs_imported") != up.file_id:
         if submit(writes.import_write(doc)):
             st.session_state["_cs_imported"] = up.file_id
             st.session_state["_cs_pick_next"] = doc.case_study_id
-            st.success(f"Imported {doc.name!r} with {len(doc.annotations)} annotations.")
+            st.success(f"Imported {doc.name!r} with {plural(len(doc.annotations), 'annotation')}.")
             st.rerun()
 
 # ---- Judge agreement -------------------------------------------------------------------------

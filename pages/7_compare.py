@@ -11,6 +11,7 @@ from memuse_core.views import compare as cmp_view
 from memuse_core.views import report as report_view
 from memuse_core.views.common import display_name, display_table, judge_title
 from memuse_core.views.overview import LEVELS
+from memuse_core.wording import plural
 from pages._pick import select_long
 from pages._shared import (
     NOT_BUILT,
@@ -134,8 +135,10 @@ pair = cmp.episodes_of(task) if task else None
 if task and pair:
     for which_side, side, eid in zip(("a", "b"), (a, b), pair):
         head = cached(common.episode_header, eid)
-        outcome, steps = (common.outcome_text(head.outcome), head.n_steps) if head else ("?", "?")
-        st.markdown(f"**{md_code(side)}** · {md_code(eid)} · {outcome} · {steps} steps")
+        outcome, steps = (
+            (common.outcome_text(head.outcome), plural(head.n_steps, "step")) if head else ("?", "? steps")
+        )
+        st.markdown(f"**{md_code(side)}** · {md_code(eid)} · {outcome} · {steps}")
         picked = render_timeline(eid, key=chart_key(f"cmp_tl_{which_side}", eid))
         if picked is not None:  # the pick made (eid, picked) the shared selection, at the click
             link("timeline", f"Read S{picked} of this episode", episode=eid, step=picked)

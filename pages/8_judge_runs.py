@@ -7,6 +7,7 @@ import streamlit as st
 
 from memuse_core.views import judge_runs as jr_view
 from memuse_core.views.common import display_table, formatted
+from memuse_core.wording import plural
 from pages._shared import NOT_BUILT, cached, formatted_grid, from_url, scope, text_columns, url, write_url
 
 st.title("Judge runs")
@@ -23,8 +24,8 @@ st.dataframe(
 )
 if jr.recording_errors:
     st.caption(
-        f"`error`: {jr.recording_errors:,} spans of episodes that failed a recording check (never sent to"
-        f" a judge; the Span page names the failed check) and {jr.judge_errors:,} spans whose judge"
+        f"`error`: {plural(jr.recording_errors, 'span')} of episodes that failed a recording check (never sent to"
+        f" a judge; the Span page names the failed check) and {plural(jr.judge_errors, 'span')} whose judge"
         " failed (counted in the batches' errors)."
     )
 if not len(jr.batches):

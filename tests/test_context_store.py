@@ -127,7 +127,7 @@ def test_cli_build_and_spans_json(tmp_path: Path) -> None:
     runner = CliRunner()
     r = runner.invoke(app, ["build", "--db", str(db)])
     assert r.exit_code == 0, r.output
-    assert "built 1 episodes, 2 spans" in r.output
+    assert "built 1 episode, 2 spans" in r.output
     r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "e1", "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
@@ -164,7 +164,13 @@ def test_cli_build_and_spans_json(tmp_path: Path) -> None:
     r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "e1"])
     assert r.exit_code == 0 and "e1/e1-d1" in r.output and "eligible" in r.output and "1-4" in r.output
     r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "missing"])
-    assert r.exit_code == 1 and "no built context" in r.output
+    assert r.exit_code == 1 and "episode 'missing' is not in the store" in r.output
+    r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "e"])
+    assert r.exit_code == 1 and "did you mean 'e1'?" in r.output
+    f2 = write(tmp_path / "e2.jsonl", episode("e2"))
+    assert runner.invoke(app, ["ingest", str(f2), "--db", str(db), "--no-build"]).exit_code == 0
+    r = runner.invoke(app, ["spans", "--db", str(db), "--episode", "e2"])
+    assert r.exit_code == 1 and "no built context (run `memuse build`)" in r.output
 
 
 def test_cli_ingest_builds_automatically(tmp_path: Path) -> None:

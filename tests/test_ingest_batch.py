@@ -259,7 +259,7 @@ def test_unreadable_harness_report_is_a_failed_input_not_a_missing_one(tmp_path:
     db = tmp_path / "m.duckdb"
     code, out, err = memuse("ingest", str(folder), "--db", str(db), "--no-build")
     assert code == 1
-    assert f"error: {path}:6: not a JSON harness report (Unterminated string" in err  # file and line
+    assert f"error: {path}:6: not a JSON harness report (Unterminated string starting at column" in err
     assert "no harness report beside" not in out
     assert "1 harness report could not be read" in out
     assert "imported 4 episodes from 4 files; 1 failed" in out

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ..wording import plural
 from .common import DbOption, fail, say, user_errors
 
 
@@ -42,8 +43,8 @@ def build(
 
         stats = build_store(db, rebuild=rebuild, progress=progress, workers=workers)
     typer.echo(
-        f"built {stats['episodes']} episodes, {stats['spans']} spans "
-        f"({stats['errors']} episodes failed recording checks)"
+        f"built {plural(stats['episodes'], 'episode')}, {plural(stats['spans'], 'span')} "
+        f"({plural(stats['errors'], 'episode')} failed recording checks)"
     )
 
 
@@ -107,7 +108,7 @@ def spans(
         return
     bad = [c for c in ctx.checks if not c.ok]
     say(
-        f"episode {ctx.episode_id}: {len(ctx.spans)} spans, {len(ctx.deliveries)} deliveries, "
+        f"episode {ctx.episode_id}: {plural(len(ctx.spans), 'span')}, {plural(len(ctx.deliveries), 'delivery')}, "
         f"recording checks {'passed' if not bad else 'FAILED'}"
     )
     for c in bad:

@@ -114,7 +114,7 @@ def ingest(
                 counts["imported"] += got["files"]
                 counts["skipped"] += got["skipped"]
                 typer.echo(
-                    f"export {e}: {got['files']} files imported ({got['episodes']} episodes, {got['runs']} runs), "
+                    f"export {e}: {plural(got['files'], 'file')} imported ({plural(got['episodes'], 'episode')}, {plural(got['runs'], 'run')}), "
                     f"{got['skipped']} already in the store"
                 )
             for b in batches:
@@ -179,7 +179,7 @@ def _finish_build(db: Path | None, build: bool, state: BuildState, *, imported: 
         if state.interrupted is not None:
             typer.echo(
                 f"note: the last build of this store ({describe(state.interrupted)}) did not finish; "
-                f"{state.unbuilt} episodes are not built: run `memuse build`",
+                f"{plural(state.unbuilt, 'episode')} are not built: run `memuse build`",
                 err=True,
             )
         elif imported:
@@ -192,7 +192,7 @@ def _finish_build(db: Path | None, build: bool, state: BuildState, *, imported: 
     stats = build_store(db)
     if state.interrupted is not None:
         typer.echo(
-            f"finished an interrupted build ({describe(state.interrupted)}): {stats['episodes']} episodes built"
+            f"finished an interrupted build ({describe(state.interrupted)}): {plural(stats['episodes'], 'episode')} built"
         )
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..wording import plural
 from .common import NewDbOption, fail, user_errors
 
 
@@ -47,7 +48,7 @@ def demo(
 
         res = build_demo(db, plan, out=out, progress=tick, build_context=build, workers=workers)
     typer.echo(
-        f"demo: {res.episodes} episodes, {res.events:,} events, {res.truth_rows:,} planted-truth rows "
+        f"demo: {plural(res.episodes, 'episode')}, {res.events:,} events, {res.truth_rows:,} planted-truth rows "
         f"in {res.db} ({sum(res.seconds.values()):.1f} s)"
     )
     if out is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ..wording import plural
 from .common import DbOption, fail, user_errors
 
 
@@ -44,13 +45,13 @@ def outcomes(
         summary = apply_outcomes(con, run, statuses)
     finally:
         con.close()
-    typer.echo(f"set the outcome of {summary.applied} episodes of run {run}")
+    typer.echo(f"set the outcome of {plural(summary.applied, 'episode')} of run {run}")
     typer.echo(outcome_line(summary, reports))
     if summary.unmatched_tasks:
         shown = ", ".join(summary.unmatched_tasks[:5])
         more = ", ..." if len(summary.unmatched_tasks) > 5 else ""
         typer.echo(
-            f"{len(summary.unmatched_tasks)} tasks of the report have no episode in run {run} ({shown}{more})"
+            f"{plural(len(summary.unmatched_tasks), 'task')} of the report have no episode in run {run} ({shown}{more})"
         )
 
 

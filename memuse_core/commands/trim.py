@@ -58,14 +58,19 @@ def trim_cmd(
     )
     typer.echo(
         f"units: shared {summary['shared']}  conflicting {summary['conflicting']}  "
-        f"memory-only {summary['memory_only']}"
+        f"memory-only {summary['memory_only']} (of which {summary['duplicates']} already passed by an "
+        f"earlier memory of the same delivery, {summary['withheld']} withheld because memories disagree)"
     )
     typer.echo(
         f"characters {summary['chars_before']} -> {summary['chars_after']}  "
         f"saved {summary['chars_saved']} (~{summary['tokens_saved']} tokens, "
         f"{summary['saved_share']:.1%})"
     )
-    typer.echo(f"outcomes: {summary['outcomes']}")
+    typer.echo(
+        "stored answers: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(summary["outcomes"].items()))
+        + " (MemTrim 3.3: kept, relabelled or suppressed; none when the memory stores no answer)"
+    )
 
 
 @user_errors

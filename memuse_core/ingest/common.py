@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from ..events import Event, HistoryRewrite, Message, ModelCall, Request, Response, ToolCall, Usage
 from .base import IngestError, open_text
+from .errors import json_problem
 from .limits import parse_document, read_document
 
 _TYPE_NAMES = {
@@ -115,7 +116,7 @@ def parse_json(path: Path, text: str, line: int | None) -> Any:
                 None,
                 "invalid JSON (the text ends before the JSON value is complete: truncated?)",
             ) from None
-        raise IngestError(path, where, None, f"invalid JSON ({e.msg} at column {e.colno})") from None
+        raise IngestError(path, where, None, f"invalid JSON ({json_problem(e.msg, e.colno)})") from None
 
 
 class Fields:

@@ -13,3 +13,9 @@ class IngestError(ValueError):
         where = self.path + (f":{line}" if line is not None else "")
         what = f" field `{field}`:" if field else ""
         super().__init__(f"{where}:{what} {reason}")
+
+
+def json_problem(msg: str, column: int) -> str:
+    """What Python's JSON decoder found, with its column, as one phrase: its messages that end in
+    "at" ("Unterminated string starting at") are completed by the column, never "at at"."""
+    return f"{msg.removesuffix(' at')} at column {column}"

@@ -24,6 +24,7 @@ from typing import Any
 from ..vocab import HARNESS_RESOLVED, HarnessStatus
 from .base import IngestError
 from .common import type_name
+from .errors import json_problem
 
 MAX_REPORT_BYTES = 64 << 20
 
@@ -96,7 +97,7 @@ def read_report(path: str | Path) -> HarnessReport:
         doc = json.loads(_read(p))
     except json.JSONDecodeError as e:
         raise IngestError(
-            p, e.lineno, None, f"not a JSON harness report ({e.msg}, column {e.colno})"
+            p, e.lineno, None, f"not a JSON harness report ({json_problem(e.msg, e.colno)})"
         ) from None
     except (ValueError, RecursionError) as e:
         raise IngestError(p, None, None, f"not a JSON harness report ({str(e).splitlines()[0]})") from None

@@ -225,4 +225,5 @@ def _legend_name(cls: str) -> str:
         "version": "version",
         "unobserved": "◇ unobserved origin",
         "delivery": "delivery",
+        "episode no_result": "episode without outcome",
     }.get(cls, cls)

@@ -6,6 +6,7 @@ The judge and the app read spans only through `load_spans`, `load_span_context`,
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -207,6 +208,11 @@ def load_episode_context(con: duckdb.DuckDBPyConnection, episode_id: str) -> Epi
     except duckdb.CatalogException:
         built = None
     if built is None:
+        if con.execute("SELECT 1 FROM episodes WHERE episode_id = ?", [episode_id]).fetchone() is None:
+            known = [r[0] for r in con.execute("SELECT episode_id FROM episodes").fetchall()]
+            near = difflib.get_close_matches(episode_id, known, n=3, cutoff=0.6)
+            hint = f": did you mean {', '.join(repr(x) for x in near)}?" if near else ""
+            raise KeyError(f"episode {episode_id!r} is not in the store{hint}")
         raise KeyError(f"episode {episode_id!r} has no built context (run `memuse build`)")
     checks = [
         RecordingCheck(episode_id=episode_id, ok=ok, rule=rule, detail=detail or "")

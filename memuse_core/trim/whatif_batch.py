@@ -48,6 +48,8 @@ def batch_rows(payload: Payload) -> tuple[list[tuple[Any, ...]], dict[str, Any]]
                 tot["shared"] += len(d.shared)
                 tot["conflicting"] += len(d.conflicting)
                 tot["memory_only"] += len(d.memory_only)
+                tot["duplicates"] += len(d.duplicates)
+                tot["withheld"] += len(d.withheld)
                 tot["chars_before"] += e.chars_before
                 tot["chars_after"] += e.chars_after
                 tot["outcomes"][d.outcome] = tot["outcomes"].get(d.outcome, 0) + 1
@@ -63,6 +65,8 @@ def _new_totals() -> dict[str, Any]:
         "shared": 0,
         "conflicting": 0,
         "memory_only": 0,
+        "duplicates": 0,
+        "withheld": 0,
         "chars_before": 0,
         "chars_after": 0,
         "outcomes": {},

@@ -26,6 +26,7 @@ from ..store.app import episodes as store_episodes
 from ..store.app import runs as store_runs
 from ..store.app._sql import quiet
 from ..vocab import JUDGE_KINDS, EpisodeOutcome, JudgeKind
+from ..wording import plural
 from .display import display_name, display_table, formatted, judge_title, memory_note, outcome_text
 
 Scope = list[str] | None
@@ -114,7 +115,7 @@ class JudgeChoice(ViewModel):
     def label(self, judge: str | None) -> str:
         """How a choice reads in the picker: "default: LLM judge (120 spans)", "rules judge (…)"."""
         j = judge or self.default
-        text = f"{judge_label(j)} ({self.spans.get(j, 0):,} spans)"
+        text = f"{judge_label(j)} ({plural(self.spans.get(j, 0), 'span')})"
         return f"default: {text}" if judge is None else text
 
     def effective(self, judge: str | None) -> JudgeKind:

@@ -14,6 +14,7 @@ from ..store.app import items as store_items
 from ..store.app import spans as store_spans
 from ..store.judging import resolve_judge
 from ..vocab import JudgeKind
+from ..wording import plural
 from .common import Connection, Scope, ViewModel, item_key, judge_label, records
 
 DELIVERY_LIMIT = 2000
@@ -55,7 +56,7 @@ def item_choices(
                 key=item_key(r["namespace"], r["item_id"]),
                 label=" · ".join(
                     [str(r["item_id"]), str(r["namespace"]), *use]
-                    + [f"{r['deliveries']} deliveries in {r['episodes']} episodes"]
+                    + [f"{plural(r['deliveries'], 'delivery')} in {plural(r['episodes'], 'episode')}"]
                 ),
             )
         )

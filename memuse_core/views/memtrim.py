@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..vocab import TRIM_CLASSES, TRIM_OUTCOMES, estimate_tokens
+from ..wording import plural
 
 UNIT_CLASSES = ("shared", "conflicting", "memory_only", "answer_units", "withheld")
 """How a delivered entry's units are shown, in the order of 3.3."""
@@ -176,7 +177,7 @@ def _build(con: Any, runs: list[str] | None, episode: str | None, delivery: str 
     for did, step, form, n in trim_delivery_choices(con, view.episode):
         at = f"S{step}" if step is not None else "never consumed"
         view.deliveries.append(
-            DeliveryOption(delivery_id=did, label=f"{did} · {at} · {form or '?'} · {n} entries")
+            DeliveryOption(delivery_id=did, label=f"{did} · {at} · {form or '?'} · {plural(n, 'entry')}")
         )
     ids = [d.delivery_id for d in view.deliveries]
     if not ids:

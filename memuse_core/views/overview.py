@@ -18,6 +18,7 @@ from ..store.app import runs as store_runs
 from ..store.app._sql import missing_tables
 from ..store.judging import judges_with_verdicts, resolve_judge
 from ..vocab import AXES, OUTCOME_CLASSES, TRIAGE_PRECEDENCE, Axis, JudgeKind, OutcomeClass
+from ..wording import plural
 from .common import Connection, Scope, ViewModel, runs
 from .display import NumberFormat
 
@@ -153,7 +154,7 @@ class Overview(ViewModel):
         memory reached the agent in any of its episodes (nothing to build)."""
         if self.not_built:
             return (
-                f"No spans yet: {self.not_built:,} episodes in this scope received memory but their evaluation "
+                f"No spans yet: {plural(self.not_built, 'episode')} in this scope received memory but their evaluation "
                 f"context is not built. Run {BUILD_HOWTO}."
             )
         if not any(g.with_memory for g in self.groups):
@@ -179,7 +180,7 @@ class Overview(ViewModel):
                 out.append(f"{g.label}: no profile — no memory was delivered in its episodes (no spans).")
             else:
                 out.append(
-                    f"{g.label}: no profile yet — none of its {s.spans:,} spans has an accepted verdict "
+                    f"{g.label}: no profile yet — none of its {plural(s.spans, 'span')} has an accepted verdict "
                     "(run `memuse judge`)."
                 )
         return out

@@ -20,6 +20,7 @@ from ..casestudy import Annotation, CaseStudy
 from ..store import StoreLocked, connect
 from ..store.app import case_studies as store_cs
 from ..store.app import pending as store_pending
+from ..wording import plural
 from .common import Connection, ViewModel
 
 WriteKind = Literal["annotation", "case_study", "collect", "delete", "import"]
@@ -64,7 +65,7 @@ def collect_write(annotation_ids: list[str], case_study_id: str | None) -> Write
     """Collect annotations into a case study (None: out of any)."""
     return Write(
         kind="collect",
-        label=f"collect {len(annotation_ids)} annotations",
+        label=f"collect {plural(len(annotation_ids), 'annotation')}",
         payload={"annotation_ids": list(annotation_ids), "case_study_id": case_study_id},
     )
 
@@ -73,7 +74,7 @@ def delete_write(annotation_ids: list[str]) -> Write:
     """Delete annotations."""
     return Write(
         kind="delete",
-        label=f"delete {len(annotation_ids)} annotations",
+        label=f"delete {plural(len(annotation_ids), 'annotation')}",
         payload={"annotation_ids": list(annotation_ids)},
     )
 
@@ -82,7 +83,7 @@ def import_write(study: CaseStudy) -> Write:
     """Store an imported case study and its annotations (kept under their ids)."""
     return Write(
         kind="import",
-        label=f"import of case study {study.name} ({len(study.annotations)} annotations)",
+        label=f"import of case study {study.name} ({plural(len(study.annotations), 'annotation')})",
         payload=study.model_dump(mode="json"),
     )
 
