@@ -274,3 +274,15 @@ def test_shared_lines_flags_prior_passages() -> None:
     assert out == [("Use fromisoformat for dates", False), ("short", False), ("new advice here", False)]
     out = CH.shared_lines("parse with fromisoformat\nnew advice here", ["x\nparse with fromisoformat\ny"])
     assert out == [("parse with fromisoformat", True), ("new advice here", False)]
+
+
+def test_form_chart_leaves_an_undefined_share_unplotted_and_its_legend_clear_of_the_axis() -> None:
+    """A form whose beneficial share is undefined (no judged entry) gets no diamond, never one at
+    0%; the legend sits above the plot, away from the x axis and its title."""
+    rows = [
+        {"group": "g", "form": "full_card", "token_share": 0.5, "beneficial_share": None},
+        {"group": "g", "form": "preview", "token_share": 0.5, "beneficial_share": 0.25},
+    ]
+    fig = CH.form_share_chart(rows)
+    assert list(fig.data[1].x) == [None, 25.0]
+    assert fig.layout.legend.y > 1 and fig.layout.legend.yanchor == "bottom"

@@ -10,6 +10,7 @@ the context was built; one with deliveries is `not_built` until `memuse build`, 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -212,7 +213,15 @@ def test_resolve_rate_chart_draws_no_bar_for_a_group_without_outcome() -> None:
         [
             {"group": "base", "rate": 0.34, "low": 0.3, "high": 0.4},
             {"group": "cam", "rate": None, "low": None, "high": None},
+            {"group": "one-run", "rate": 0.5, "low": None, "high": None},
+            {"group": "none2", "rate": None, "low": None, "high": None},
         ]
     )
-    assert list(fig.data[0].y) == [34.0, None]
-    assert [a.text for a in fig.layout.annotations] == ["no outcome"]
+    bar = fig.data[0]
+    assert bar.orientation == "h" and list(bar.y) == ["base", "cam", "one-run", "none2"]
+    assert list(bar.x) == [34.0, None, 50.0, None]
+    # a whisker only where the interval is defined (one run: no SD, no whisker)
+    plus = [None if math.isnan(v) else round(v, 6) for v in bar.error_x.array]
+    assert plus == [6.0, None, None, None]
+    # each unknown rate is labelled on its own row, never stacked on one spot
+    assert [(a.text, a.y) for a in fig.layout.annotations] == [("no outcome", "cam"), ("no outcome", "none2")]

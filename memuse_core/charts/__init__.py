@@ -103,7 +103,7 @@ def form_share_chart(rows: Iterable[Mapping[str, Any]], *, min_token_share: floa
         colour = PALETTE[gi % len(PALETTE)]
         fig.add_trace(
             go.Scatter(
-                x=[100 * (r.get("token_share") or 0) for r in rs],
+                x=[_pct_or_none(r.get("token_share")) for r in rs],
                 y=ylab,
                 mode="markers",
                 name=escape_hover(f"{g} tokens"),
@@ -112,7 +112,7 @@ def form_share_chart(rows: Iterable[Mapping[str, Any]], *, min_token_share: floa
         )
         fig.add_trace(
             go.Scatter(
-                x=[100 * (r.get("beneficial_share") or 0) for r in rs],
+                x=[_pct_or_none(r.get("beneficial_share")) for r in rs],
                 y=ylab,
                 mode="markers",
                 name=escape_hover(f"{g} beneficial"),
@@ -126,41 +126,53 @@ def form_share_chart(rows: Iterable[Mapping[str, Any]], *, min_token_share: floa
         )
     fig.update_layout(
         xaxis={"title": "share (%)", "range": [-2, 102]},
-        height=140 + 26 * len(kept),
-        margin={"l": 10, "r": 10, "t": 20, "b": 30},
-        legend={"orientation": "h"},
+        yaxis={"automargin": True},
+        height=160 + 26 * len(kept),
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        # above the plot: below it, a horizontal legend covered the x axis and its title
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
     )
     return fig
 
 
+def _pct_or_none(share: Any) -> float | None:
+    """A share as a percentage; an undefined share stays undefined (no marker), never 0%."""
+    return None if share is None else 100 * float(share)
+
+
 def resolve_rate_chart(rows: Iterable[Mapping[str, Any]]) -> go.Figure:
-    """Resolve rate per group with an interval: dicts with group, rate, low, high (fractions). A
-    group whose rate is undefined (no episode has an outcome) gets no bar but the label "no outcome",
-    never a 0% bar: unknown is not unresolved."""
+    """Resolve rate per group with an interval: dicts with group, rate, low, high (fractions).
+
+    Horizontal bars, one row per group, so that long configuration names stay readable and any
+    number of groups fits (the height grows with them). A group whose rate is undefined (no episode
+    has an outcome) gets no bar but the label "no outcome" on its own row, never a 0% bar: unknown
+    is not unresolved. A whisker is drawn only where the interval is defined (a configuration with
+    one run has no sample SD: no whisker, not a zero-length one)."""
     rows = list(rows)
+    nan = float("nan")
     rate = [float(r["rate"]) if r.get("rate") is not None else None for r in rows]
-    high = [float(r["high"]) if r.get("high") is not None else v for r, v in zip(rows, rate)]
-    low = [float(r["low"]) if r.get("low") is not None else v for r, v in zip(rows, rate)]
+    high = [float(r["high"]) if r.get("high") is not None else None for r in rows]
+    low = [float(r["low"]) if r.get("low") is not None else None for r in rows]
     groups = [escape_hover(str(r["group"])) for r in rows]
+    plus = [nan if v is None or h is None else 100 * (h - v) for h, v in zip(high, rate)]
+    minus = [nan if v is None or lo is None else 100 * (v - lo) for lo, v in zip(low, rate)]
     fig = go.Figure(
         go.Bar(
-            x=groups,
-            y=[None if v is None else 100 * v for v in rate],
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": [0 if v is None or h is None else 100 * (h - v) for h, v in zip(high, rate)],
-                "arrayminus": [0 if v is None or lo is None else 100 * (v - lo) for lo, v in zip(low, rate)],
-            },
+            y=groups,
+            x=[None if v is None else 100 * v for v in rate],
+            orientation="h",
+            error_x={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
             marker_color="#4c78a8",
+            hovertemplate="%{y}: %{x:.1f}%<extra></extra>",
         )
     )
     for g, v in zip(groups, rate):
         if v is None:
-            fig.add_annotation(x=g, y=0, text="no outcome", showarrow=False, yshift=12)
+            fig.add_annotation(y=g, x=0, text="no outcome", showarrow=False, xanchor="left", xshift=4)
     fig.update_layout(
-        yaxis={"title": "resolved (%)", "range": [0, 100]},
-        height=300,
+        xaxis={"title": "resolved (%)", "range": [0, 100]},
+        yaxis={"autorange": "reversed", "automargin": True},
+        height=max(160, 60 + 28 * len(rows)),
         margin={"l": 10, "r": 10, "t": 20, "b": 30},
     )
     return fig
