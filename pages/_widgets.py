@@ -10,6 +10,7 @@ import streamlit as st
 from memuse_core.views import common
 from memuse_core.views import episode_facts as ep_facts
 from memuse_core.views import timeline as tl_view
+from memuse_core.wording import plural
 from pages._pick import select_long
 from pages._shared import (
     NOT_BUILT,
@@ -201,6 +202,8 @@ def step_reader(episode_id: str, n_steps: int, *, key: str) -> int | None:
         return None
     cur = sel("step")
     if cur is None or not (1 <= int(cur) <= n_steps):
+        if cur is not None:  # a link or URL named a step this episode does not have: say so
+            st.caption(f"Step {int(cur)} is not in this episode ({plural(n_steps, 'step')}): showing step 1.")
         set_sel(step=1)
     seed(key, "step")
     if st.session_state.get(key) is not None and not (1 <= int(st.session_state[key]) <= n_steps):

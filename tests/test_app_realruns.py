@@ -179,3 +179,12 @@ def test_span_inspector_blames_a_wrong_id_once_the_store_is_built(app) -> None:
     at = app("pages/4_span.py", span="no-such-span")
     (w,) = at.warning
     assert "is not in the database: check the id" in w.value and "memuse build" not in w.value
+
+
+def test_timeline_says_when_a_linked_step_is_not_in_the_episode(app) -> None:
+    """A URL naming step 99 of a 3-step episode shows step 1 and says why, instead of silently
+    showing another step than the one linked."""
+    at = app("pages/3_timeline.py", episode="nano/django__django-2", step="99")
+    notes = [c.value for c in at.caption]
+    assert any("Step 99 is not in this episode (3 steps): showing step 1." in n for n in notes), notes
+    assert at.number_input(key="tl_step").value == 1
