@@ -43,7 +43,13 @@ c1, c2, c3, c4 = st.columns(4)
 c1.metric("Judgments", f"{int(jr.total('judgments')):,}")
 c2.metric("Accepted", f"{int(jr.total('accepted')):,}")
 c3.metric("Errors", f"{int(jr.total('errors')):,}")
-c4.metric("Cost", f"${jr.total('cost_usd'):.4f}")
+cost = jr.cost_total()
+c4.metric("Cost", "—" if cost is None else f"${cost:.4f}")
+if runs is not None:
+    st.caption(
+        "Batches and these totals cover the whole store (a batch may judge spans of several runs); "
+        "the progress above and the errors below follow the scope."
+    )
 
 from_url("batch", "jr_batch", options=jr.batch_ids)
 bid = st.selectbox(

@@ -62,6 +62,13 @@ class JudgeRuns(ViewModel):
         """Sum of a batch column over every batch (missing values as 0)."""
         return float(self.batches[column].fillna(0).sum()) if len(self.batches) else 0.0
 
+    def cost_total(self) -> float | None:
+        """Judge cost over every batch; None when no batch has a known cost (A.4.4: unknown stays
+        unknown, never $0), else the sum of the known ones."""
+        if not len(self.batches) or self.batches["cost_usd"].isna().all():
+            return None
+        return float(self.batches["cost_usd"].fillna(0).sum())
+
 
 BATCH_FORMATS: dict[str, NumberFormat] = {
     "judgments": "count",
