@@ -82,6 +82,24 @@ def test_csv_writes_one_file_per_table(corpus_db: Path, tmp_path: Path) -> None:
     assert "base" not in text  # only the selected runs
 
 
+def test_csv_floats_carry_no_binary_noise(corpus_db: Path) -> None:  # noqa: F811
+    """A share of 0.28 is 28 percent in the CSV, not 28.000000000000004 (0.28 * 100 in binary)."""
+    from memuse_core.metrics import build_report
+    from memuse_core.metrics.render import render_csv
+    from memuse_core.store import connect
+
+    con = connect(corpus_db, read_only=True)
+    try:
+        rep = build_report(con)
+    finally:
+        con.close()
+    rep.configs["mem"].profile.relevance = 0.28
+    assert 0.28 * 100 != 28  # the noise this guards against
+    rows = render_csv(rep)["profiles.csv"].splitlines()
+    mem = next(r for r in rows if r.startswith("rules,mem,"))
+    assert mem.split(",")[3] == "28", mem
+
+
 def test_bad_options_fail_cleanly(corpus_db: Path) -> None:  # noqa: F811
     code, _, err = memuse("report", "--db", str(corpus_db), "--runs", "zz")
     assert code != 0 and len(err) == 1 and "--runs" in err[0] and "zz" in err[0]

@@ -113,7 +113,8 @@ def render_csv(rep: Report, by: By = "config") -> dict[str, str]:
     for name, df in report_tables(rep, by).items():
         df = df.copy()
         df.insert(0, "verdict_judge", rep.judge)  # a CSV read on its own still names its judge
-        out[f"{name}.csv"] = df.to_csv(index=False)
+        # 12 significant digits: a share stored as 0.28 prints 28, not 28.000000000000004
+        out[f"{name}.csv"] = df.to_csv(index=False, float_format="%.12g")
     return out
 
 
