@@ -182,11 +182,10 @@ def _finish_build(db: Path | None, build: bool, state: BuildState, *, imported: 
                 f"{plural(state.unbuilt, 'episode')} are not built: run `memuse build`",
                 err=True,
             )
-        elif imported:
+        elif imported:  # part of the summary (stdout): what this import left to do
             typer.echo(
                 f"note: {plural(state.unbuilt, 'episode')} not built yet (--no-build): run `memuse build` "
-                "before judging or reporting",
-                err=True,
+                "before judging or reporting"
             )
         return
     stats = build_store(db)

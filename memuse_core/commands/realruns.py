@@ -51,7 +51,8 @@ def outcomes(
         shown = ", ".join(summary.unmatched_tasks[:5])
         more = ", ..." if len(summary.unmatched_tasks) > 5 else ""
         typer.echo(
-            f"{plural(len(summary.unmatched_tasks), 'task')} of the report have no episode in run {run} ({shown}{more})"
+            f"no episode in run {run} for {plural(len(summary.unmatched_tasks), 'task')} of the report "
+            f"({shown}{more})"
         )
 
 

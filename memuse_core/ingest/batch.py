@@ -227,8 +227,8 @@ def batch_lines(r: BatchResult) -> list[str]:
         lines.append("  " + outcome_line(r.outcomes, r.reports))
         if r.outcomes.unmatched_tasks:
             lines.append(
-                f"  {plural(len(r.outcomes.unmatched_tasks), 'task')} of the harness report have no episode "
-                f"in run {r.run_id}"
+                f"  no episode in run {r.run_id} for {plural(len(r.outcomes.unmatched_tasks), 'task')} of the "
+                "harness report"
             )
         if r.report_errors and r.outcomes.no_outcome:
             lines.append(

@@ -529,7 +529,7 @@ def run_ingest(c: Case, inp: Path, scratch: Path) -> Outcome:
     finally:
         con.close()
     added = sorted(eps - {"e0", "e9"})
-    return Outcome(code, message, reference, after, added, "e9" in eps and "imported 1 episodes" in out)
+    return Outcome(code, message, reference, after, added, "e9" in eps and "imported 1 episode from" in out)
 
 
 RUNNERS["ingest"] = run_ingest
