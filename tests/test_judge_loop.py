@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from memuse_core.builder import EpisodeBuilder, entry
 from memuse_core.judge.evidence import episode_evidence
 from memuse_core.judge.examples import TASK, acted_on_episode, span_context
@@ -224,3 +226,51 @@ def test_cost_unknown_stays_null_never_zero():
     res, _ = _run(Script(replies=[_read("steps/S3.md"), ScriptedReply(answer="auto")]))
     assert res.status == "accepted" and res.calls == 2 and res.input_tokens > 0
     assert res.cost_usd is None
+
+
+LAX = [
+    ("relevance 'false'", {"answer_overrides": {"relevance": "false"}}, "relevance", '"false"'),
+    ("relevance 'yes'", {"answer_overrides": {"relevance": "yes"}}, "relevance", '"yes"'),
+    ("confidence '0.9'", {"answer_fields": {"confidence": "0.9"}}, "confidence", '"0.9"'),
+    ("confidence true", {"answer_fields": {"confidence": True}}, "confidence", "true"),
+    ("anchor '12'", {"answer_overrides": {"anchors": ["12"]}}, "anchors.0", '"12"'),
+    ("anchor 13.0", {"answer_overrides": {"anchors": [13.0]}}, "anchors.0", "13.0"),
+]
+
+
+@pytest.mark.parametrize("case, reply, field, sent", LAX, ids=[c[0] for c in LAX])
+def test_answer_types_are_strict_and_the_sent_answer_is_kept(case, reply, field, sent):
+    """A.3.1: "The parser requires strict JSON ... allowed signal values, and valid integer
+    anchors"; "Confidence must be finite and numeric". A string, boolean or float where the
+    contract wants another JSON type is not converted: the answer is rejected, the problem goes back
+    as the answer tool's result, the attempt keeps the arguments exactly as sent, and the revised
+    answer is accepted."""
+    res, reqs = _run(Script(replies=[ScriptedReply(answer="auto", **reply), ScriptedReply(answer="auto")]))
+    first = res.attempts[0]
+    assert not first.accepted and first.answer is None
+    assert [v["kind"] for v in first.violations] == ["contract"]
+    assert field in first.violations[0]["message"] and sent in first.violations[0]["message"]
+    assert first.sent is not None and sent in first.sent
+    sent_args = [
+        tc["function"]["arguments"]
+        for m in reqs[1]["messages"]
+        if m["role"] == "assistant"
+        for tc in m.get("tool_calls") or []
+        if tc["function"]["name"] == "answer"
+    ]
+    assert sent_args == [first.sent]  # exactly what the endpoint sent, not a parsed copy
+    where = field if field == "confidence" else f"assessments.0.{field}"
+    assert f"[contract] {where}: " in _tool_results(reqs[1])[-1]
+    assert res.status == "accepted" and res.calls == 2 and res.followups == 1
+    assert res.attempts[1].accepted and res.answer is not None
+    assert res.answer.assessments[0].relevance is False and res.answer.assessments[0].anchors == []
+
+
+def test_strict_parse_keeps_the_effect_reset_of_verdict_assembly():
+    """A.3.1: "Verdict assembly resets a non-null effect to null when influence is not acted on and
+    reports this correction as a compliance statistic": a well-typed answer with an effect on an
+    undetermined influence is accepted (not rejected by the strict parser) and reset there."""
+    res, _ = _run(Script(replies=[ScriptedReply(answer="auto", answer_overrides={"effect": "improved"})]))
+    assert res.status == "accepted" and res.calls == 1
+    assert res.answer.assessments[0].effect == "improved"  # what the judge said is kept...
+    assert res.verdict.effect_resets == 1 and res.verdict.usage_labels == ["unclear"]  # ...and reset

@@ -209,7 +209,7 @@ async def judge_llm(
             if tc.function.name != ANSWER_TOOL or accepted:
                 continue
             chk = check_answer(pkg, tools, tc.function.arguments)
-            att = Attempt(call=round_no, forced=forced)
+            att = Attempt(call=round_no, forced=forced, sent=tc.function.arguments)
             if (
                 forced
                 and chk.answer is not None

@@ -85,7 +85,10 @@ class Attempt(BaseModel):
     coerced: list[str] = Field(default_factory=list)
     """Signals set to undetermined because a conditional read stayed incomplete."""
     answer: dict[str, Any] | None = None
-    """The parsed answer, when it parsed."""
+    """The parsed answer, when it parsed (after any forced-answer coercion)."""
+    sent: str | None = None
+    """The `answer` tool's arguments exactly as the model sent them (a rejected answer keeps what
+    was wrong with it; secrets scrubbed like every stored text)."""
 
 
 class JudgmentResult(BaseModel):
