@@ -145,7 +145,7 @@ class ScriptedServer:
         return reply, n, usage
 
     def _completion(
-        self, body: dict[str, Any], reply: ScriptedReply, n: int, usage: dict[str, int]
+        self, body: dict[str, Any], reply: ScriptedReply, n: int, usage: dict[str, int], key: str = ""
     ) -> dict[str, Any]:
         msgs = body.get("messages") or []
         calls = []
@@ -155,11 +155,16 @@ class ScriptedServer:
                 {"id": f"call_{n}_{i}", "type": "function", "function": {"name": tc.name, "arguments": args}}
             )
         if reply.answer == "auto":
+            answer = auto_answer(msgs, reply)
+            if reply.echo_key:
+                answer["summary"] = f"{answer.get('summary', '')} (asked with key {key})"
+                for a in answer["assessments"]:
+                    a["notes"] = f"{a.get('notes', '')}; the key was {key}."
             calls.append(
                 {
                     "id": f"call_{n}_a",
                     "type": "function",
-                    "function": {"name": "answer", "arguments": json.dumps(auto_answer(msgs, reply))},
+                    "function": {"name": "answer", "arguments": json.dumps(answer)},
                 }
             )
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
@@ -248,7 +253,8 @@ class ScriptedServer:
                         headers,
                     )
                     return
-                self._send(200, server._completion(body, reply, n, usage))
+                key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                self._send(200, server._completion(body, reply, n, usage, key))
 
         return Handler
 

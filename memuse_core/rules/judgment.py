@@ -211,16 +211,30 @@ def _may_hold_secret(obj: Any, secrets: list[str] | tuple[str, ...]) -> bool:
 
 
 def scrub_result(res: JudgmentResult, secrets: list[str] | tuple[str, ...] = ()) -> JudgmentResult:
-    """Scrub the free text a judgment stores (its reason, transcript and attempts) in place.
+    """Scrub, in place, every text a judgment stores that an endpoint or the judge wrote: its
+    reason, settings, transcript, each attempt (violations, parsed answer, arguments as sent) and
+    the accepted answer (summary and notes). The journal and the tables write nothing else of it
+    but numbers, labels, step lists and ids; an accepted item id equals the recorded one (the
+    checks require it), so it is not rewritten.
 
-    A transcript is walked string by string only when it may hold a secret (`_may_hold_secret`):
-    a rules judgment's transcript is thousands of file paths, none secret-shaped."""
+    A part is walked string by string only when it may hold a secret (`_may_hold_secret`): a
+    rules judgment's transcript is thousands of file paths, none secret-shaped."""
     if res.reason:
         res.reason = scrub_text(res.reason, secrets)
+    if _may_hold_secret(res.settings, secrets):
+        res.settings = _scrub(res.settings, secrets)
     if _may_hold_secret(res.transcript, secrets):
         res.transcript = _scrub(res.transcript, secrets)
     for a in res.attempts:
-        a.violations = _scrub(a.violations, secrets)
+        if _may_hold_secret([a.violations, a.answer, a.sent], secrets):
+            a.violations = _scrub(a.violations, secrets)
+            a.answer = _scrub(a.answer, secrets)
+            a.sent = _scrub(a.sent, secrets)
+    ans = res.answer
+    if ans is not None and _may_hold_secret([ans.summary, [e.notes for e in ans.assessments]], secrets):
+        ans.summary = scrub_text(ans.summary, secrets)
+        for e in ans.assessments:
+            e.notes = scrub_text(e.notes, secrets)
     return res
 
 
