@@ -330,3 +330,30 @@ def test_recorded_ids_stay_on_one_quoted_line_outside_the_evidence_blocks():
     hits = _tool_results(reqs[1])[0].splitlines()
     assert len(hits) > 2 and hits[0].startswith("search excerpts")
     assert all(re.fullmatch(r'- [\w./-]+ @ \d+: ".*"', h) for h in hits[1:]), hits
+
+
+def test_usage_missing_from_a_reply_is_unknown_never_zero_nor_a_partial_sum():
+    """A.4.4: "Unavailable usage and cost remain unknown". A reply without usage leaves the
+    judgment's token counts and its priced cost unknown (None), also when an earlier reply of the
+    same judgment reported usage: a partial sum would pass for the whole. Each call's own
+    counters stay in the transcript's log."""
+    prices = {"price_input": 1.0, "price_output": 2.0}
+    none, _ = _run(Script(replies=[ScriptedReply(answer="auto", no_usage=True)]), **prices)
+    assert none.status == "accepted" and none.calls == 1
+    assert (none.input_tokens, none.cached_tokens, none.output_tokens, none.cost_usd) == (None,) * 4
+    part, _ = _run(
+        Script(replies=[_read("steps/S3.md"), ScriptedReply(answer="auto", no_usage=True)]), **prices
+    )
+    assert part.status == "accepted" and part.calls == 2
+    assert (part.input_tokens, part.cached_tokens, part.output_tokens, part.cost_usd) == (None,) * 4
+    usage = [e["usage"] for e in part.transcript["log"] if "usage" in e]
+    assert usage[0]["input_tokens"] > 0 and usage[1] == {
+        "input_tokens": None,
+        "cached_tokens": None,
+        "output_tokens": None,
+    }
+    full, _ = _run(Script(replies=[_read("steps/S3.md"), ScriptedReply(answer="auto")]), **prices)
+    assert full.input_tokens == sum(
+        e["usage"]["input_tokens"] for e in full.transcript["log"] if "usage" in e
+    )
+    assert full.cost_usd is not None and full.cost_usd > 0

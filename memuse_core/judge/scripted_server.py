@@ -178,7 +178,7 @@ class ScriptedServer:
         }
         if reply.usage:
             u.update(reply.usage)
-        return {
+        out = {
             "id": f"chatcmpl-scripted-{n}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -191,6 +191,9 @@ class ScriptedServer:
                 "prompt_tokens_details": {"cached_tokens": u["cached_tokens"]},
             },
         }
+        if reply.no_usage:
+            del out["usage"]
+        return out
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

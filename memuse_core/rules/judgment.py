@@ -128,15 +128,18 @@ class JudgmentResult(BaseModel):
     """HTTP retries (429/5xx/timeouts)."""
     tool_calls: int = 0
     """Read/search tool calls."""
-    input_tokens: int = 0
-    """Reported input tokens, cached included."""
-    cached_tokens: int = 0
-    """Reported cached input tokens."""
-    output_tokens: int = 0
-    """Reported output tokens."""
+    input_tokens: int | None = 0
+    """Reported input tokens, cached included; None (unknown) when a reply reported none (a
+    partial sum is never stored: `known_sum`)."""
+    cached_tokens: int | None = 0
+    """Reported cached input tokens (0 when input tokens are reported without a cached count);
+    None when the input tokens are unknown."""
+    output_tokens: int | None = 0
+    """Reported output tokens; None (unknown) when a reply reported none."""
     cost_usd: float | None = None
     """Cost from prices or provider-reported cost; None while unknown (no price given and a call
-    without a provider-reported cost): unknown stays null, never 0. The rules judge costs 0."""
+    without a provider-reported cost, or prices given and a reply without usage): unknown stays
+    null, never 0 (`known_sum`). The rules judge costs 0."""
     started_at: float = Field(default_factory=time.time)
     """Unix time."""
     ended_at: float | None = None
@@ -155,8 +158,22 @@ class JudgmentResult(BaseModel):
     """Size of the mandatory evidence in characters."""
 
     @property
-    def uncached_tokens(self) -> int:
+    def uncached_tokens(self) -> int | None:
+        if self.input_tokens is None or self.cached_tokens is None:
+            return None
         return max(0, self.input_tokens - self.cached_tokens)
+
+    @property
+    def usage_known(self) -> bool:
+        """Every token counter is known (every reply reported its usage)."""
+        return None not in (self.input_tokens, self.cached_tokens, self.output_tokens)
+
+
+def known_sum(total: float | None, part: float | None) -> float | None:
+    """A sum over a judgment's calls that stays unknown once one part is unknown (A.4.4:
+    "Unavailable usage and cost remain unknown"): a partial sum would pass for the whole. The one
+    rule for token counts and cost; start from a known 0 before the first call."""
+    return None if total is None or part is None else total + part
 
 
 _SECRET_PATTERNS = [
