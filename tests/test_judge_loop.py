@@ -357,3 +357,13 @@ def test_usage_missing_from_a_reply_is_unknown_never_zero_nor_a_partial_sum():
         e["usage"]["input_tokens"] for e in full.transcript["log"] if "usage" in e
     )
     assert full.cost_usd is not None and full.cost_usd > 0
+
+
+def test_a_dropped_connection_is_named_as_such():
+    """A server that closes the connection without replying was reachable: the error span's
+    reason is a transport failure (the span stays pending, A.3.2) that says the connection was
+    dropped, not that it could not be made."""
+    res, reqs = _run(Script(replies=[ScriptedReply(drop=True)], when_exhausted="repeat_last"), max_retries=1)
+    assert len(reqs) == 2 and res.retries == 1 and res.status == "error"
+    assert res.reason.startswith("transport: connection dropped: the server closed it before a reply (")
+    assert "cannot connect" not in res.reason

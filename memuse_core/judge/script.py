@@ -59,6 +59,8 @@ class ScriptedReply(BaseModel):
     """Extra seconds to wait before replying (simulates a slow reply or a timeout)."""
     usage: dict[str, int] | None = None
     """Override of the reported usage: prompt_tokens, completion_tokens, cached_tokens."""
+    drop: bool = False
+    """Close the connection without any reply (a dropped connection: the server was reachable)."""
     no_usage: bool = False
     """A reply without a usage object (some endpoints report none): its tokens are unknown."""
 

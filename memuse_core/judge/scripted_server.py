@@ -31,6 +31,7 @@ import argparse
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -243,6 +244,13 @@ class ScriptedServer:
                 wait = server.latency + reply.delay
                 if wait > 0:
                     time.sleep(wait)
+                if reply.drop:
+                    self.close_connection = True
+                    try:
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    return
                 if reply.status != 200:
                     headers = {}
                     if reply.retry_after is not None:
