@@ -549,7 +549,8 @@ def test_unknown_judge_cost_is_stored_null_and_reported(tmp_path):
         s = JudgeSettings(judge="llm", model="scripted", base_url=srv.base_url)
         sm = run_batch(db, s, concurrency=2)
     assert sm.accepted == sm.planned == 2 and sm.cost_unknown == 2 and sm.cost_usd == 0.0
-    assert any("unknown for 2 span(s)" in line for line in sm.lines())
+    line = next(x for x in sm.lines() if x.startswith("  calls"))
+    assert line.endswith("; cost unknown (no --price-* and no provider-reported cost)") and "$" not in line
     run_batch(db, JudgeSettings(judge="rules"))
     con = connect(db, read_only=True)
     try:
@@ -558,3 +559,65 @@ def test_unknown_judge_cost_is_stored_null_and_reported(tmp_path):
         con.close()
     assert [c for j, c in rows if j == "llm"] == [None, None]
     assert [c for j, c in rows if j == "rules"] == [0.0, 0.0]
+
+
+def test_unknown_usage_is_stored_null_and_the_summary_says_why(tmp_path, monkeypatch):
+    """A.4.4: unknown usage stays unknown. With prices given, replies without usage leave tokens
+    and cost NULL in the store; the summary and the progress line say "unknown" with the true
+    cause (no usage), never "uncached 0" or "$0.0000"; a batch where only some spans lack usage
+    reports the known sums and how many spans are unknown."""
+    from typer.testing import CliRunner
+
+    from memuse_core.cli import app
+    from memuse_core.judge.scripted_server import ScriptedReply
+
+    monkeypatch.setenv("MEMUSE_PROGRESS", "1")  # the progress bar draws on stderr
+    db = write_store(tmp_path, [acted_on_episode("a1"), ignored_episode("i1")])
+    with ScriptedServer(Script(replies=[ScriptedReply(answer="auto", no_usage=True)])) as srv:
+        r = CliRunner().invoke(
+            app,
+            ["judge", "--db", str(db), "--model", "m", "--base-url", srv.base_url, "--price-input", "1"],
+        )
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.stdout.splitlines() if x.startswith("  calls"))
+    assert "tokens unknown (the endpoint reported no usage)" in line and "uncached" not in line
+    assert line.endswith("; cost unknown (replies without usage: no token counts to price)")
+    assert "cost unknown" in r.stderr  # the progress line
+    assert "$" not in r.output  # neither the summary nor the progress line shows a dollar amount
+    con = connect(db, read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT input_tokens, cached_tokens, output_tokens, cost_usd FROM judgments"
+        ).fetchall()
+    finally:
+        con.close()
+    assert rows == [(None, None, None, None)] * 2
+    # one span with usage, one without: known sums, the unknown one counted
+    db2 = write_store(tmp_path / "two", [acted_on_episode("a1"), ignored_episode("i1")])
+
+    def policy(body, idx):
+        if body["messages"][0]["content"] == PREFLIGHT_PROMPT:
+            return ScriptedReply(content="OK")
+        return ScriptedReply(answer="auto", no_usage="i1" in body["messages"][1]["content"])
+
+    with ScriptedServer(policy) as srv:
+        sm = run_batch(db2, JudgeSettings(judge="llm", model="m", base_url=srv.base_url, price_input=1.0))
+    line = next(x for x in sm.lines() if x.startswith("  calls"))
+    assert sm.usage_unknown == 1 and sm.input_tokens > 0
+    assert "(unknown for 1 span(s): the endpoint reported no usage)" in line
+    assert f"cost ${sm.cost_usd:.4f} + unknown for 1 span(s) (replies without usage" in line
+
+
+def test_interrupted_spans_are_out_of_the_judged_count_and_the_call_rate_alike():
+    """A.4.1: spans without a final judgment are not judged. After Ctrl-C an interrupted span is
+    in neither "judged" nor the calls per judged span; its calls (spent) are in the total and
+    named apart."""
+    from memuse_core.judge.batch import BatchSummary
+    from memuse_core.rules.judgment import JudgmentResult
+
+    sm = BatchSummary(batch_id="b", judge="llm", planned=3)
+    for status, calls in (("accepted", 2), ("accepted", 2), ("interrupted", 3)):
+        sm.add(JudgmentResult(span_id="s", status=status, calls=calls, cost_usd=0.0))
+    assert sm.lines()[0].startswith("judge llm (batch b): 2 of 3 spans judged")
+    line = next(x for x in sm.lines() if x.startswith("  calls"))
+    assert line.startswith("  calls 7 (2.00/judged span; 3 in 1 interrupted span(s));"), line

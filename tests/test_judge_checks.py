@@ -121,3 +121,13 @@ def test_forced_answer_coerces_only_conditional_signals():
     assert check_answer(pkg, tools, fixed).ok
     r = check_answer(pkg, tools, _ans(evidence=[4]))
     assert not any(v.coercible for v in r.violations)
+
+
+def test_nan_and_infinity_are_not_json():
+    """A.3.1: "The parser requires strict JSON" and "Confidence must be finite and numeric":
+    Python's json module reads NaN and Infinity, JSON has no such numbers."""
+    pkg, tools = _setup()
+    for bad in ("NaN", "Infinity", "-Infinity"):
+        raw = _ans().replace('"confidence": 0.7', f'"confidence": {bad}')
+        res = check_answer(pkg, tools, raw)
+        assert _kinds(res) == ["invalid_json"] and bad.lstrip("-") in res.violations[0].message

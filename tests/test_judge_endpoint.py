@@ -202,3 +202,37 @@ def test_app_rejudge_failures_name_the_sidebar_fields(tmp_path: Path) -> None:
     assert "transport" in str(f.value) and APP_FIELDS in str(f.value)
     res = judge_span(db, span_id, judge="rules")  # the rules judge still works
     assert res.status == "accepted"
+
+
+def test_a_key_echoed_in_answers_is_in_neither_the_database_file_nor_the_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DESIGN.md "Secrets never enter the database, transcripts or exported case studies". An
+    endpoint echoes the API key (from the variable `--api-key-env` names; not shaped like a key,
+    so only its value can find it) in the notes and summary of a rejected answer, an answer of
+    the wrong types and the accepted one. After the run neither the .duckdb file nor the journal
+    holds the key's bytes; the rest of each text is kept with the key replaced by [redacted]."""
+    key = "local-4f9c2b7e1d0a8c6b5e3f"
+    monkeypatch.setenv("MEMUSE_TEST_JUDGE_KEY", key)
+    db = write_store(tmp_path, [acted_on_episode("a1")])
+    script = Script(
+        replies=[
+            ScriptedReply(answer="auto", echo_key=True, answer_overrides={"evidence": [99]}),  # no such step
+            ScriptedReply(answer="auto", echo_key=True, answer_fields={"confidence": "0.9"}),  # a string
+            ScriptedReply(answer="auto", echo_key=True),
+        ]
+    )
+    with ScriptedServer(script) as srv:
+        r = _judge(db, srv.base_url, "--api-key-env", "MEMUSE_TEST_JUDGE_KEY")
+    assert r.exit_code == 0, r.output
+    rows = _rows(db, "SELECT status, summary, attempts::VARCHAR FROM judgments")
+    assert [x[0] for x in rows] == ["accepted"]
+    assert rows[0][1] == "scripted (asked with key [redacted])"
+    notes = _rows(db, "SELECT notes FROM assessments")
+    assert notes == [("scripted answer; the key was [redacted].",)]
+    attempts = rows[0][2]
+    assert attempts.count("the key was [redacted]") >= 3  # the parsed rejected answer and what was sent
+    journal = journal_path(db).read_bytes()
+    assert b"the key was [redacted]" in journal
+    for f in [db, journal_path(db), *tmp_path.glob("*.wal")]:
+        assert key.encode() not in f.read_bytes(), f

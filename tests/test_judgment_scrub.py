@@ -28,3 +28,37 @@ def test_non_ascii_case_variants_and_given_secrets_are_scrubbed() -> None:
 def test_plain_transcript_is_unchanged() -> None:
     t = {"tool_log": ["steps/S1.md@0", "prior/P1.md@0"], "coverage": {"steps/S1.md": [[0, 10, 1]]}}
     assert _scrubbed(t) == t
+
+
+def test_every_stored_text_of_a_judgment_is_scrubbed() -> None:
+    """The journal writes the whole result and the tables its texts: after the scrub, no part of
+    its serialised form holds the secret, and the text around it is kept."""
+    from memuse_core.rules.judgment import Attempt, EntryAssessment, JudgeAnswer
+
+    key = "plain-secret-value-42"
+    note = f"the endpoint said {key}"
+    a = EntryAssessment(
+        entry=0,
+        item_id="m1",
+        relevance=True,
+        accuracy="uncontradicted",
+        novelty=None,
+        influence=None,
+        effect=None,
+        notes=note,
+    )
+    r = JudgmentResult(
+        span_id="s1",
+        reason=note,
+        settings={"base_url": f"http://h/{key}"},
+        transcript={"messages": [{"content": note}]},
+        attempts=[Attempt(call=1, violations=[{"message": note}], answer={"summary": note}, sent=note)],
+        answer=JudgeAnswer(assessments=[a], summary=note, confidence=0.5),
+    )
+    scrub_result(r, (key,))
+    assert key not in r.model_dump_json()
+    assert (
+        r.answer is not None
+        and r.answer.summary == r.answer.assessments[0].notes == f"the endpoint said {REDACTED}"
+    )
+    assert r.attempts[0].sent == f"the endpoint said {REDACTED}"

@@ -96,7 +96,7 @@ def judge(
                 return  # redrawn at most five times a second (the rules judge finishes hundreds)
             last[0] = now
             bar.set_postfix_str(
-                f"accepted {s.accepted} errors {sum(s.errors.values())} cost ${s.cost_usd:.4f}", refresh=False
+                f"accepted {s.accepted} errors {sum(s.errors.values())} cost {s.cost_text()}", refresh=False
             )
             bar.refresh()
 

@@ -112,13 +112,23 @@ class BatchSummary:
     rollbacks: int = 0
     retries: int = 0
     calls: int = 0
+    interrupted_calls: int = 0
+    """Calls of the interrupted spans (in `calls`, not in the per-judged-span rate)."""
+    called: int = 0
+    """Judgments that made at least one call."""
     input_tokens: int = 0
+    """Sum over the judgments whose usage is known."""
     cached_tokens: int = 0
     output_tokens: int = 0
+    usage_unknown: int = 0
+    """Judgments with calls whose token counts are unknown (a reply without usage)."""
     cost_usd: float = 0.0
     """Sum of the known costs."""
     cost_unknown: int = 0
-    """Judgments whose cost is unknown (no price given, no provider-reported cost)."""
+    """Judgments with calls whose cost is unknown (`priced` says why)."""
+    priced: bool = False
+    """Prices were given (`JudgeSettings.priced`): an unknown cost then comes from a reply without
+    usage, otherwise from a missing provider-reported cost."""
     seconds: float = 0.0
     replayed: int = 0
     auto_neutral: int = 0
@@ -143,13 +153,57 @@ class BatchSummary:
         self.rollbacks += r.rollbacks
         self.retries += r.retries
         self.calls += r.calls
-        self.input_tokens += r.input_tokens
-        self.cached_tokens += r.cached_tokens
-        self.output_tokens += r.output_tokens
+        if r.status == "interrupted":
+            self.interrupted_calls += r.calls
+        self.called += int(r.calls > 0)
+        if r.input_tokens is None or r.cached_tokens is None or r.output_tokens is None:
+            self.usage_unknown += int(r.calls > 0)
+        else:
+            self.input_tokens += r.input_tokens
+            self.cached_tokens += r.cached_tokens
+            self.output_tokens += r.output_tokens
         if r.cost_usd is None:
             self.cost_unknown += int(r.calls > 0)
         else:
             self.cost_usd += r.cost_usd
+
+    def cost_text(self) -> str:
+        """The batch's cost as far as it is known: "$0.0123", "unknown", or "$0.0123 + unknown for
+        3 span(s)" (the progress line and the summary)."""
+        if not self.cost_unknown:
+            return f"${self.cost_usd:.4f}"
+        if self.cost_unknown >= self.called:
+            return "unknown"
+        return f"${self.cost_usd:.4f} + unknown for {self.cost_unknown} span(s)"
+
+    def _usage_line(self) -> str:
+        judged_calls = self.calls - self.interrupted_calls
+        cps = judged_calls / self.judged if self.judged else 0.0
+        calls = f"  calls {self.calls} ({cps:.2f}/judged span"
+        if self.interrupted_calls:
+            calls += f"; {self.interrupted_calls} in {self.interrupted} interrupted span(s)"
+        no_usage = "the endpoint reported no usage"
+        if self.usage_unknown and self.usage_unknown >= self.called:
+            tokens = f"tokens unknown ({no_usage})"
+        else:
+            tokens = (
+                f"input tokens uncached {self.input_tokens - self.cached_tokens:,}, cached "
+                f"{self.cached_tokens:,}; output {self.output_tokens:,}"
+            )
+            if self.usage_unknown:
+                tokens += f" (unknown for {self.usage_unknown} span(s): {no_usage})"
+        cost = f"cost {self.cost_text()}"
+        if self.cost_unknown:
+            cost += (
+                " ("
+                + (
+                    "replies without usage: no token counts to price"
+                    if self.priced
+                    else "no --price-* and no provider-reported cost"
+                )
+                + ")"
+            )
+        return f"{calls}); {tokens}; {cost}"
 
     def lines(self) -> list[str]:
         rate = self.judged / self.seconds if self.seconds > 0 else 0.0
@@ -167,18 +221,7 @@ class BatchSummary:
             f"retries {self.retries}",
         ]
         if self.judge == "llm":
-            started = self.judged + self.interrupted
-            cps = self.calls / started if started else 0.0
-            out.append(
-                f"  calls {self.calls} ({cps:.2f}/span); input tokens uncached "
-                f"{self.input_tokens - self.cached_tokens:,}, cached {self.cached_tokens:,}; output "
-                f"{self.output_tokens:,}; cost ${self.cost_usd:.4f}"
-                + (
-                    f" + unknown for {self.cost_unknown} span(s) (no --price-* and no provider cost)"
-                    if self.cost_unknown
-                    else ""
-                )
-            )
+            out.append(self._usage_line())
         if self.replayed or self.auto_neutral or self.skipped_done:
             out.append(
                 f"  journal replayed {self.replayed}; auto-neutral verdicts {self.auto_neutral}; "

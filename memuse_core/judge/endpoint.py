@@ -99,6 +99,8 @@ def cause_of(e: BaseException, settings: JudgeSettings) -> str:
             return "connection refused (nothing listens there)"
         if "refused" in str(root).lower():
             return "connection refused (nothing listens there)"
+        if _dropped(root):
+            return f"connection dropped: the server closed it before a reply ({type(root).__name__})"
         return f"cannot connect ({type(root).__name__})"
     if isinstance(e, openai.AuthenticationError):
         return f"the endpoint rejected the API key (401); check {settings.api_key_env}"
@@ -114,6 +116,16 @@ def cause_of(e: BaseException, settings: JudgeSettings) -> str:
             return f"the endpoint does not accept tool calls ({e.status_code}: {body})"
         return f"HTTP {e.status_code}: {body}"
     return f"{type(e).__name__}: {scrub_text(str(e).splitlines()[0][:200] if str(e) else '')}"
+
+
+_DROPPED = frozenset({"RemoteProtocolError", "ReadError", "WriteError"})
+"""Names of the HTTP stack's errors for a connection that was made and then lost (by name: the
+SDK's stack is httpx over httpcore, or a fork of it, and the root error is the lower layer's)."""
+
+
+def _dropped(root: BaseException) -> bool:
+    """The connection was made and then lost (the server was reachable)."""
+    return type(root).__name__ in _DROPPED or isinstance(root, (ConnectionResetError, BrokenPipeError))
 
 
 def is_transport(e: BaseException) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from ..rules.judgment import Attempt, JudgmentResult, scrub_result, verdict_for
+from ..rules.judgment import Attempt, JudgmentResult, known_sum, scrub_result, verdict_for
 from ..vocab import estimate_tokens
 from .contract import ANSWER_TOOL
 from .endpoint import TRANSPORT, api_key, cause_of, is_transport, secrets
@@ -80,40 +80,42 @@ async def _create(
     raise AssertionError("unreachable")
 
 
-def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any) -> int:
-    """Add one response's reported usage and cost; returns its prompt tokens."""
-    if usage is None:
-        _add_cost(res, None, first=res.calls <= 1)
-        return 0
-    pt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    ct = int(getattr(usage, "completion_tokens", 0) or 0)
-    det = getattr(usage, "prompt_tokens_details", None)
-    cached = int(getattr(det, "cached_tokens", 0) or 0) if det is not None else 0
-    extra = getattr(usage, "model_extra", None) or {}
-    if not cached and extra.get("prompt_cache_hit_tokens"):  # DeepSeek reports it this way
-        cached = int(extra["prompt_cache_hit_tokens"])
-    res.input_tokens += pt
-    res.cached_tokens += cached
-    res.output_tokens += ct
-    if settings.price_input is not None or settings.price_output is not None:
-        pin = settings.price_input or 0.0
-        pc = settings.price_cached if settings.price_cached is not None else pin
-        cost: float | None = ((pt - cached) * pin + cached * pc + ct * (settings.price_output or 0.0)) / 1e6
-    elif isinstance(extra.get("cost"), (int, float)):
+def _count(obj: Any, name: str) -> int | None:
+    """A reported token counter, or None when the reply did not report it."""
+    v = getattr(obj, name, None) if obj is not None else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any, log: dict[str, Any]) -> int:
+    """Add one response's reported usage and cost (A.4.4); returns its prompt tokens (0 when not
+    reported). A counter the reply leaves out makes the judgment's counter unknown, and with
+    prices given its cost too (`known_sum`); the call's own counters go to its log entry."""
+    pt = _count(usage, "prompt_tokens")
+    ct = _count(usage, "completion_tokens")
+    extra = (getattr(usage, "model_extra", None) or {}) if usage is not None else {}
+    cached: int | None = None
+    if pt is not None:
+        cached = _count(getattr(usage, "prompt_tokens_details", None), "cached_tokens") or 0
+        if not cached and isinstance(extra.get("prompt_cache_hit_tokens"), int):  # DeepSeek's name
+            cached = int(extra["prompt_cache_hit_tokens"])
+    log["usage"] = {"input_tokens": pt, "cached_tokens": cached, "output_tokens": ct}
+    res.input_tokens = _int(known_sum(res.input_tokens, pt))
+    res.cached_tokens = _int(known_sum(res.cached_tokens, cached))
+    res.output_tokens = _int(known_sum(res.output_tokens, ct))
+    cost: float | None = None
+    if settings.priced:
+        if pt is not None and ct is not None and cached is not None:
+            pin = settings.price_input or 0.0
+            pc = settings.price_cached if settings.price_cached is not None else pin
+            cost = ((pt - cached) * pin + cached * pc + ct * (settings.price_output or 0.0)) / 1e6
+    elif isinstance(extra.get("cost"), (int, float)) and not isinstance(extra.get("cost"), bool):
         cost = float(extra["cost"])
-    else:
-        cost = None
-    _add_cost(res, cost, first=res.calls <= 1)
-    return pt
+    res.cost_usd = known_sum(res.cost_usd, cost)
+    return pt or 0
 
 
-def _add_cost(res: JudgmentResult, cost: float | None, *, first: bool) -> None:
-    """Add one call's cost. A call of unknown cost makes the judgment's cost unknown (None) for
-    good: a partial sum would understate it."""
-    if first:
-        res.cost_usd = cost
-    elif res.cost_usd is not None:
-        res.cost_usd = None if cost is None else res.cost_usd + cost
+def _int(v: float | None) -> int | None:
+    return None if v is None else int(v)
 
 
 def _assistant_dict(msg: Any) -> dict[str, Any]:
@@ -144,6 +146,7 @@ async def judge_llm(
     res.episode_id, res.judge, res.model = pkg.episode_id, "llm", settings.model
     res.settings, res.prompt_hash = settings.public(), prompts.hash
     res.mandatory_chars = mandatory_chars(pkg)
+    res.cost_usd = 0.0  # known to be zero until a call's cost is unknown (`known_sum`)
     tools = EvidenceTools(pkg)
     inline = choose_inline(pkg, settings.inline_chars)
     tools.mark_inline(inline)
@@ -189,8 +192,9 @@ async def judge_llm(
         except openai.APIError as e:
             kind = TRANSPORT if is_transport(e) else "api_error"
             return _finish(res, "error", f"{kind}: {cause_of(e, settings)}", settings)
-        prompt_tokens = _usage(res, settings, getattr(resp, "usage", None))
-        log.append({"call": round_no, "seconds": round(time.time() - t0, 3), "forced": forced})
+        entry: dict[str, Any] = {"call": round_no, "seconds": round(time.time() - t0, 3), "forced": forced}
+        log.append(entry)
+        prompt_tokens = _usage(res, settings, getattr(resp, "usage", None), entry)
         if not resp.choices:
             return _finish(res, "error", "api_error: response without choices")
         msg = resp.choices[0].message
@@ -209,7 +213,7 @@ async def judge_llm(
             if tc.function.name != ANSWER_TOOL or accepted:
                 continue
             chk = check_answer(pkg, tools, tc.function.arguments)
-            att = Attempt(call=round_no, forced=forced)
+            att = Attempt(call=round_no, forced=forced, sent=tc.function.arguments)
             if (
                 forced
                 and chk.answer is not None

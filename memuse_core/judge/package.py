@@ -106,7 +106,9 @@ class EvidencePackage:
         return out
 
     def entries_json(self) -> str:
-        return json.dumps([{"entry": e.pos, "item_id": e.item_id} for e in self.entries])
+        """The entry list on one line: JSON with every non-ASCII character escaped, so a recorded
+        item id can neither break the line nor forge a delimiter (A.2.3)."""
+        return json.dumps([{"entry": e.pos, "item_id": e.item_id} for e in self.entries], ensure_ascii=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -273,11 +275,40 @@ def _later_retrievals(
     return out
 
 
+_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+"""Characters that end a line for `str.splitlines` (and many tokenizers) but that JSON leaves as they
+are: escaped as well, so a quoted value stays on its line."""
+SAFE_NAME = re.compile(r"[A-Za-z0-9._/-]+")
+"""What a package path is made of (`evidence.memory_path` keeps recorded delivery ids to it)."""
+
+
+def quoted(value: object) -> str:
+    """A recorded value (an id, a name, an excerpt) as one JSON string, for text outside the marked
+    evidence blocks (A.2.3: recorded text is evidence, never instructions). Newlines, control
+    characters and other line breaks are escaped and the value is enclosed in quotes, so it can
+    neither start a line of its own nor pass for a delimiter or a heading of the tool's text."""
+    out = json.dumps(str(value), ensure_ascii=False)
+    if any(c in out for c in _LINE_BREAKS):
+        for c, esc in _LINE_BREAKS.items():
+            out = out.replace(c, esc)
+    return out
+
+
+def package_name(path: str) -> str:
+    """A package path as the tool's text shows it: as is when it has only path characters (every
+    path the package builds), otherwise quoted."""
+    return path if SAFE_NAME.fullmatch(path) else quoted(path)
+
+
 def brief(pkg: EvidencePackage, inline: list[str]) -> str:
-    """The span-specific first user message: file list, requirements, and inlined files."""
+    """The span-specific first user message: file list, requirements, and inlined files.
+
+    Recorded text appears only inside the marked file blocks; the recorded values the tool's own
+    lines name (span, episode and item ids) are JSON strings (`quoted`, `entries_json`)."""
     lines = [
-        f"Span {pkg.span_id} (episode {pkg.episode_id}); the episode has {pkg.T} steps; "
-        f"first consuming step S{pkg.first_step}.",
+        f"Span {quoted(pkg.span_id)} (episode {quoted(pkg.episode_id)}); the episode has {pkg.T} "
+        f"steps; first consuming step S{pkg.first_step}. Recorded identifiers are shown as JSON "
+        "strings.",
         "",
         f"{ENTRIES_MARKER} {pkg.entries_json()}",
         "",
@@ -290,8 +321,8 @@ def brief(pkg: EvidencePackage, inline: list[str]) -> str:
         if path in inline:
             flags.append("shown below, counts as read")
         if path in pkg.refs:
-            flags.append("references " + ", ".join(pkg.refs[path]))
-        lines.append(f"- {path} ({len(text)} chars{'; ' + '; '.join(flags) if flags else ''})")
+            flags.append("references " + ", ".join(package_name(r) for r in pkg.refs[path]))
+        lines.append(f"- {package_name(path)} ({len(text)} chars{'; ' + '; '.join(flags) if flags else ''})")
     lines += ["", "## Credit windows", ""]
     for e in pkg.entries:
         win = f"S{e.window[0]}–S{e.window[1]}" if e.window else "empty"
@@ -307,7 +338,8 @@ def brief(pkg: EvidencePackage, inline: list[str]) -> str:
         "",
     ]
     for path in inline:
-        lines += [f"<<<FILE {path} {mark}>>>", pkg.files[path], f"<<<END {path} {mark}>>>", ""]
+        name = package_name(path)
+        lines += [f"<<<FILE {name} {mark}>>>", pkg.files[path], f"<<<END {name} {mark}>>>", ""]
     return "\n".join(lines)
 
 

@@ -56,11 +56,17 @@ class JudgeSettings(BaseModel):
     backoff: float = 1.0
     """First retry delay in seconds (doubles each retry, capped at 30 s; Retry-After wins)."""
     price_input: float | None = None
-    """USD per million uncached input tokens (None: use the provider-reported cost, else 0)."""
+    """USD per million uncached input tokens (None, and no output price: use the provider-reported
+    cost, else the cost is unknown)."""
     price_cached: float | None = None
     """USD per million cached input tokens."""
     price_output: float | None = None
     """USD per million output tokens."""
+
+    @property
+    def priced(self) -> bool:
+        """Cost is computed from configured prices (else from a provider-reported cost, A.4.4)."""
+        return self.price_input is not None or self.price_output is not None
 
     def public(self) -> dict[str, Any]:
         return self.model_dump()

@@ -106,7 +106,7 @@ def run_batch(
     use raises `EndpointError` before anything is written. Spans whose judgment failed for a
     transport failure are judged again by the next batch; `retry_errors` also judges again the
     spans whose judgment failed validation or the budget."""
-    summary = BatchSummary(batch_id=uuid.uuid4().hex[:12], judge=settings.judge)
+    summary = BatchSummary(batch_id=uuid.uuid4().hex[:12], judge=settings.judge, priced=settings.priced)
     t0 = time.monotonic()
     if settings.judge == "llm":
         from .endpoint import preflight

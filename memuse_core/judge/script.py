@@ -52,10 +52,17 @@ class ScriptedReply(BaseModel):
     echo_headers: bool = False
     """An error reply whose message echoes the request's Authorization header (as some proxies
     do): stored error text must never keep it."""
+    echo_key: bool = False
+    """An automatic answer whose notes and summary quote the API key the request was sent with
+    (an endpoint that echoes its input): stored text must never keep it."""
     delay: float = 0.0
     """Extra seconds to wait before replying (simulates a slow reply or a timeout)."""
     usage: dict[str, int] | None = None
     """Override of the reported usage: prompt_tokens, completion_tokens, cached_tokens."""
+    drop: bool = False
+    """Close the connection without any reply (a dropped connection: the server was reachable)."""
+    no_usage: bool = False
+    """A reply without a usage object (some endpoints report none): its tokens are unknown."""
 
 
 class Script(BaseModel):

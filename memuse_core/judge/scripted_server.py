@@ -31,6 +31,7 @@ import argparse
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -145,7 +146,7 @@ class ScriptedServer:
         return reply, n, usage
 
     def _completion(
-        self, body: dict[str, Any], reply: ScriptedReply, n: int, usage: dict[str, int]
+        self, body: dict[str, Any], reply: ScriptedReply, n: int, usage: dict[str, int], key: str = ""
     ) -> dict[str, Any]:
         msgs = body.get("messages") or []
         calls = []
@@ -155,11 +156,16 @@ class ScriptedServer:
                 {"id": f"call_{n}_{i}", "type": "function", "function": {"name": tc.name, "arguments": args}}
             )
         if reply.answer == "auto":
+            answer = auto_answer(msgs, reply)
+            if reply.echo_key:
+                answer["summary"] = f"{answer.get('summary', '')} (asked with key {key})"
+                for a in answer["assessments"]:
+                    a["notes"] = f"{a.get('notes', '')}; the key was {key}."
             calls.append(
                 {
                     "id": f"call_{n}_a",
                     "type": "function",
-                    "function": {"name": "answer", "arguments": json.dumps(auto_answer(msgs, reply))},
+                    "function": {"name": "answer", "arguments": json.dumps(answer)},
                 }
             )
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
@@ -173,7 +179,7 @@ class ScriptedServer:
         }
         if reply.usage:
             u.update(reply.usage)
-        return {
+        out = {
             "id": f"chatcmpl-scripted-{n}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -186,6 +192,9 @@ class ScriptedServer:
                 "prompt_tokens_details": {"cached_tokens": u["cached_tokens"]},
             },
         }
+        if reply.no_usage:
+            del out["usage"]
+        return out
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -235,6 +244,13 @@ class ScriptedServer:
                 wait = server.latency + reply.delay
                 if wait > 0:
                     time.sleep(wait)
+                if reply.drop:
+                    self.close_connection = True
+                    try:
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    return
                 if reply.status != 200:
                     headers = {}
                     if reply.retry_after is not None:
@@ -248,7 +264,8 @@ class ScriptedServer:
                         headers,
                     )
                     return
-                self._send(200, server._completion(body, reply, n, usage))
+                key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                self._send(200, server._completion(body, reply, n, usage, key))
 
         return Handler
 

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from .contract import READ_TOOL, SEARCH_TOOL, answer_tool_schema
-from .package import EvidencePackage
+from .package import EvidencePackage, package_name, quoted
 
 DEFAULT_PAGE = 12000
 """Default characters per read page."""
@@ -138,11 +138,12 @@ class EvidenceTools:
         self.ledger.add(p, off, end, round_no)
         self.reads += 1
         done = "complete" if self.ledger.complete(p) else "partly read"
-        head = f"[{p}: chars {off}-{end} of {len(text)}; file {done}]"
-        tail = f"\n[more: read_evidence path={p} offset={end}]" if end < len(text) else ""
+        name = package_name(p)
+        head = f"[{name}: chars {off}-{end} of {len(text)}; file {done}]"
+        tail = f"\n[more: read_evidence path={name} offset={end}]" if end < len(text) else ""
         refs = self.pkg.refs.get(p)
         if refs and end >= len(text):
-            tail += "\n[this step references memory text in: " + ", ".join(refs) + "]"
+            tail += "\n[this step references memory text in: " + ", ".join(map(package_name, refs)) + "]"
         return f"{head}\n{text[off:end]}{tail}"
 
     def read_whole(self, path: str, *, round_no: int) -> list[int]:
@@ -174,7 +175,7 @@ class EvidenceTools:
                 continue
             for m in pat.finditer(text):
                 a, b = max(0, m.start() - 80), min(len(text), m.end() + 80)
-                hits.append(f"- {path} @ {m.start()}: …{text[a:b]}…".replace("\n", " "))
+                hits.append(f"- {package_name(path)} @ {m.start()}: {quoted('…' + text[a:b] + '…')}")
                 if len(hits) >= k:
                     break
             if len(hits) >= k:

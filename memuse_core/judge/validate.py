@@ -97,19 +97,32 @@ def _unread_steps(read: set[int], steps: range | list[int]) -> list[int]:
     return [t for t in steps if t not in read]
 
 
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def parse_answer(raw: str) -> tuple[JudgeAnswer | None, list[Violation]]:
-    """Strict JSON, then the contract (A.3.1 "Structural checks")."""
+    """Strict JSON, then the contract with strict types (A.3.1 "Structural checks": strict JSON,
+    allowed signal values, valid integer anchors, a finite numeric confidence).
+
+    Nothing is converted on the way: "false" or "yes" is not a boolean, "0.9" or `true` not a
+    confidence, "12" or 13.0 not a step number, and NaN or Infinity not JSON at all. Such an answer
+    is rejected and its problems go back to the judge like any other violation. What A.3.1 repairs
+    after acceptance (confidence clipped to [0, 1], an effect reset when influence is not acted_on)
+    happens in verdict assembly, not here."""
     try:
-        obj = json.loads(raw)
-    except (json.JSONDecodeError, TypeError) as e:
+        obj = json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, TypeError) as e:
         return None, [Violation("invalid_json", f"the answer arguments are not valid JSON: {e}")]
     try:
-        return JudgeAnswer.model_validate(obj), []
+        return JudgeAnswer.model_validate(obj, strict=True), []
     except ValidationError as e:
         msgs = []
         for err in e.errors()[:12]:
             loc = ".".join(str(x) for x in err["loc"])
-            msgs.append(Violation("contract", f"{loc}: {err['msg']}"))
+            got = err.get("input")
+            sent = "" if isinstance(got, (dict, list)) else f" (sent: {json.dumps(got)[:80]})"
+            msgs.append(Violation("contract", f"{loc}: {err['msg']}{sent}"))
         return None, msgs
 
 

@@ -85,7 +85,10 @@ class Attempt(BaseModel):
     coerced: list[str] = Field(default_factory=list)
     """Signals set to undetermined because a conditional read stayed incomplete."""
     answer: dict[str, Any] | None = None
-    """The parsed answer, when it parsed."""
+    """The parsed answer, when it parsed (after any forced-answer coercion)."""
+    sent: str | None = None
+    """The `answer` tool's arguments exactly as the model sent them (a rejected answer keeps what
+    was wrong with it; secrets scrubbed like every stored text)."""
 
 
 class JudgmentResult(BaseModel):
@@ -125,15 +128,18 @@ class JudgmentResult(BaseModel):
     """HTTP retries (429/5xx/timeouts)."""
     tool_calls: int = 0
     """Read/search tool calls."""
-    input_tokens: int = 0
-    """Reported input tokens, cached included."""
-    cached_tokens: int = 0
-    """Reported cached input tokens."""
-    output_tokens: int = 0
-    """Reported output tokens."""
+    input_tokens: int | None = 0
+    """Reported input tokens, cached included; None (unknown) when a reply reported none (a
+    partial sum is never stored: `known_sum`)."""
+    cached_tokens: int | None = 0
+    """Reported cached input tokens (0 when input tokens are reported without a cached count);
+    None when the input tokens are unknown."""
+    output_tokens: int | None = 0
+    """Reported output tokens; None (unknown) when a reply reported none."""
     cost_usd: float | None = None
     """Cost from prices or provider-reported cost; None while unknown (no price given and a call
-    without a provider-reported cost): unknown stays null, never 0. The rules judge costs 0."""
+    without a provider-reported cost, or prices given and a reply without usage): unknown stays
+    null, never 0 (`known_sum`). The rules judge costs 0."""
     started_at: float = Field(default_factory=time.time)
     """Unix time."""
     ended_at: float | None = None
@@ -152,8 +158,22 @@ class JudgmentResult(BaseModel):
     """Size of the mandatory evidence in characters."""
 
     @property
-    def uncached_tokens(self) -> int:
+    def uncached_tokens(self) -> int | None:
+        if self.input_tokens is None or self.cached_tokens is None:
+            return None
         return max(0, self.input_tokens - self.cached_tokens)
+
+    @property
+    def usage_known(self) -> bool:
+        """Every token counter is known (every reply reported its usage)."""
+        return None not in (self.input_tokens, self.cached_tokens, self.output_tokens)
+
+
+def known_sum(total: float | None, part: float | None) -> float | None:
+    """A sum over a judgment's calls that stays unknown once one part is unknown (A.4.4:
+    "Unavailable usage and cost remain unknown"): a partial sum would pass for the whole. The one
+    rule for token counts and cost; start from a known 0 before the first call."""
+    return None if total is None or part is None else total + part
 
 
 _SECRET_PATTERNS = [
@@ -208,16 +228,30 @@ def _may_hold_secret(obj: Any, secrets: list[str] | tuple[str, ...]) -> bool:
 
 
 def scrub_result(res: JudgmentResult, secrets: list[str] | tuple[str, ...] = ()) -> JudgmentResult:
-    """Scrub the free text a judgment stores (its reason, transcript and attempts) in place.
+    """Scrub, in place, every text a judgment stores that an endpoint or the judge wrote: its
+    reason, settings, transcript, each attempt (violations, parsed answer, arguments as sent) and
+    the accepted answer (summary and notes). The journal and the tables write nothing else of it
+    but numbers, labels, step lists and ids; an accepted item id equals the recorded one (the
+    checks require it), so it is not rewritten.
 
-    A transcript is walked string by string only when it may hold a secret (`_may_hold_secret`):
-    a rules judgment's transcript is thousands of file paths, none secret-shaped."""
+    A part is walked string by string only when it may hold a secret (`_may_hold_secret`): a
+    rules judgment's transcript is thousands of file paths, none secret-shaped."""
     if res.reason:
         res.reason = scrub_text(res.reason, secrets)
+    if _may_hold_secret(res.settings, secrets):
+        res.settings = _scrub(res.settings, secrets)
     if _may_hold_secret(res.transcript, secrets):
         res.transcript = _scrub(res.transcript, secrets)
     for a in res.attempts:
-        a.violations = _scrub(a.violations, secrets)
+        if _may_hold_secret([a.violations, a.answer, a.sent], secrets):
+            a.violations = _scrub(a.violations, secrets)
+            a.answer = _scrub(a.answer, secrets)
+            a.sent = _scrub(a.sent, secrets)
+    ans = res.answer
+    if ans is not None and _may_hold_secret([ans.summary, [e.notes for e in ans.assessments]], secrets):
+        ans.summary = scrub_text(ans.summary, secrets)
+        for e in ans.assessments:
+            e.notes = scrub_text(e.notes, secrets)
     return res
 
 
