@@ -21,7 +21,7 @@ from test_metrics_corpus import Corpus
 from memuse_core.metrics import build_report
 from memuse_core.metrics.render import render_markdown
 from memuse_core.metrics.tables import cost_table
-from memuse_core.rules.aggregates import known_sum
+from memuse_core.rules.aggregates import recorded_total
 from memuse_core.store import connect
 
 approx = pytest.approx
@@ -50,10 +50,10 @@ def con(tmp_path: Path):
     con.close()
 
 
-def test_known_sum_rule() -> None:
-    assert known_sum(0.0, 3, 3) is None  # nothing recorded: unknown
-    assert known_sum(0.5, 3, 1) == 0.5  # the known part (the unknown call adds zero)
-    assert known_sum(0.0, 0, 0) == 0.0  # no call at all costs nothing
+def test_recorded_total_rule() -> None:
+    assert recorded_total(0.0, 3, 3) is None  # nothing recorded: unknown
+    assert recorded_total(0.5, 3, 1) == 0.5  # the known part (the unknown call adds zero)
+    assert recorded_total(0.0, 0, 0) == 0.0  # no call at all costs nothing
 
 
 def test_all_unknown_is_undefined_and_partial_sums_the_known(con: duckdb.DuckDBPyConnection) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from ..rules.judgment import Attempt, JudgmentResult, known_sum, scrub_result, verdict_for
+from ..rules.judgment import Attempt, JudgmentResult, add_if_known, scrub_result, verdict_for
 from ..vocab import estimate_tokens
 from .contract import ANSWER_TOOL
 from .endpoint import TRANSPORT, api_key, cause_of, is_transport, secrets
@@ -89,7 +89,7 @@ def _count(obj: Any, name: str) -> int | None:
 def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any, log: dict[str, Any]) -> int:
     """Add one response's reported usage and cost (A.4.4); returns its prompt tokens (0 when not
     reported). A counter the reply leaves out makes the judgment's counter unknown, and with
-    prices given its cost too (`known_sum`); the call's own counters go to its log entry."""
+    prices given its cost too (`add_if_known`); the call's own counters go to its log entry."""
     pt = _count(usage, "prompt_tokens")
     ct = _count(usage, "completion_tokens")
     extra = (getattr(usage, "model_extra", None) or {}) if usage is not None else {}
@@ -99,9 +99,9 @@ def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any, log: dict[s
         if not cached and isinstance(extra.get("prompt_cache_hit_tokens"), int):  # DeepSeek's name
             cached = int(extra["prompt_cache_hit_tokens"])
     log["usage"] = {"input_tokens": pt, "cached_tokens": cached, "output_tokens": ct}
-    res.input_tokens = _int(known_sum(res.input_tokens, pt))
-    res.cached_tokens = _int(known_sum(res.cached_tokens, cached))
-    res.output_tokens = _int(known_sum(res.output_tokens, ct))
+    res.input_tokens = _int(add_if_known(res.input_tokens, pt))
+    res.cached_tokens = _int(add_if_known(res.cached_tokens, cached))
+    res.output_tokens = _int(add_if_known(res.output_tokens, ct))
     cost: float | None = None
     if settings.priced:
         if pt is not None and ct is not None and cached is not None:
@@ -110,7 +110,7 @@ def _usage(res: JudgmentResult, settings: JudgeSettings, usage: Any, log: dict[s
             cost = ((pt - cached) * pin + cached * pc + ct * (settings.price_output or 0.0)) / 1e6
     elif isinstance(extra.get("cost"), (int, float)) and not isinstance(extra.get("cost"), bool):
         cost = float(extra["cost"])
-    res.cost_usd = known_sum(res.cost_usd, cost)
+    res.cost_usd = add_if_known(res.cost_usd, cost)
     return pt or 0
 
 
@@ -146,7 +146,7 @@ async def judge_llm(
     res.episode_id, res.judge, res.model = pkg.episode_id, "llm", settings.model
     res.settings, res.prompt_hash = settings.public(), prompts.hash
     res.mandatory_chars = mandatory_chars(pkg)
-    res.cost_usd = 0.0  # known to be zero until a call's cost is unknown (`known_sum`)
+    res.cost_usd = 0.0  # known to be zero until a call's cost is unknown (`add_if_known`)
     tools = EvidenceTools(pkg)
     inline = choose_inline(pkg, settings.inline_chars)
     tools.mark_inline(inline)

@@ -14,8 +14,8 @@ import pandas as pd
 
 from ..rules.aggregates import (
     entry_yield,
-    known_sum,
     ratio,
+    recorded_total,
     token_efficiency,
     triage_denominator,
     triage_rates,
@@ -240,7 +240,7 @@ def _cost(g: GroupStats, c: pd.Series | None, j: pd.Series | None) -> None:
                 setattr(cost, k, _f(c[k]) if k.endswith("_cost") else _i(c[k]))
 
         def per_episode(total: float, calls: int, unknown: int) -> float | None:
-            known = known_sum(total, calls, unknown)
+            known = recorded_total(total, calls, unknown)
             return None if known is None else ratio(known, e)
 
         cost.agent_cost_per_episode = per_episode(cost.agent_cost, cost.agent_calls, cost.agent_cost_unknown)
@@ -260,7 +260,9 @@ def _cost(g: GroupStats, c: pd.Series | None, j: pd.Series | None) -> None:
         cost.judge_input = _i(j["judge_input"])
         cost.judge_output = _i(j["judge_output"])
         cost.judge_cost_unknown = _i(j["judge_cost_unknown"])
-        cost.judge_cost = known_sum(_f(j["judge_cost"]) or 0.0, cost.judge_attempts, cost.judge_cost_unknown)
+        cost.judge_cost = recorded_total(
+            _f(j["judge_cost"]) or 0.0, cost.judge_attempts, cost.judge_cost_unknown
+        )
         cost.judge_cost_per_span = (
             None if cost.judge_cost is None else ratio(cost.judge_cost, cost.judged_spans)
         )

@@ -11,7 +11,7 @@ from typing import Literal
 
 import pandas as pd
 
-from ..rules.aggregates import known_sum
+from ..rules.aggregates import recorded_total
 from .models import GroupStats, Report
 
 By = Literal["config", "run"]
@@ -295,7 +295,7 @@ def cost_table(rep: Report, by: By = "config") -> pd.DataFrame:
         e = c.episodes or None
 
         def per(x: float, calls: int = 0, unknown: int = 0, e: int | None = e) -> float | None:
-            known = known_sum(x, calls, unknown)
+            known = recorded_total(x, calls, unknown)
             return None if e is None or known is None else known / e
 
         rows.append(

@@ -39,11 +39,13 @@ def ratio(num: float | int | None, den: float | int | None, scale: float = 1.0) 
     return float(num) / float(den) * scale  # type: ignore[arg-type]
 
 
-def known_sum(total: float, records: int, unknown: int) -> float | None:
+def recorded_total(total: float, records: int, unknown: int) -> float | None:
     """A sum of recorded usage or cost over `records` calls (or judge attempts), `unknown` of which
     recorded none: None when every one is unknown, else the sum of the known ones. A.4.4:
     unavailable usage and cost stay unknown; A.5.4: calls without reported usage contribute zero
-    to a recorded total. The one home of this rule for every table and page."""
+    to a recorded total. The one home of this rule for every table and page. (Within one judgment
+    the judge's own calls add up strictly instead, `rules.judgment.add_if_known`: a judgment whose
+    calls partly lack usage stores no total.)"""
     return None if records > 0 and unknown >= records else total
 
 

@@ -130,7 +130,7 @@ class JudgmentResult(BaseModel):
     """Read/search tool calls."""
     input_tokens: int | None = 0
     """Reported input tokens, cached included; None (unknown) when a reply reported none (a
-    partial sum is never stored: `known_sum`)."""
+    partial sum is never stored: `add_if_known`)."""
     cached_tokens: int | None = 0
     """Reported cached input tokens (0 when input tokens are reported without a cached count);
     None when the input tokens are unknown."""
@@ -139,7 +139,7 @@ class JudgmentResult(BaseModel):
     cost_usd: float | None = None
     """Cost from prices or provider-reported cost; None while unknown (no price given and a call
     without a provider-reported cost, or prices given and a reply without usage): unknown stays
-    null, never 0 (`known_sum`). The rules judge costs 0."""
+    null, never 0 (`add_if_known`). The rules judge costs 0."""
     started_at: float = Field(default_factory=time.time)
     """Unix time."""
     ended_at: float | None = None
@@ -169,7 +169,7 @@ class JudgmentResult(BaseModel):
         return None not in (self.input_tokens, self.cached_tokens, self.output_tokens)
 
 
-def known_sum(total: float | None, part: float | None) -> float | None:
+def add_if_known(total: float | None, part: float | None) -> float | None:
     """A sum over a judgment's calls that stays unknown once one part is unknown (A.4.4:
     "Unavailable usage and cost remain unknown"): a partial sum would pass for the whole. The one
     rule for token counts and cost; start from a known 0 before the first call."""
