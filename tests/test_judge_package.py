@@ -216,3 +216,15 @@ def test_recorded_text_cannot_forge_a_file_delimiter():
     )
     assert got == {p: pkg.files[p] for p in inline}
     assert forged in got["steps/S2.md"]
+
+
+def test_memory_file_names_never_collide() -> None:
+    """Delivery ids become file names of the evidence package: two ids that clean to the same
+    name (`a b`, `a_b`) must still name two files, or the judge would read one delivery's text
+    for the other's; a clean id keeps its own name."""
+    from memuse_core.judge.evidence import memory_path
+
+    assert memory_path("e1-d1") == "memory/e1-d1.md"
+    names = {memory_path(d) for d in ("a_b", "a b", "a/b", "a\nb", "a\u2028b")}
+    assert len(names) == 5
+    assert all(n.startswith("memory/a_b") and "/" not in n[len("memory/") :] for n in names)

@@ -8,6 +8,7 @@ store's rows (`store.evidence`), without rebuilding whole records. Both go throu
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,7 +34,12 @@ def memory_path(delivery_id: str) -> str:
 
 
 def _safe(s: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", s)
+    """A file name for a recorded id: the id itself when it is made of `[A-Za-z0-9._-]`, else its
+    cleaned form plus a digest of the id, so that two ids never share a file (`a b` and `a_b`)."""
+    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", s)
+    if clean == s:
+        return s
+    return f"{clean}-{hashlib.sha256(s.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
 
 
 @dataclass
