@@ -121,7 +121,7 @@ def test_deep_link_citation_windows_lineage_rejudge_export(server, browser, tmp_
     page.get_by_role("textbox", name="Note (markdown)").fill("Cited step checked <script>alert(1)</script>")
     page.get_by_role("button", name="Save annotation").click()
     wait_text(page, "Saved annotation")
-    page.get_by_text("1 annotations").wait_for()
+    page.get_by_text(re.compile(r"· 1 annotation$")).wait_for()
     settled(page)
     page.get_by_role("button", name="Prepare export (HTML and Markdown)").click()
     settled(page)

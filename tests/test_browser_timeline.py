@@ -66,7 +66,7 @@ def test_failed_memory_episode_timeline_explains_itself_and_clicks_select_steps(
     page.keyboard.press("Escape")
     page.wait_for_url(re.compile(r"outcome=failed"))
     settled(page)
-    wait_text(page, "1 episodes")
+    wait_text(page, "1 episode")
     _pick_first_row(page)
 
     # The row opens its timeline in this tab (an SVG chart: pages/timeline_chart.js).

@@ -265,7 +265,8 @@ def paper_triage(usage: list[str]) -> str:
 # The scripted LLM judge: read what Table 5 requires, then submit the gold answer
 # ---------------------------------------------------------------------------------------------
 
-_SPAN_LINE = re.compile(r"^Span (\S+) \(episode ", re.M)
+_SPAN_LINE = re.compile(r'^Span ("(?:[^"\\]|\\.)*") \(episode ', re.M)
+"""The brief's first line names the span as a JSON string (recorded ids are quoted, never raw)."""
 _LISTED = re.compile(r"^- (\S+) \((\d+) chars(?:; ([^)]*))?\)$", re.M)
 
 
@@ -331,9 +332,10 @@ def gold_policy(cases: list[Case], *, read: bool = True) -> Any:
         msgs = body.get("messages") or []
         user = _first_user(msgs)
         m = _SPAN_LINE.search(user)
-        if m is None or m.group(1) not in spans:
+        sid = json.loads(m.group(1)) if m is not None else None
+        if sid not in spans:
             return ScriptedReply(content="unknown span")
-        case, span = spans[m.group(1)]
+        case, span = spans[sid]
         listed = listed_entries(msgs)
         if idx == 0 and read:
             files = {f.group(1): (f.group(3) or "") for f in _LISTED.finditer(user)}
